@@ -1,0 +1,1004 @@
+/*
+ * Loading a trace into the model (see model.h for what each table holds).
+ * Everything is arrays + sorting + hash maps: linear-ish in the trace size.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "util.h"
+
+struct ss_strmap { ss_u64map map; ss_string_ref *v; uint32_t n, cap; };
+
+/* Per device: ops sorted by submit time, with the running max of their end,
+ * and the sorted op starts. */
+struct ss_timeline {
+    int32_t device;
+    uint64_t *submit, *maxend, *starts;
+    uint32_t n;
+};
+
+/* ------------------------------------------------------------ API classes */
+
+static const char *const class_names[SS_API_CLASS_COUNT] = {
+    "other", "launch", "copy", "copy-async", "memset", "memset-async", "alloc", "free",
+    "device-sync", "stream-sync", "event-sync", "stream-query", "event-query",
+    "event-record", "stream-wait", "stream-create", "stream-destroy", "event-create",
+    "event-destroy", "host-func", "set-limit", "capture",
+};
+
+const char *ss_api_class_name(ss_api_class c)
+{
+    return (unsigned)c < SS_API_CLASS_COUNT ? class_names[c] : "other";
+}
+
+/* THE classification table: exact base names first, then prefixes.  Order
+ * matters for prefixes (Async variants before the synchronous family). */
+static const struct { const char *name; int prefix; ss_api_class cls; } class_table[] = {
+    { "cudaDeviceSynchronize", 0, SS_API_DEVICE_SYNC },
+    { "cudaThreadSynchronize", 0, SS_API_DEVICE_SYNC },
+    { "cudaStreamSynchronize", 0, SS_API_STREAM_SYNC },
+    { "cudaEventSynchronize", 0, SS_API_EVENT_SYNC },
+    { "cudaStreamQuery", 0, SS_API_STREAM_QUERY },
+    { "cudaEventQuery", 0, SS_API_EVENT_QUERY },
+    { "cudaEventRecord", 1, SS_API_EVENT_RECORD },          /* + WithFlags */
+    { "cudaStreamWaitEvent", 0, SS_API_STREAM_WAIT },
+    { "cudaStreamCreate", 1, SS_API_STREAM_CREATE },
+    { "cudaStreamDestroy", 0, SS_API_STREAM_DESTROY },
+    { "cudaEventCreate", 1, SS_API_EVENT_CREATE },
+    { "cudaEventDestroy", 0, SS_API_EVENT_DESTROY },
+    { "cudaLaunchHostFunc", 0, SS_API_HOST_FUNC },
+    { "cudaStreamAddCallback", 0, SS_API_HOST_FUNC },
+    { "cudaDeviceSetLimit", 0, SS_API_SET_LIMIT },
+    { "cudaStreamBeginCapture", 1, SS_API_CAPTURE },
+    { "cudaStreamEndCapture", 0, SS_API_CAPTURE },
+    { "cudaLaunchHostFunc", 1, SS_API_HOST_FUNC },
+    { "cudaLaunch", 1, SS_API_LAUNCH },                      /* Kernel, KernelExC, Cooperative */
+    { "__cudaLaunch", 1, SS_API_LAUNCH },
+    { "cudaGraphLaunch", 0, SS_API_LAUNCH },
+    { "cudaMemcpyBatchAsync", 0, SS_API_COPY_ASYNC },
+    { "cudaMemcpy3DBatchAsync", 0, SS_API_COPY_ASYNC },
+    { "cudaMemsetAsync", 0, SS_API_MEMSET_ASYNC },
+    { "cudaMemset2DAsync", 0, SS_API_MEMSET_ASYNC },
+    { "cudaMemset3DAsync", 0, SS_API_MEMSET_ASYNC },
+    { "cudaMemset", 1, SS_API_MEMSET_SYNC },
+    { "cudaMallocHost", 0, SS_API_ALLOC },
+    { "cudaHostAlloc", 0, SS_API_ALLOC },
+    { "cudaHostRegister", 0, SS_API_ALLOC },
+    { "cudaMalloc", 1, SS_API_ALLOC },
+    { "cudaFreeHost", 0, SS_API_FREE },
+    { "cudaHostUnregister", 0, SS_API_FREE },
+    { "cudaFree", 1, SS_API_FREE },
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+void ss_api_base_name(const char *name, char *out, size_t outlen)
+{
+    if (!outlen) return;
+    snprintf(out, outlen, "%s", name ? name : "");
+    size_t n = strlen(out);
+    /* "_v7000"-style version suffixes (CUPTI enum spelling) */
+    size_t i = n;
+    while (i > 0 && out[i - 1] >= '0' && out[i - 1] <= '9') i--;
+    if (i < n && i >= 2 && out[i - 1] == 'v' && out[i - 2] == '_') { out[i - 2] = 0; n = i - 2; }
+    if (n >= 5 && (ends_with(out, "_ptsz") || ends_with(out, "_ptds"))) out[n - 5] = 0;
+}
+
+ss_api_class ss_api_classify(const char *base)
+{
+    if (!strncmp(base, "cudaMemcpy", 10))
+        return ends_with(base, "Async") ? SS_API_COPY_ASYNC : SS_API_COPY_SYNC;
+    for (size_t i = 0; i < sizeof(class_table) / sizeof(class_table[0]); i++) {
+        size_t len = strlen(class_table[i].name);
+        if (class_table[i].prefix ? !strncmp(base, class_table[i].name, len)
+                                  : !strcmp(base, class_table[i].name))
+            return class_table[i].cls;
+    }
+    return SS_API_OTHER;
+}
+
+const char *ss_stream_kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case SS_STREAM_BLOCKING: return "blocking";
+    case SS_STREAM_NON_BLOCKING: return "non-blocking";
+    case SS_STREAM_LEGACY_NULL: return "legacy default";
+    case SS_STREAM_PER_THREAD: return "per-thread default";
+    default: return "unknown";
+    }
+}
+
+/* ----------------------------------------------------------------- lookups */
+
+ss_string_ref ss_model_string(const ss_model *m, uint32_t id)
+{
+    ss_string_ref none = { NULL, 0 };
+    if (!id || !m->strings) return none;
+    int64_t i = ss_u64map_get(&m->strings->map, id, -1);
+    return i < 0 ? none : m->strings->v[i];
+}
+
+const char *ss_model_call_name(const ss_model *m, const ss_call *c)
+{
+    return c->name_idx < m->napi_names ? m->api_names[c->name_idx] : "?";
+}
+
+const ss_thread *ss_model_thread(const ss_model *m, uint32_t tid)
+{
+    uint32_t lo = 0, hi = m->nthreads;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (m->threads[mid].tid < tid) lo = mid + 1; else hi = mid;
+    }
+    return lo < m->nthreads && m->threads[lo].tid == tid ? &m->threads[lo] : NULL;
+}
+
+static const void *find_by_id(const void *const *v, uint32_t n, uint32_t id, size_t id_off)
+{
+    /* stacks are few and ids ascend in file order: binary search on id */
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        uint32_t mid_id; memcpy(&mid_id, (const char *)v[mid] + id_off, 4);
+        if (mid_id < id) lo = mid + 1; else hi = mid;
+    }
+    if (lo < n) {
+        uint32_t got; memcpy(&got, (const char *)v[lo] + id_off, 4);
+        if (got == id) return v[lo];
+    }
+    return NULL;
+}
+
+const ss_stack_rec *ss_model_stack(const ss_model *m, uint32_t id)
+{
+    if (!id) return NULL;
+    const ss_stack_rec *s = find_by_id((const void *const *)m->stacks, m->nstacks, id,
+                                       offsetof(ss_stack_rec, id));
+    if (s && sizeof(*s) + 8ull * s->depth > s->h.size) return NULL;
+    return s;
+}
+
+const ss_pystack_rec *ss_model_pystack(const ss_model *m, uint32_t id)
+{
+    if (!id) return NULL;
+    const ss_pystack_rec *s = find_by_id((const void *const *)m->pystacks, m->npystacks, id,
+                                         offsetof(ss_pystack_rec, id));
+    if (s && sizeof(*s) + sizeof(ss_pyframe) * (uint64_t)s->depth > s->h.size) return NULL;
+    return s;
+}
+
+ss_string_ref ss_model_op_name(const ss_model *m, const ss_gpu_op *op)
+{
+    ss_string_ref r = { NULL, 0 };
+    if (op->kind == SS_OP_KERNEL) {
+        r = ss_model_string(m, ((const ss_kernel_rec *)op->rec)->name_id);
+        if (!r.s) { r.s = "kernel"; r.len = 6; }
+        return r;
+    }
+    if (op->kind == SS_OP_MEMSET) { r.s = "memset"; r.len = 6; return r; }
+    static const char *const kinds[] = { "memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy", "memcpy",
+                                         "memcpy", "memcpy", "memcpy", "memcpy DtoD", "memcpy HtoH",
+                                         "memcpy PtoP" };
+    uint8_t k = ((const ss_memcpy_rec *)op->rec)->copy_kind;
+    r.s = k < 11 ? kinds[k] : "memcpy";
+    r.len = (uint32_t)strlen(r.s);
+    return r;
+}
+
+const ss_nvtx_rec *ss_model_nvtx_at(const ss_model *m, uint32_t tid, uint64_t t0, uint64_t t1)
+{
+    /* last range of tid starting at or before t0, then walk back to the
+     * innermost one that encloses [t0,t1]; bounded so a thread with many
+     * closed sibling ranges costs little */
+    uint32_t lo = 0, hi = m->nnvtx;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        const ss_nvtx_rec *r = m->nvtx[mid].rec;
+        if (r->tid < tid || (r->tid == tid && r->start <= t0)) lo = mid + 1; else hi = mid;
+    }
+    const ss_nvtx_rec *best = NULL;
+    for (uint32_t steps = 0; lo > 0 && steps < 512; steps++) {
+        const ss_nvtx_rec *r = m->nvtx[--lo].rec;
+        if (r->tid != tid) break;
+        if (r->h.flags & SS_NVTX_F_MARK) continue;
+        int open = (r->h.flags & SS_NVTX_F_UNCLOSED) != 0;
+        if (r->start <= t0 && (open || r->end >= t1)) {
+            if (!best || r->depth > best->depth) best = r;
+            if (r->depth == 0) break;
+        }
+    }
+    return best;
+}
+
+int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t)
+{
+    uint32_t lo = 0, hi = m->nallocs;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (m->allocs[mid].ptr <= addr) lo = mid + 1; else hi = mid;
+    }
+    /* allocations sorted by ptr: look back over those starting at or below
+     * addr (bounded: address reuse creates many entries at one ptr) */
+    for (uint32_t steps = 0; lo > 0 && steps < 256; steps++) {
+        const ss_alloc *a = &m->allocs[--lo];
+        if (addr - a->ptr < (a->size ? a->size : 1) && a->t_alloc <= t && t < a->t_free)
+            return (int32_t)lo;
+    }
+    return -1;
+}
+
+static const struct ss_timeline *timeline_of(const ss_model *m, int32_t device)
+{
+    for (uint32_t i = 0; i < m->ntimelines; i++)
+        if (m->timelines[i].device == device) return &m->timelines[i];
+    return NULL;
+}
+
+int ss_model_busy_at(const ss_model *m, int32_t device, uint64_t t)
+{
+    const struct ss_timeline *tl = timeline_of(m, device);
+    if (!tl) return 0;
+    uint32_t lo = 0, hi = tl->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (tl->submit[mid] < t) lo = mid + 1; else hi = mid;
+    }
+    return lo > 0 && tl->maxend[lo - 1] > t;
+}
+
+uint64_t ss_model_next_start(const ss_model *m, int32_t device, uint64_t t)
+{
+    const struct ss_timeline *tl = timeline_of(m, device);
+    if (!tl) return UINT64_MAX;
+    uint32_t lo = 0, hi = tl->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (tl->starts[mid] < t) lo = mid + 1; else hi = mid;
+    }
+    return lo < tl->n ? tl->starts[lo] : UINT64_MAX;
+}
+
+int32_t ss_model_call_device(const ss_model *m, const ss_call *c)
+{
+    if (c->rec->device >= 0) return c->rec->device;
+    if (c->stream >= 0 && m->streams[c->stream].device >= 0) return m->streams[c->stream].device;
+    if (c->first_op >= 0) return ss_op_device(&m->ops[c->first_op]);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ loading */
+
+typedef struct loader {
+    ss_model *m;
+    /* raw record pointers collected in file order */
+    const ss_api_rec **api; uint32_t napi, capi;
+    const ss_gpu_common **gpu; uint32_t ngpu, cgpu;
+    const ss_stream_rec **srec; uint32_t nsrec, csrec;
+    const ss_nvtx_rec **nvtx; uint32_t nnvtx, cnvtx;
+    const ss_thread_rec **thr; uint32_t nthr, cthr;
+    uint32_t cap_sync, cap_cev, cap_note, cap_meta, cap_ctx, cap_stack, cap_py, cap_mod;
+    ss_u64map cbid_name;       /* cbid -> api_names index */
+    uint32_t cap_names;
+    /* stream union-find */
+    int32_t *parent; uint32_t cap_streams;
+    ss_u64map sid_map;         /* CUPTI stream id -> stream */
+    ss_u64map handle_map;      /* handle -> stream */
+    ss_u64map corr_stream;     /* creating corr -> stream (from SS_REC_STREAM) */
+    ss_u64map legacy_map;      /* device -> legacy stream */
+    ss_u64map ptds_map;        /* (tid << 8 | device) -> per-thread stream */
+} loader;
+
+static uint64_t rec_time(const ss_rec_hdr *h)
+{
+    switch (h->type) {
+    case SS_REC_API: return ((const ss_api_rec *)h)->t_enter;
+    case SS_REC_KERNEL: case SS_REC_MEMCPY: case SS_REC_MEMSET:
+        return ((const ss_gpu_common *)h)->start;
+    case SS_REC_NVTX: return ((const ss_nvtx_rec *)h)->start;
+    default: return 0;
+    }
+}
+
+static uint64_t rec_end_time(const ss_rec_hdr *h)
+{
+    switch (h->type) {
+    case SS_REC_API: return ((const ss_api_rec *)h)->t_exit;
+    case SS_REC_KERNEL: case SS_REC_MEMCPY: case SS_REC_MEMSET:
+        return ((const ss_gpu_common *)h)->end;
+    default: return 0;
+    }
+}
+
+static uint32_t add_api_name(ss_model *m, loader *L, const char *text, uint32_t len)
+{
+    char *s = ss_xcalloc(len + 1, 1);
+    memcpy(s, text, len);
+    for (uint32_t i = 0; i < len; i++) if (!s[i]) s[i] = '?';   /* keep it one C string */
+    char base[128];
+    ss_api_base_name(s, base, sizeof base);
+    if (m->napi_names == L->cap_names) {
+        L->cap_names = L->cap_names ? L->cap_names * 2 : 64;
+        m->api_names = ss_xrealloc(m->api_names, L->cap_names * sizeof(char *));
+        m->api_class = ss_xrealloc(m->api_class, L->cap_names);
+    }
+    m->api_names[m->napi_names] = s;
+    m->api_class[m->napi_names] = (uint8_t)ss_api_classify(base);
+    return m->napi_names++;
+}
+
+static int32_t new_stream(ss_model *m, loader *L)
+{
+    if (m->nstreams == L->cap_streams) {
+        L->cap_streams = L->cap_streams ? L->cap_streams * 2 : 32;
+        m->streams = ss_xrealloc(m->streams, L->cap_streams * sizeof(ss_stream));
+        L->parent = ss_xrealloc(L->parent, L->cap_streams * sizeof(int32_t));
+    }
+    ss_stream *s = &m->streams[m->nstreams];
+    memset(s, 0, sizeof *s);
+    s->device = -1;
+    s->create_call = -1;
+    L->parent[m->nstreams] = (int32_t)m->nstreams;
+    return (int32_t)m->nstreams++;
+}
+
+static int32_t sfind(loader *L, int32_t i)
+{
+    while (L->parent[i] != i) { L->parent[i] = L->parent[L->parent[i]]; i = L->parent[i]; }
+    return i;
+}
+
+/* Merge b into a (fields known in b fill unknowns of a). */
+static int32_t sunion(ss_model *m, loader *L, int32_t a, int32_t b)
+{
+    a = sfind(L, a); b = sfind(L, b);
+    if (a == b) return a;
+    ss_stream *x = &m->streams[a], *y = &m->streams[b];
+    if (!x->handle) x->handle = y->handle;
+    if (!x->stream_id) x->stream_id = y->stream_id;
+    if (!x->context_id) x->context_id = y->context_id;
+    if (x->device < 0) x->device = y->device;
+    if (!x->kind) { x->kind = y->kind; x->flags = y->flags; }
+    if (!x->priority) x->priority = y->priority;
+    if (!x->owner_tid) x->owner_tid = y->owner_tid;
+    if (x->create_call < 0) x->create_call = y->create_call;
+    L->parent[b] = a;
+    return a;
+}
+
+static int32_t legacy_stream(ss_model *m, loader *L, int32_t device)
+{
+    int64_t s = ss_u64map_get(&L->legacy_map, (uint64_t)(uint32_t)device, -1);
+    if (s >= 0) return sfind(L, (int32_t)s);
+    int32_t n = new_stream(m, L);
+    m->streams[n].kind = SS_STREAM_LEGACY_NULL;
+    m->streams[n].device = device;
+    ss_u64map_put(&L->legacy_map, (uint64_t)(uint32_t)device, n);
+    return n;
+}
+
+static int32_t per_thread_stream(ss_model *m, loader *L, uint32_t tid, int32_t device)
+{
+    uint64_t key = ((uint64_t)tid << 8) | (uint8_t)device;
+    int64_t s = ss_u64map_get(&L->ptds_map, key, -1);
+    if (s >= 0) return sfind(L, (int32_t)s);
+    int32_t n = new_stream(m, L);
+    m->streams[n].kind = SS_STREAM_PER_THREAD;
+    m->streams[n].device = device;
+    m->streams[n].owner_tid = tid;
+    ss_u64map_put(&L->ptds_map, key, n);
+    return n;
+}
+
+/* Which calls take a stream argument (table in trace_format.h). */
+static int class_uses_stream(ss_api_class c, int is_async)
+{
+    switch (c) {
+    case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC:
+    case SS_API_STREAM_SYNC: case SS_API_STREAM_QUERY: case SS_API_EVENT_RECORD:
+    case SS_API_STREAM_WAIT: case SS_API_STREAM_DESTROY: case SS_API_HOST_FUNC:
+    case SS_API_CAPTURE:
+        return 1;
+    case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
+        return 1;   /* synchronous copies run on the (legacy or per-thread) default stream */
+    case SS_API_ALLOC: case SS_API_FREE:
+        return is_async;
+    default:
+        return 0;
+    }
+}
+
+static int32_t resolve_handle(ss_model *m, loader *L, const ss_call *c, int32_t device)
+{
+    const ss_api_rec *r = c->rec;
+    uint64_t h = r->stream;
+    if (c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC) h = 0;
+    if ((h == 0 && !(r->flags & SS_API_F_PTSZ)) || h == 1)
+        return legacy_stream(m, L, device);
+    if (h == 0 || h == 2)
+        return per_thread_stream(m, L, r->tid, device);
+    int64_t s = ss_u64map_get(&L->handle_map, h, -1);
+    if (s >= 0) return sfind(L, (int32_t)s);
+    /* a stream created before tracing started (or by a path not recorded) */
+    int32_t n = new_stream(m, L);
+    m->streams[n].handle = h;
+    m->streams[n].device = device;
+    ss_u64map_put(&L->handle_map, h, n);
+    return n;
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+    const ss_call *x = a, *y = b;
+    if (x->rec->t_enter != y->rec->t_enter) return x->rec->t_enter < y->rec->t_enter ? -1 : 1;
+    if (x->rec->tid != y->rec->tid) return x->rec->tid < y->rec->tid ? -1 : 1;
+    /* file order keeps a thread's own calls in program order */
+    return x->rec < y->rec ? -1 : x->rec > y->rec;
+}
+
+static int cmp_gpu_ptr(const void *a, const void *b)
+{
+    const ss_gpu_common *x = *(const ss_gpu_common *const *)a, *y = *(const ss_gpu_common *const *)b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_nvtx(const void *a, const void *b)
+{
+    const ss_nvtx_rec *x = ((const ss_nvtx *)a)->rec, *y = ((const ss_nvtx *)b)->rec;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+static int cmp_idrec(const void *a, const void *b)
+{
+    /* stack and pystack records both start with hdr then id */
+    uint32_t x, y;
+    memcpy(&x, (const char *)*(const void *const *)a + sizeof(ss_rec_hdr), 4);
+    memcpy(&y, (const char *)*(const void *const *)b + sizeof(ss_rec_hdr), 4);
+    return x < y ? -1 : x > y;
+}
+
+typedef struct alloc_sort { ss_alloc a; int32_t old; } alloc_sort;
+static int cmp_alloc(const void *a, const void *b)
+{
+    const ss_alloc *x = &((const alloc_sort *)a)->a, *y = &((const alloc_sort *)b)->a;
+    if (x->ptr != y->ptr) return x->ptr < y->ptr ? -1 : 1;
+    return x->t_alloc < y->t_alloc ? -1 : x->t_alloc > y->t_alloc;
+}
+
+typedef struct sweep_pt { uint64_t t; int32_t stream; int8_t delta; uint8_t kind; } sweep_pt;
+static int cmp_sweep(const void *a, const void *b)
+{
+    const sweep_pt *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->delta - y->delta;   /* ends before starts at the same time */
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct submit_pair { uint64_t submit, end; } submit_pair;
+static int cmp_submit(const void *a, const void *b)
+{
+    const submit_pair *x = a, *y = b;
+    return x->submit < y->submit ? -1 : x->submit > y->submit;
+}
+
+static uint32_t alloc_kind_of(const char *base)
+{
+    if (!strcmp(base, "cudaMallocHost") || !strcmp(base, "cudaHostAlloc") ||
+        !strcmp(base, "cudaHostRegister"))
+        return SS_MEM_PINNED;
+    if (!strcmp(base, "cudaMallocManaged")) return SS_MEM_MANAGED;
+    return SS_MEM_DEVICE;
+}
+
+static void build_streams_and_joins(ss_model *m, loader *L)
+{
+    /* 1. what the shim told us about streams */
+    for (uint32_t i = 0; i < L->nsrec; i++) {
+        const ss_stream_rec *r = L->srec[i];
+        int32_t s = -1;
+        if (r->stream_id) {
+            int64_t v = ss_u64map_get(&L->sid_map, r->stream_id, -1);
+            if (v >= 0) s = sfind(L, (int32_t)v);
+        }
+        if (s < 0 && r->corr) {
+            int64_t v = ss_u64map_get(&L->corr_stream, r->corr, -1);
+            if (v >= 0) s = sfind(L, (int32_t)v);
+        }
+        if (s < 0 && !r->stream_id && r->handle) {
+            int64_t v = ss_u64map_get(&L->handle_map, r->handle, -1);
+            if (v >= 0) s = sfind(L, (int32_t)v);
+        }
+        if (s < 0) s = new_stream(m, L);
+        ss_stream *st = &m->streams[s];
+        if (r->handle && !st->handle) st->handle = r->handle;
+        if (r->stream_id && !st->stream_id) st->stream_id = r->stream_id;
+        if (r->context_id) st->context_id = r->context_id;
+        st->device = (int32_t)r->device;
+        if (r->kind) { st->kind = r->kind; st->flags = r->flags; }
+        if (r->priority) st->priority = r->priority;
+        if (r->stream_id) ss_u64map_put(&L->sid_map, r->stream_id, s);
+        if (r->handle) ss_u64map_put(&L->handle_map, r->handle, s);
+        if (r->corr) ss_u64map_put(&L->corr_stream, r->corr, s);
+        if (r->kind == SS_STREAM_LEGACY_NULL)
+            ss_u64map_put(&L->legacy_map, (uint64_t)r->device, s);
+    }
+    for (uint32_t i = 0; i < m->ncontexts; i++) {
+        const ss_context_rec *c = m->contexts[i];
+        if (!c->null_stream_id) continue;
+        int32_t s;
+        int64_t v = ss_u64map_get(&L->sid_map, c->null_stream_id, -1);
+        if (v >= 0) s = sfind(L, (int32_t)v);
+        else { s = new_stream(m, L); m->streams[s].stream_id = c->null_stream_id; }
+        m->streams[s].kind = SS_STREAM_LEGACY_NULL;
+        m->streams[s].device = (int32_t)c->device;
+        m->streams[s].context_id = c->context_id;
+        ss_u64map_put(&L->sid_map, c->null_stream_id, s);
+        int64_t old = ss_u64map_get(&L->legacy_map, c->device, -1);
+        if (old >= 0) s = sunion(m, L, (int32_t)old, s);
+        ss_u64map_put(&L->legacy_map, c->device, s);
+    }
+
+    /* 2. calls in time order: creation (handles can be reused after a
+     * destroy, so the mapping at the time of each call is what counts) */
+    ss_u64map corr_call = { 0 };
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        ss_call *c = &m->calls[i];
+        const ss_api_rec *r = c->rec;
+        if (r->corr) ss_u64map_put(&corr_call, r->corr, i);
+        int32_t dev = r->device >= 0 ? r->device : 0;
+        if (c->cls == SS_API_STREAM_CREATE) {
+            if (r->ret != 0 || r->stream == 0) continue;
+            int64_t v = r->corr ? ss_u64map_get(&L->corr_stream, r->corr, -1) : -1;
+            int32_t s = v >= 0 ? sfind(L, (int32_t)v) : new_stream(m, L);
+            ss_stream *st = &m->streams[s];
+            st->handle = r->stream;
+            st->create_call = (int32_t)i;
+            if (st->device < 0) st->device = dev;
+            /* cudaStreamCreate takes no flags; WithFlags/WithPriority: arg */
+            st->flags = r->arg;
+            st->priority = r->arg2;
+            if (!st->kind || st->kind == SS_STREAM_UNKNOWN)
+                st->kind = (r->arg & 1u) ? SS_STREAM_NON_BLOCKING : SS_STREAM_BLOCKING;
+            ss_u64map_put(&L->handle_map, r->stream, s);
+            c->stream = s;
+            continue;
+        }
+        if (class_uses_stream((ss_api_class)c->cls, c->is_async))
+            c->stream = resolve_handle(m, L, c, dev);
+    }
+
+    /* 3. join GPU ops with their calls; learn handle <-> CUPTI stream id */
+    int32_t *last_op = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(int32_t));
+    for (uint32_t i = 0; i < m->nops; i++) {
+        ss_gpu_op *op = &m->ops[i];
+        const ss_gpu_common *g = op->rec;
+        int64_t ci = g->corr ? ss_u64map_get(&corr_call, g->corr, -1) : -1;
+        int32_t s_by_id = -1;
+        if (g->stream_id) {
+            int64_t v = ss_u64map_get(&L->sid_map, g->stream_id, -1);
+            if (v >= 0) s_by_id = sfind(L, (int32_t)v);
+        }
+        int32_t s = s_by_id;
+        if (ci >= 0) {
+            ss_call *c = &m->calls[ci];
+            op->call = (int32_t)ci;
+            op->submit = c->rec->t_enter;
+            /* chain in start order: ops are already sorted by start */
+            if (c->first_op < 0) c->first_op = (int32_t)i;
+            else m->ops[last_op[ci]].next_of_call = (int32_t)i;
+            last_op[ci] = (int32_t)i;
+            if (c->stream >= 0) {
+                int32_t cs = sfind(L, c->stream);
+                uint32_t cs_id = m->streams[cs].stream_id;
+                if (s_by_id < 0 && (!cs_id || cs_id == g->stream_id)) {
+                    s = cs;
+                } else if (s_by_id >= 0 && s_by_id != cs && (!cs_id || cs_id == g->stream_id)) {
+                    s = sunion(m, L, s_by_id, cs);
+                }
+            }
+        }
+        if (s < 0) {
+            s = new_stream(m, L);
+            m->streams[s].device = (int32_t)g->device;
+        }
+        s = sfind(L, s);
+        if (!m->streams[s].stream_id && g->stream_id) m->streams[s].stream_id = g->stream_id;
+        if (m->streams[s].device < 0) m->streams[s].device = (int32_t)g->device;
+        if (!m->streams[s].context_id) m->streams[s].context_id = g->context_id;
+        if (g->stream_id) ss_u64map_put(&L->sid_map, g->stream_id, s);
+        op->stream = s;
+    }
+    ss_u64map_free(&corr_call);
+    free(last_op);
+
+    /* 4. compact the union-find into final indices */
+    int32_t *final = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(int32_t));
+    uint32_t nfinal = 0;
+    for (uint32_t i = 0; i < m->nstreams; i++)
+        if (sfind(L, (int32_t)i) == (int32_t)i) final[i] = (int32_t)nfinal++;
+    for (uint32_t i = 0; i < m->nstreams; i++) final[i] = final[sfind(L, (int32_t)i)];
+    ss_stream *streams = ss_xcalloc(nfinal ? nfinal : 1, sizeof(ss_stream));
+    for (uint32_t i = 0; i < m->nstreams; i++)
+        if (sfind(L, (int32_t)i) == (int32_t)i) streams[final[i]] = m->streams[i];
+    for (uint32_t i = 0; i < m->ncalls; i++)
+        if (m->calls[i].stream >= 0) m->calls[i].stream = final[m->calls[i].stream];
+    for (uint32_t i = 0; i < m->nops; i++) m->ops[i].stream = final[m->ops[i].stream];
+    free(final);
+    free(m->streams);
+    m->streams = streams;
+    m->nstreams = nfinal;
+}
+
+static void build_events_allocs(ss_model *m)
+{
+    ss_u64map ev = { 0 }, live = { 0 };
+    uint32_t cap_ev = 0, cap_al = 0;
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        ss_call *c = &m->calls[i];
+        const ss_api_rec *r = c->rec;
+        switch (c->cls) {
+        case SS_API_EVENT_CREATE: {
+            if (r->ret != 0 || !r->event) break;
+            ss_event e = { r->event, (int32_t)i, -1, r->arg };
+            SS_PUSH(m->events, m->nevents, cap_ev, e);
+            ss_u64map_put(&ev, r->event, m->nevents - 1);
+            c->event = (int32_t)m->nevents - 1;
+            break;
+        }
+        case SS_API_EVENT_RECORD: case SS_API_STREAM_WAIT: case SS_API_EVENT_SYNC:
+        case SS_API_EVENT_QUERY: case SS_API_EVENT_DESTROY: {
+            if (!r->event) break;
+            int64_t e = ss_u64map_get(&ev, r->event, -1);
+            if (e < 0) {   /* created before the trace started, or creation not seen */
+                ss_event ne = { r->event, -1, -1, 0 };
+                SS_PUSH(m->events, m->nevents, cap_ev, ne);
+                e = m->nevents - 1;
+                ss_u64map_put(&ev, r->event, e);
+            }
+            c->event = (int32_t)e;
+            if (c->cls == SS_API_EVENT_RECORD && r->ret == 0 && m->events[e].first_record < 0)
+                m->events[e].first_record = (int32_t)i;
+            if (c->cls == SS_API_EVENT_DESTROY && r->ret == 0) ss_u64map_del(&ev, r->event);
+            break;
+        }
+        case SS_API_ALLOC: {
+            if (r->ret != 0 || !r->ptr) break;
+            char base[128];
+            ss_api_base_name(ss_model_call_name(m, c), base, sizeof base);
+            ss_alloc a = { r->ptr, r->bytes, r->t_exit, UINT64_MAX, alloc_kind_of(base), (int32_t)i, -1 };
+            /* pinned memory is usable from the moment the call started
+             * returning; use t_enter so copies issued right after match */
+            a.t_alloc = r->t_enter;
+            SS_PUSH(m->allocs, m->nallocs, cap_al, a);
+            ss_u64map_put(&live, r->ptr, m->nallocs - 1);
+            c->alloc = (int32_t)m->nallocs - 1;
+            break;
+        }
+        case SS_API_FREE: {
+            if (r->ret != 0 || !r->ptr) break;
+            int64_t a = ss_u64map_get(&live, r->ptr, -1);
+            if (a < 0) break;
+            m->allocs[a].t_free = r->t_enter;
+            m->allocs[a].free_call = (int32_t)i;
+            c->alloc = (int32_t)a;
+            ss_u64map_del(&live, r->ptr);
+            break;
+        }
+        default: break;
+        }
+    }
+    ss_u64map_free(&ev);
+    ss_u64map_free(&live);
+    /* sort allocations by address; remap the call indices */
+    alloc_sort *tmp = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(alloc_sort));
+    for (uint32_t i = 0; i < m->nallocs; i++) { tmp[i].a = m->allocs[i]; tmp[i].old = (int32_t)i; }
+    qsort(tmp, m->nallocs, sizeof(alloc_sort), cmp_alloc);
+    int32_t *newidx = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(int32_t));
+    for (uint32_t i = 0; i < m->nallocs; i++) { m->allocs[i] = tmp[i].a; newidx[tmp[i].old] = (int32_t)i; }
+    for (uint32_t i = 0; i < m->ncalls; i++)
+        if (m->calls[i].alloc >= 0) m->calls[i].alloc = newidx[m->calls[i].alloc];
+    free(tmp);
+    free(newidx);
+}
+
+static void build_threads(ss_model *m, loader *L)
+{
+    ss_u64map idx = { 0 };
+    uint32_t cap = 0;
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        uint32_t tid = m->calls[i].rec->tid;
+        if (ss_u64map_get(&idx, tid, -1) < 0) {
+            ss_thread t = { tid, NULL, 0, NULL, 0, 0 };
+            SS_PUSH(m->threads, m->nthreads, cap, t);
+            ss_u64map_put(&idx, tid, 0);
+        }
+    }
+    ss_u64map_free(&idx);
+    /* sort threads by tid, then fill call lists */
+    for (uint32_t i = 1; i < m->nthreads; i++) {     /* few threads: insertion sort */
+        ss_thread t = m->threads[i];
+        uint32_t j = i;
+        while (j > 0 && m->threads[j - 1].tid > t.tid) { m->threads[j] = m->threads[j - 1]; j--; }
+        m->threads[j] = t;
+    }
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        ss_thread *t = (ss_thread *)ss_model_thread(m, m->calls[i].rec->tid);
+        t->ncalls++;
+    }
+    for (uint32_t i = 0; i < m->nthreads; i++) {
+        m->threads[i].calls = ss_xcalloc(m->threads[i].ncalls, sizeof(int32_t));
+        m->threads[i].ncalls = 0;
+    }
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        ss_call *c = &m->calls[i];
+        ss_thread *t = (ss_thread *)ss_model_thread(m, c->rec->tid);
+        t->calls[t->ncalls++] = (int32_t)i;
+        switch (c->cls) {
+        case SS_API_DEVICE_SYNC: case SS_API_STREAM_SYNC: case SS_API_EVENT_SYNC:
+        case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
+            if (c->rec->t_exit > c->rec->t_enter) t->blocked_ns += c->rec->t_exit - c->rec->t_enter;
+            break;
+        default: break;
+        }
+    }
+    for (uint32_t i = 0; i < L->nthr; i++) {
+        const ss_thread_rec *r = L->thr[i];
+        ss_thread *t = (ss_thread *)ss_model_thread(m, r->tid);
+        if (t && sizeof(*r) + (uint64_t)r->len <= r->h.size) {
+            t->name = (const char *)ss_rec_tail(&r->h, sizeof(*r));
+            t->name_len = r->len;
+        }
+    }
+}
+
+static void build_timelines(ss_model *m)
+{
+    /* devices seen in ops */
+    for (uint32_t i = 0; i < m->nops; i++) {
+        int32_t d = ss_op_device(&m->ops[i]);
+        uint32_t k = 0;
+        while (k < m->ndevices && m->devices[k].device != d) k++;
+        if (k == m->ndevices) {
+            m->devices = ss_xrealloc(m->devices, (m->ndevices + 1) * sizeof(ss_device_summary));
+            memset(&m->devices[k], 0, sizeof(ss_device_summary));
+            m->devices[k].device = d;
+            m->ndevices++;
+        }
+    }
+    m->timelines = ss_xcalloc(m->ndevices, sizeof(struct ss_timeline));
+    m->ntimelines = m->ndevices;
+    int32_t *stream_kernels = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(int32_t));
+    uint64_t *stream_end = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(uint64_t));
+    for (uint32_t d = 0; d < m->ndevices; d++) {
+        ss_device_summary *ds = &m->devices[d];
+        struct ss_timeline *tl = &m->timelines[d];
+        tl->device = ds->device;
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < m->nops; i++) n += ss_op_device(&m->ops[i]) == ds->device;
+        submit_pair *sp = ss_xcalloc(n, sizeof(submit_pair));
+        sweep_pt *pts = ss_xcalloc(2 * (size_t)n, sizeof(sweep_pt));
+        tl->submit = ss_xcalloc(n, 8); tl->maxend = ss_xcalloc(n, 8); tl->starts = ss_xcalloc(n, 8);
+        tl->n = n;
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < m->nops; i++) {
+            const ss_gpu_op *op = &m->ops[i];
+            if (ss_op_device(op) != ds->device) continue;
+            uint64_t end = op->end > op->start ? op->end : op->start;
+            sp[k].submit = op->submit < op->start ? op->submit : op->start;
+            sp[k].end = end;
+            tl->starts[k] = op->start;
+            pts[2 * k] = (sweep_pt){ op->start, op->stream, +1, op->kind };
+            pts[2 * k + 1] = (sweep_pt){ end, op->stream, -1, op->kind };
+            k++;
+        }
+        qsort(sp, n, sizeof(submit_pair), cmp_submit);
+        qsort(tl->starts, n, 8, cmp_u64);
+        uint64_t mx = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            tl->submit[i] = sp[i].submit;
+            if (sp[i].end > mx) mx = sp[i].end;
+            tl->maxend[i] = mx;
+        }
+        qsort(pts, 2 * (size_t)n, sizeof(sweep_pt), cmp_sweep);
+        int32_t active = 0, copies = 0, kernels = 0, kstreams = 0;
+        for (size_t i = 0; i < 2 * (size_t)n; i++) {
+            if (i > 0) {
+                uint64_t dt = pts[i].t - pts[i - 1].t;
+                if (active > 0) ds->busy_ns += dt;
+                if (copies > 0) ds->copy_ns += dt;
+                if (copies > 0 && kernels > 0) ds->copy_overlap_ns += dt;
+                if (kstreams >= 2) ds->multi_stream_kernel_ns += dt;
+            }
+            int8_t dl = pts[i].delta;
+            active += dl;
+            if (pts[i].kind == SS_OP_KERNEL) {
+                kernels += dl;
+                int32_t s = pts[i].stream;
+                if (dl > 0 && stream_kernels[s]++ == 0) kstreams++;
+                if (dl < 0 && --stream_kernels[s] == 0) kstreams--;
+            } else if (pts[i].kind == SS_OP_MEMCPY) {
+                copies += dl;
+            }
+        }
+        free(sp);
+        free(pts);
+    }
+    /* per-stream busy time: union of its ops (ops are sorted by start) */
+    for (uint32_t i = 0; i < m->nops; i++) {
+        const ss_gpu_op *op = &m->ops[i];
+        ss_stream *s = &m->streams[op->stream];
+        uint64_t from = op->start > stream_end[op->stream] ? op->start : stream_end[op->stream];
+        if (op->end > from) { s->busy_ns += op->end - from; stream_end[op->stream] = op->end; }
+        s->nops++;
+    }
+    free(stream_kernels);
+    free(stream_end);
+}
+
+ss_model *ss_model_load(const char *path, char *err, size_t errlen)
+{
+    ss_reader *rd = ss_reader_open(path, err, errlen);
+    if (!rd) return NULL;
+    ss_model *m = ss_xcalloc(1, sizeof(ss_model));
+    loader L;
+    memset(&L, 0, sizeof L);
+    L.m = m;
+    m->path = path;
+    m->reader = rd;
+    m->hdr = *ss_reader_header(rd);
+    m->strings = ss_xcalloc(1, sizeof(struct ss_strmap));
+    m->t_first = UINT64_MAX;
+
+    const ss_rec_hdr *h;
+    int st;
+    uint32_t cap_ctx = 0, cap_sync = 0, cap_cev = 0, cap_note = 0, cap_meta = 0, cap_stack = 0,
+             cap_py = 0, cap_mod = 0;
+    while ((st = ss_reader_next(rd, &h)) == SS_READ_OK) {
+        m->nrecords++;
+        uint64_t t0 = rec_time(h), t1 = rec_end_time(h);
+        if (t0 && t0 < m->t_first) m->t_first = t0;
+        if (t1 > m->t_last) m->t_last = t1;
+        if (t0 > m->t_last) m->t_last = t0;
+        /* the reader guarantees h->size >= the type's fixed size */
+        switch (h->type) {
+        case SS_REC_API: SS_PUSH(L.api, L.napi, L.capi, (const ss_api_rec *)h); break;
+        case SS_REC_KERNEL: case SS_REC_MEMCPY: case SS_REC_MEMSET:
+            SS_PUSH(L.gpu, L.ngpu, L.cgpu, (const ss_gpu_common *)h); break;
+        case SS_REC_SYNC: SS_PUSH(m->syncs, m->nsyncs, cap_sync, (const ss_sync_rec *)h); break;
+        case SS_REC_CUDA_EVENT:
+            SS_PUSH(m->cuda_events, m->ncuda_events, cap_cev, (const ss_cuda_event_rec *)h); break;
+        case SS_REC_STREAM: SS_PUSH(L.srec, L.nsrec, L.csrec, (const ss_stream_rec *)h); break;
+        case SS_REC_CONTEXT: SS_PUSH(m->contexts, m->ncontexts, cap_ctx, (const ss_context_rec *)h); break;
+        case SS_REC_NVTX: {
+            const ss_nvtx_rec *r = (const ss_nvtx_rec *)h;
+            SS_PUSH(L.nvtx, L.nnvtx, L.cnvtx, r);
+            break;
+        }
+        case SS_REC_NOTE: SS_PUSH(m->notes, m->nnotes, cap_note, (const ss_note_rec *)h); break;
+        case SS_REC_META: SS_PUSH(m->metas, m->nmetas, cap_meta, (const ss_meta_rec *)h); break;
+        case SS_REC_THREAD: SS_PUSH(L.thr, L.nthr, L.cthr, (const ss_thread_rec *)h); break;
+        case SS_REC_STACK: SS_PUSH(m->stacks, m->nstacks, cap_stack, (const ss_stack_rec *)h); break;
+        case SS_REC_PYSTACK: SS_PUSH(m->pystacks, m->npystacks, cap_py, (const ss_pystack_rec *)h); break;
+        case SS_REC_MODULE: SS_PUSH(m->modules, m->nmodules, cap_mod, (const ss_module_rec *)h); break;
+        case SS_REC_STRING: {
+            const ss_string_rec *r = (const ss_string_rec *)h;
+            if (sizeof(*r) + (uint64_t)r->len > h->size || !r->id) break;
+            ss_string_ref ref = { (const char *)ss_rec_tail(h, sizeof(*r)), r->len };
+            struct ss_strmap *sm = m->strings;
+            ss_u64map_put(&sm->map, r->id, sm->n);
+            SS_PUSH(sm->v, sm->n, sm->cap, ref);
+            break;
+        }
+        case SS_REC_API_NAME: {
+            const ss_api_name_rec *r = (const ss_api_name_rec *)h;
+            if (sizeof(*r) + (uint64_t)r->len > h->size) break;
+            if (ss_u64map_get(&L.cbid_name, r->cbid, -1) >= 0) break;
+            uint32_t idx = add_api_name(m, &L, (const char *)ss_rec_tail(h, sizeof(*r)), r->len);
+            ss_u64map_put(&L.cbid_name, r->cbid, idx);
+            break;
+        }
+        default: break;   /* unknown types are skipped: newer minor versions */
+        }
+    }
+    if (st == SS_READ_TRUNCATED) {
+        m->truncated = 1;
+        snprintf(m->truncated_why, sizeof m->truncated_why, "%s", ss_reader_error(rd));
+    }
+    if (m->t_first == UINT64_MAX) m->t_first = m->t_last = m->hdr.start_ns;
+
+    /* calls, sorted by time */
+    m->ncalls = L.napi;
+    m->calls = ss_xcalloc(L.napi, sizeof(ss_call));
+    for (uint32_t i = 0; i < L.napi; i++) {
+        ss_call *c = &m->calls[i];
+        const ss_api_rec *r = L.api[i];
+        c->rec = r;
+        int64_t ni = ss_u64map_get(&L.cbid_name, r->cbid, -1);
+        if (ni < 0) {
+            char name[32];
+            snprintf(name, sizeof name, "cbid_%u", r->cbid);
+            ni = add_api_name(m, &L, name, (uint32_t)strlen(name));
+            ss_u64map_put(&L.cbid_name, r->cbid, ni);
+        }
+        c->name_idx = (uint32_t)ni;
+        c->cls = m->api_class[ni];
+        char base[128];
+        ss_api_base_name(m->api_names[ni], base, sizeof base);
+        c->is_async = ends_with(base, "Async");
+        c->stream = c->first_op = c->event = c->alloc = -1;
+    }
+    qsort(m->calls, m->ncalls, sizeof(ss_call), cmp_call);
+
+    /* GPU ops, sorted by start */
+    qsort(L.gpu, L.ngpu, sizeof(*L.gpu), cmp_gpu_ptr);
+    m->nops = L.ngpu;
+    m->ops = ss_xcalloc(L.ngpu, sizeof(ss_gpu_op));
+    for (uint32_t i = 0; i < L.ngpu; i++) {
+        ss_gpu_op *op = &m->ops[i];
+        op->rec = L.gpu[i];
+        op->start = L.gpu[i]->start;
+        op->end = L.gpu[i]->end < L.gpu[i]->start ? L.gpu[i]->start : L.gpu[i]->end;
+        op->submit = op->start;
+        op->kind = L.gpu[i]->h.type == SS_REC_KERNEL ? SS_OP_KERNEL
+                 : L.gpu[i]->h.type == SS_REC_MEMCPY ? SS_OP_MEMCPY : SS_OP_MEMSET;
+        op->call = op->next_of_call = -1;
+    }
+    m->has_gpu = m->nops > 0;
+
+    build_streams_and_joins(m, &L);
+    build_events_allocs(m);
+    build_threads(m, &L);
+
+    m->nnvtx = L.nnvtx;
+    m->nvtx = ss_xcalloc(L.nnvtx, sizeof(ss_nvtx));
+    for (uint32_t i = 0; i < L.nnvtx; i++) m->nvtx[i].rec = L.nvtx[i];
+    qsort(m->nvtx, m->nnvtx, sizeof(ss_nvtx), cmp_nvtx);
+    qsort(m->stacks, m->nstacks, sizeof(*m->stacks), cmp_idrec);
+    qsort(m->pystacks, m->npystacks, sizeof(*m->pystacks), cmp_idrec);
+
+    build_timelines(m);
+
+    for (uint32_t i = 0; i < m->nnotes; i++) {
+        if (m->notes[i]->code == SS_NOTE_CUPTI_TAKEN) m->cupti_state = 1;
+        else if (m->notes[i]->code == SS_NOTE_CUPTI_UNAVAILABLE && !m->cupti_state) m->cupti_state = 2;
+    }
+
+    free(L.api); free(L.gpu); free(L.srec); free(L.nvtx); free(L.thr); free(L.parent);
+    ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
+    ss_u64map_free(&L.corr_stream); ss_u64map_free(&L.legacy_map); ss_u64map_free(&L.ptds_map);
+    return m;
+}
+
+void ss_model_free(ss_model *m)
+{
+    if (!m) return;
+    free(m->calls); free(m->ops); free(m->syncs); free(m->cuda_events); free(m->streams);
+    free(m->events); free(m->allocs); free(m->nvtx);
+    for (uint32_t i = 0; i < m->nthreads; i++) free(m->threads[i].calls);
+    free(m->threads); free(m->notes); free(m->metas); free(m->contexts); free(m->stacks);
+    free(m->pystacks); free(m->modules);
+    for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
+    free(m->api_names); free(m->api_class);
+    if (m->strings) { ss_u64map_free(&m->strings->map); free(m->strings->v); free(m->strings); }
+    for (uint32_t i = 0; i < m->ntimelines; i++) {
+        free(m->timelines[i].submit); free(m->timelines[i].maxend); free(m->timelines[i].starts);
+    }
+    free(m->timelines); free(m->devices);
+    if (m->reader) ss_reader_close(m->reader);
+    free(m);
+}

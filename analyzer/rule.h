@@ -1,0 +1,57 @@
+/*
+ * One diagnosis = one ss_rule (analyzer/rule_<id>.c), registered in rules.c.
+ * A rule reads the model and adds occurrences to the findings; it never
+ * prints.  Rules judge from measured times, never from API names alone.
+ */
+#ifndef SYNCSIGHT_ANALYZER_RULE_H
+#define SYNCSIGHT_ANALYZER_RULE_H
+
+#include "model.h"
+#include "findings.h"
+
+typedef struct ss_rule {
+    const char *id;          /* rule id, part of the interface */
+    const char *title;
+    void (*run)(const ss_model *m, ss_findings *out);
+} ss_rule;
+
+extern const ss_rule ss_rule_implicit_sync;
+extern const ss_rule ss_rule_pageable_async_copy;
+extern const ss_rule ss_rule_legacy_stream_serialization;
+extern const ss_rule ss_rule_device_sync_overuse;
+extern const ss_rule ss_rule_missing_fence;
+extern const ss_rule ss_rule_unrecorded_event_wait;
+
+/* NULL-terminated registry. */
+extern const ss_rule *const ss_rules[];
+
+/* Run every rule on m. */
+void ss_rules_run_all(const ss_model *m, ss_findings *out);
+
+/* Shared by rules: "stream 0x... (kind)" into buf. */
+const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, size_t len);
+
+/* Visit the GPU ops of `device` that were submitted before t and still
+ * unfinished at t (running or queued).  Bounded scan around t: very long
+ * traces with thousands of ops in flight at once are sampled, never slow. */
+typedef void (*ss_op_visit)(void *ctx, int32_t op);
+void ss_inflight_ops(const ss_model *m, int32_t device, uint64_t t, ss_op_visit visit, void *ctx);
+
+/* Does a call's memory (copy dst/src, memset dst, kernel pointer params)
+ * fall inside allocation `alloc`? */
+int ss_call_touches_alloc(const ss_model *m, const ss_call *c, int32_t alloc);
+int ss_op_touches_alloc(const ss_model *m, int32_t op, int32_t alloc);
+
+/* Do two calls (or the calls of two ops) touch a common allocation?  Copies:
+ * dst/src, memsets: dst, kernels: pointer params, frees: the freed block. */
+int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b);
+int ss_ops_share_memory(const ss_model *m, int32_t a, int32_t b);
+
+/* "kernel name" / "memcpy HtoD" / API name of a call or op, cut to fit. */
+void ss_op_label(const ss_model *m, int32_t op, char *buf, size_t len);
+void ss_call_label(const ss_model *m, int32_t call, char *buf, size_t len);
+
+/* Millisecond value of a ns interval. */
+static inline double ss_ms(uint64_t ns) { return (double)ns / 1e6; }
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * device-sync-overuse: cudaDeviceSynchronize (or a sync of the legacy
+ * stream, which waits for every blocking stream too) where a stream or event
+ * sync would have served.
+ *
+ * What the host needed from the sync is read from its next calls (until its
+ * next synchronizing call): streams it synchronizes or queries next (directly
+ * or through an event), the legacy stream for synchronous copies (and with it
+ * every blocking stream), streams whose in-flight work shares a buffer with a
+ * call made next (the device sync acted as a cross-stream fence), and streams
+ * whose finished work the host can read directly (copies to host memory,
+ * kernels or memsets on pinned or managed memory).  Submitting more work to a
+ * stream does not need that stream's earlier work to be finished.  The
+ * cost is how much longer the sync took than the completion of that work:
+ * sync exit - max(end of the last op before the sync on the streams used).
+ * A sync after which the thread makes no more calls is assumed to be needed
+ * for everything (the program reads its results).
+ *
+ * Info findings: syncs with nothing in flight, reported only when the same
+ * call site does it repeatedly (a loop), cost = their duration.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rule.h"
+#include "util.h"
+
+#define MIN_EXCESS_NS 20000ull   /* 20 us */
+#define WINDOW_CALLS 64
+
+typedef struct scan {
+    const ss_model *m;
+    uint8_t *inflight;        /* per stream: had work in flight at the sync */
+    uint64_t *inflight_end;   /* per stream: max end of that work */
+    int32_t *inflight_last;   /* per stream: op that ended last */
+    uint8_t *host_reads;      /* per stream: in-flight work writes host-visible memory */
+    int32_t *list; uint32_t nlist, caplist;   /* in-flight ops */
+} scan;
+
+static int host_visible_write(const ss_model *m, int32_t oi)
+{
+    const ss_gpu_op *op = &m->ops[oi];
+    if (op->kind == SS_OP_MEMCPY) {
+        const ss_memcpy_rec *mc = (const ss_memcpy_rec *)op->rec;
+        return mc->copy_kind == 2 || mc->copy_kind == 9 || mc->dst_kind == SS_MEM_PINNED ||
+               mc->dst_kind == SS_MEM_PAGEABLE || mc->dst_kind == SS_MEM_MANAGED;
+    }
+    if (op->call < 0) return 0;
+    const ss_call *c = &m->calls[op->call];
+    if (op->kind == SS_OP_MEMSET) {
+        int32_t a = ss_model_alloc_at(m, c->rec->ptr, c->rec->t_enter);
+        return a >= 0 && m->allocs[a].kind != SS_MEM_DEVICE;
+    }
+    uint32_t n;
+    const uint64_t *p = ss_call_params(c, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t a = ss_model_alloc_at(m, p[i], c->rec->t_enter);
+        if (a >= 0 && m->allocs[a].kind != SS_MEM_DEVICE) return 1;
+    }
+    return 0;
+}
+
+static void visit(void *ctx, int32_t oi)
+{
+    scan *s = ctx;
+    const ss_gpu_op *op = &s->m->ops[oi];
+    s->inflight[op->stream] = 1;
+    if (op->end > s->inflight_end[op->stream]) { s->inflight_end[op->stream] = op->end; s->inflight_last[op->stream] = oi; }
+    if (host_visible_write(s->m, oi)) s->host_reads[op->stream] = 1;
+    SS_PUSH(s->list, s->nlist, s->caplist, oi);
+}
+
+static int is_device_wide(const ss_model *m, const ss_call *c)
+{
+    if (c->cls == SS_API_DEVICE_SYNC) return 1;
+    return c->cls == SS_API_STREAM_SYNC && c->stream >= 0 && m->streams[c->stream].kind == SS_STREAM_LEGACY_NULL;
+}
+
+static int is_sync_point(ss_api_class cls)
+{
+    return cls == SS_API_DEVICE_SYNC || cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC ||
+           cls == SS_API_COPY_SYNC || cls == SS_API_MEMSET_SYNC;
+}
+
+/* Index of call `ci` in its thread's call list. */
+static uint32_t thread_pos(const ss_thread *t, int32_t ci)
+{
+    uint32_t lo = 0, hi = t->ncalls;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (t->calls[mid] < ci) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static void run(const ss_model *m, ss_findings *out)
+{
+    if (!m->has_gpu) return;
+    uint32_t ns = m->nstreams ? m->nstreams : 1;
+    scan s = { m, ss_xcalloc(ns, 1), ss_xcalloc(ns, 8), ss_xcalloc(ns, 4), ss_xcalloc(ns, 1), NULL, 0, 0 };
+    uint8_t *touched = ss_xcalloc(ns, 1);
+    /* latest record call of each event, maintained in time order */
+    int32_t *last_record = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(int32_t));
+    for (uint32_t i = 0; i < m->nevents; i++) last_record[i] = -1;
+    int32_t *record_at = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(int32_t));   /* for event syncs */
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        record_at[i] = -1;
+        if (c->event < 0) continue;
+        if (c->cls == SS_API_EVENT_RECORD && c->rec->ret == 0) last_record[c->event] = (int32_t)i;
+        else record_at[i] = last_record[c->event];
+    }
+    ss_findings idle;
+    ss_findings_init(&idle);
+
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        if (!is_device_wide(m, c) || c->rec->ret != 0) continue;
+        int32_t dev = ss_model_call_device(m, c);
+        uint64_t t0 = c->rec->t_enter, t1 = c->rec->t_exit > t0 ? c->rec->t_exit : t0;
+        memset(s.inflight, 0, ns); memset(s.inflight_end, 0, ns * 8); memset(s.host_reads, 0, ns);
+        for (uint32_t k = 0; k < ns; k++) s.inflight_last[k] = -1;
+        s.nlist = 0;
+        ss_inflight_ops(m, dev, t0, visit, &s);
+        uint32_t ninflight = 0;
+        for (uint32_t k = 0; k < ns; k++) ninflight += s.inflight[k];
+        char msg[1024], basis[256], sd[96], lbl[192];
+        if (ninflight == 0) {
+            snprintf(msg, sizeof msg, "%s with no GPU work in flight: it synchronized nothing (%.3f ms)",
+                     ss_model_call_name(m, c), ss_ms(t1 - t0));
+            ss_occurrence o = {
+                .rule = "device-sync-overuse", .cost_ms = ss_ms(t1 - t0),
+                .cost_basis = "duration of syncs that had nothing to wait for",
+                .message = msg,
+                .fix = "Remove the synchronization where nothing is pending, or move it to where the host "
+                       "actually needs a result; synchronize a stream or an event rather than the device.",
+                .refs = { { (int32_t)i, -1, "sync" } }, .nrefs = 1, .alloc = -1, .site_extra = "idle",
+            };
+            ss_findings_add(&idle, m, &o);
+            continue;
+        }
+        /* what the host needs next: see the comment at the top */
+        const ss_thread *t = ss_model_thread(m, c->rec->tid);
+        uint32_t pos = thread_pos(t, (int32_t)i) + 1, used = 0;
+        memset(touched, 0, ns);
+        for (; pos < t->ncalls && used < WINDOW_CALLS; pos++, used++) {
+            int32_t ni = t->calls[pos];
+            const ss_call *n = &m->calls[ni];
+            if (n->rec->ret != 0) continue;
+            if (n->cls == SS_API_DEVICE_SYNC) { memset(touched, 1, ns); used++; break; }
+            if (n->cls == SS_API_STREAM_SYNC || n->cls == SS_API_STREAM_QUERY ||
+                n->cls == SS_API_COPY_SYNC || n->cls == SS_API_MEMSET_SYNC) {
+                if (n->stream >= 0) touched[n->stream] = 1;
+            }
+            if (n->cls == SS_API_EVENT_SYNC || n->cls == SS_API_EVENT_QUERY) {
+                int32_t rc = record_at[ni];
+                if (rc >= 0 && m->calls[rc].stream >= 0) touched[m->calls[rc].stream] = 1;
+            }
+            /* work on another stream that produced or uses this call's memory:
+             * the device sync served as a cross-stream fence for it */
+            for (uint32_t k = 0; k < s.nlist; k++) {
+                const ss_gpu_op *op = &m->ops[s.list[k]];
+                if (op->stream != n->stream && !touched[op->stream] && op->call >= 0 &&
+                    ss_calls_share_memory(m, op->call, ni))
+                    touched[op->stream] = 1;
+            }
+            if (is_sync_point((ss_api_class)n->cls)) { used++; break; }
+        }
+        if (used == 0) continue;   /* nothing follows: the program uses everything */
+        uint64_t needed = t0;
+        int32_t worst = -1;
+        for (uint32_t k = 0; k < ns; k++) {
+            if (!s.inflight[k]) continue;
+            if (touched[k] || s.host_reads[k]) { if (s.inflight_end[k] > needed) needed = s.inflight_end[k]; }
+            else if (worst < 0 || s.inflight_end[k] > s.inflight_end[worst]) worst = (int32_t)k;
+        }
+        if (worst < 0 || t1 <= needed || t1 - needed < MIN_EXCESS_NS) continue;
+        uint64_t excess = t1 - needed;
+        ss_op_label(m, s.inflight_last[worst], lbl, sizeof lbl);
+        char used_desc[256] = "";
+        size_t ul = 0;
+        for (uint32_t k = 0; k < ns && ul + 100 < sizeof used_desc; k++)
+            if ((touched[k] || s.host_reads[k]) && s.inflight[k])
+                ul += (size_t)snprintf(used_desc + ul, sizeof used_desc - ul, "%s%s", ul ? ", " : "",
+                                       ss_stream_describe(m, (int32_t)k, sd, sizeof sd));
+        snprintf(msg, sizeof msg,
+                 "%s waited for the whole device, but the host went on to use only %s: it waited %.3f ms "
+                 "longer than that work for %s on %s, which it did not need yet",
+                 ss_model_call_name(m, c), ul ? used_desc : "streams that had already finished", ss_ms(excess),
+                 lbl, ss_stream_describe(m, worst, sd, sizeof sd));
+        snprintf(basis, sizeof basis,
+                 "sync exit - end of the last op submitted before the sync on the streams used afterwards");
+        ss_occurrence o = {
+            .rule = "device-sync-overuse", .cost_ms = ss_ms(excess), .cost_basis = basis, .message = msg,
+            .fix = "Synchronize only what the host needs next: cudaStreamSynchronize(stream) on the stream "
+                   "that produced it, or cudaEventRecord(ev, stream) after the needed work and "
+                   "cudaEventSynchronize(ev). In PyTorch: torch.cuda.current_stream().synchronize() or "
+                   "event.synchronize() instead of torch.cuda.synchronize().",
+            .refs = { { (int32_t)i, -1, "sync" },
+                      { m->ops[s.inflight_last[worst]].call, s.inflight_last[worst], "unneeded work waited for" } },
+            .nrefs = 2, .alloc = -1,
+        };
+        ss_findings_add(out, m, &o);
+    }
+    /* idle syncs count only when repeated at one site */
+    for (uint32_t k = 0; k < idle.n; k++) {
+        if (idle.v[k].count >= 2) {
+            SS_PUSH(out->v, out->n, out->cap, idle.v[k]);
+        } else {
+            ss_finding *x = &idle.v[k];
+            free(x->cost_basis); free(x->message); free(x->fix); free(x->site); free(x->site_key);
+        }
+    }
+    idle.n = 0;
+    ss_findings_free(&idle);
+    free(s.inflight); free(s.inflight_end); free(s.inflight_last); free(s.host_reads); free(s.list); free(touched);
+    free(last_record); free(record_at);
+}
+
+const ss_rule ss_rule_device_sync_overuse = {
+    "device-sync-overuse", "device-wide synchronization where a stream or event sync would do", run,
+};

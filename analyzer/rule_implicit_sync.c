@@ -1,0 +1,175 @@
+/*
+ * implicit-sync: the host blocked inside a call that is not an explicit
+ * synchronization (cudaFree, a synchronous cudaMemcpy, cudaMemset on pinned
+ * memory, cudaDeviceSetLimit ...).  CUPTI writes no SYNCHRONIZATION record
+ * for these: the evidence is the call's own duration compared with how long
+ * the same API takes when nothing is in flight, plus GPU work in flight at
+ * its start.
+ *
+ * Cost = host time blocked + GPU idle time after the call when nothing else
+ * was queued (the device waited for the host to catch up).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rule.h"
+#include "util.h"
+
+#define MIN_BLOCK_NS 50000ull   /* 50 us: below this a call is not worth a finding */
+
+static int candidate(const ss_call *c)
+{
+    switch (c->cls) {
+    case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC: case SS_API_SET_LIMIT:
+    case SS_API_OTHER: case SS_API_STREAM_CREATE: case SS_API_STREAM_DESTROY:
+    case SS_API_EVENT_CREATE: case SS_API_EVENT_DESTROY:
+        return 1;
+    case SS_API_FREE: case SS_API_ALLOC:
+        return !c->is_async;      /* the Async variants are stream-ordered */
+    default:
+        return 0;                 /* explicit syncs, queries, launches, async copies (own rule) */
+    }
+}
+
+/* How long the call waited: for synchronous copies/memsets the time before
+ * their own GPU operation started (the copy itself is the call's job). */
+static uint64_t blocked_ns(const ss_model *m, const ss_call *c)
+{
+    uint64_t t0 = c->rec->t_enter, t1 = c->rec->t_exit;
+    if (t1 <= t0) return 0;
+    if ((c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC) && c->first_op >= 0) {
+        uint64_t s = m->ops[c->first_op].start;
+        if (s <= t0) return 0;
+        return (s < t1 ? s : t1) - t0;
+    }
+    return t1 - t0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct dep_ctx {
+    const ss_model *m;
+    const ss_call *c;
+    int32_t a_dst, a_src;
+    int depends;             /* an in-flight op touches the call's memory */
+    int32_t longest;         /* in-flight op that ended last */
+} dep_ctx;
+
+static void visit(void *ctx, int32_t op)
+{
+    dep_ctx *d = ctx;
+    if (d->longest < 0 || d->m->ops[op].end > d->m->ops[d->longest].end) d->longest = op;
+    if (ss_op_touches_alloc(d->m, op, d->a_dst) || ss_op_touches_alloc(d->m, op, d->a_src)) d->depends = 1;
+}
+
+static const char *fix_for(const char *base, ss_api_class cls)
+{
+    if (!strcmp(base, "cudaFreeHost") || !strcmp(base, "cudaHostUnregister"))
+        return "Keep pinned buffers alive and reuse them (a pinned-buffer pool); free or unregister them "
+               "once, at the end, after the work that uses them has finished.";
+    if (cls == SS_API_FREE)
+        return "Free with cudaFreeAsync(ptr, stream), which is stream-ordered and returns at once, or keep "
+               "the buffer and reuse it (cudaMallocAsync + a memory pool; PyTorch's caching allocator does "
+               "this for you). Do not free inside the loop while kernels run.";
+    if (cls == SS_API_COPY_SYNC)
+        return "Use cudaMemcpyAsync on a stream created with cudaStreamNonBlocking, with pinned host memory "
+               "(cudaMallocHost), and synchronize only the stream or event whose result you need.";
+    if (cls == SS_API_MEMSET_SYNC)
+        return "Use cudaMemsetAsync on a stream; fill pinned host memory from the host (memset) instead of "
+               "cudaMemset.";
+    if (cls == SS_API_SET_LIMIT)
+        return "Call cudaDeviceSetLimit once at start-up, before launching work, not in the loop: "
+               "changing a limit waits for the whole device.";
+    if (cls == SS_API_ALLOC)
+        return "Allocate once up front and reuse the memory, or use cudaMallocAsync with a memory pool "
+               "(stream-ordered allocation does not wait for the device).";
+    return "Move this call out of the hot path (do it once at start-up or after a point where the host "
+           "waits anyway): it waited for work already queued on the device.";
+}
+
+static void run(const ss_model *m, ss_findings *out)
+{
+    if (!m->has_gpu) return;   /* the evidence is GPU work in flight */
+    /* median duration per API name when nothing was in flight */
+    uint64_t **unblocked = ss_xcalloc(m->napi_names, sizeof(uint64_t *));
+    uint32_t *nun = ss_xcalloc(m->napi_names, sizeof(uint32_t)), *cap = ss_xcalloc(m->napi_names, sizeof(uint32_t));
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        if (!candidate(c)) continue;
+        int32_t dev = ss_model_call_device(m, c);
+        if (ss_model_busy_at(m, dev, c->rec->t_enter)) continue;
+        uint64_t d = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit - c->rec->t_enter : 0;
+        SS_PUSH(unblocked[c->name_idx], nun[c->name_idx], cap[c->name_idx], d);
+    }
+    uint64_t *median = ss_xcalloc(m->napi_names, sizeof(uint64_t));
+    for (uint32_t k = 0; k < m->napi_names; k++) {
+        if (!nun[k]) continue;
+        qsort(unblocked[k], nun[k], sizeof(uint64_t), cmp_u64);
+        median[k] = unblocked[k][nun[k] / 2];
+        free(unblocked[k]);
+    }
+    free(unblocked); free(nun); free(cap);
+
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        if (!candidate(c)) continue;
+        uint64_t dur = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit - c->rec->t_enter : 0;
+        uint64_t threshold = 3 * median[c->name_idx];
+        if (threshold < MIN_BLOCK_NS) threshold = MIN_BLOCK_NS;
+        if (dur <= threshold) continue;
+        int32_t dev = ss_model_call_device(m, c);
+        if (!ss_model_busy_at(m, dev, c->rec->t_enter)) continue;
+        uint64_t blocked = blocked_ns(m, c);
+        if (blocked < MIN_BLOCK_NS) continue;
+
+        dep_ctx d = { m, c, -1, -1, 0, -1 };
+        if (c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC) {
+            /* a synchronous copy of a buffer that in-flight work produces or
+             * uses had to wait: that wait is the program's intent */
+            d.a_dst = c->rec->ptr ? ss_model_alloc_at(m, c->rec->ptr, c->rec->t_enter) : -1;
+            d.a_src = c->rec->ptr2 ? ss_model_alloc_at(m, c->rec->ptr2, c->rec->t_enter) : -1;
+        }
+        ss_inflight_ops(m, dev, c->rec->t_enter, visit, &d);
+        if (d.depends) continue;
+
+        uint64_t idle = 0;
+        if (!ss_model_busy_at(m, dev, c->rec->t_exit)) {
+            uint64_t next = ss_model_next_start(m, dev, c->rec->t_exit);
+            if (next != UINT64_MAX) idle = next - c->rec->t_exit;
+        }
+        char base[128], msg[640], basis[256], lbl[192], sd[96];
+        ss_api_base_name(ss_model_call_name(m, c), base, sizeof base);
+        ss_op_label(m, d.longest, lbl, sizeof lbl);
+        snprintf(msg, sizeof msg,
+                 "%s%s%s blocked the host for %.3f ms (it takes %.3f ms when the device is idle) because it "
+                 "waited for GPU work in flight (%s on %s)%s",
+                 ss_model_call_name(m, c), c->stream >= 0 ? " on " : "",
+                 c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "",
+                 ss_ms(blocked), ss_ms(median[c->name_idx]), lbl,
+                 d.longest >= 0 ? ss_stream_describe(m, m->ops[d.longest].stream, sd, sizeof sd) : "?",
+                 idle ? "; afterwards the GPU sat idle until the host queued more work" : "");
+        snprintf(basis, sizeof basis,
+                 "host time blocked in the call (%.3f ms) + GPU idle time after it while nothing was queued "
+                 "(%.3f ms)", ss_ms(blocked), ss_ms(idle));
+        ss_occurrence o = {
+            .rule = "implicit-sync",
+            .cost_ms = ss_ms(blocked + idle),
+            .cost_basis = basis,
+            .message = msg,
+            .fix = fix_for(base, (ss_api_class)c->cls),
+            .refs = { { (int32_t)i, c->first_op, "blocking call" }, { d.longest >= 0 ? m->ops[d.longest].call : -1, d.longest, "work it waited for" } },
+            .nrefs = d.longest >= 0 ? 2 : 1,
+            .alloc = c->alloc,
+        };
+        ss_findings_add(out, m, &o);
+    }
+    free(median);
+}
+
+const ss_rule ss_rule_implicit_sync = {
+    "implicit-sync", "host blocked in a call that is not an explicit synchronization", run,
+};

@@ -1,0 +1,83 @@
+/*
+ * pageable-async-copy: cudaMemcpyAsync & co. whose host side is pageable
+ * memory.  The driver cannot DMA from pageable memory: D2H blocks the host
+ * until the copy is done, H2D is staged through a pinned bounce buffer.
+ * Either way the "async" copy does not overlap the host.  Cost: the host time
+ * spent inside the call.
+ */
+#include <stdio.h>
+#include "rule.h"
+
+/* 1 pageable, 0 not, -1 unknown.  *dir: 1 H2D, 2 D2H, 9 H2H, 0 unknown. */
+static int host_side_pageable(const ss_model *m, const ss_call *c, int *dir)
+{
+    const ss_api_rec *r = c->rec;
+    *dir = 0;
+    if (c->first_op >= 0 && m->ops[c->first_op].kind == SS_OP_MEMCPY) {
+        const ss_memcpy_rec *mc = (const ss_memcpy_rec *)m->ops[c->first_op].rec;
+        *dir = mc->copy_kind;
+        if (mc->copy_kind == 1 && mc->src_kind) return mc->src_kind == SS_MEM_PAGEABLE;
+        if (mc->copy_kind == 2 && mc->dst_kind) return mc->dst_kind == SS_MEM_PAGEABLE;
+        if (mc->copy_kind == 9) return mc->src_kind == SS_MEM_PAGEABLE || mc->dst_kind == SS_MEM_PAGEABLE;
+        if (mc->copy_kind != 1 && mc->copy_kind != 2) return 0;   /* device-only copies */
+    }
+    /* cudaMemcpyKind: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default */
+    if (!*dir) *dir = r->arg == 1 ? 1 : r->arg == 2 ? 2 : r->arg == 0 ? 9 : 0;
+    if (*dir == 1 && r->mem_src) return r->mem_src == SS_MEM_PAGEABLE;
+    if (*dir == 2 && r->mem_dst) return r->mem_dst == SS_MEM_PAGEABLE;
+    if (!*dir) {
+        if (r->mem_src == SS_MEM_PAGEABLE) { *dir = r->mem_dst == SS_MEM_PAGEABLE ? 9 : 1; return 1; }
+        if (r->mem_dst == SS_MEM_PAGEABLE) { *dir = 2; return 1; }
+        return -1;
+    }
+    if (*dir == 9) return r->mem_src == SS_MEM_PAGEABLE || r->mem_dst == SS_MEM_PAGEABLE ? 1 : -1;
+    /* no kinds recorded: a host pointer outside every pinned/managed
+     * allocation seen in the trace is pageable */
+    uint64_t host = *dir == 1 ? r->ptr2 : r->ptr;
+    if (!host) return -1;
+    int32_t a = ss_model_alloc_at(m, host, r->t_enter);
+    if (a >= 0 && (m->allocs[a].kind == SS_MEM_PINNED || m->allocs[a].kind == SS_MEM_MANAGED)) return 0;
+    if (a >= 0) return -1;   /* a device allocation: the kind argument was wrong, not our business */
+    return 1;
+}
+
+static void run(const ss_model *m, ss_findings *out)
+{
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        if (c->cls != SS_API_COPY_ASYNC || c->rec->ret != 0) continue;
+        int dir;
+        if (host_side_pageable(m, c, &dir) != 1) continue;
+        uint64_t dur = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit - c->rec->t_enter : 0;
+        char sd[96], msg[512], basis[160];
+        const char *what = dir == 2 ? "device-to-host into pageable host memory"
+                         : dir == 1 ? "host-to-device from pageable host memory"
+                                    : "host-to-host with pageable memory";
+        snprintf(msg, sizeof msg,
+                 "%s of %llu bytes %s on %s: %s; the call held the host for %.3f ms",
+                 ss_model_call_name(m, c), (unsigned long long)c->rec->bytes, what,
+                 ss_stream_describe(m, c->stream, sd, sizeof sd),
+                 dir == 2 ? "the driver blocks until the copy has finished, so it is not asynchronous"
+                          : "the driver stages it through a pinned buffer, so it does not overlap the host",
+                 ss_ms(dur));
+        snprintf(basis, sizeof basis, "host time inside the call (t_exit - t_enter)");
+        ss_occurrence o = {
+            .rule = "pageable-async-copy",
+            .cost_ms = ss_ms(dur),
+            .cost_basis = basis,
+            .message = msg,
+            .fix = "Use pinned host memory for buffers copied asynchronously: allocate them with "
+                   "cudaMallocHost/cudaHostAlloc or register them once with cudaHostRegister (PyTorch: "
+                   "tensor.pin_memory(), DataLoader(pin_memory=True)); then cudaMemcpyAsync returns at once "
+                   "and the copy overlaps host work and kernels.",
+            .refs = { { (int32_t)i, c->first_op, "copy" } },
+            .nrefs = 1,
+            .alloc = -1,
+        };
+        ss_findings_add(out, m, &o);
+    }
+}
+
+const ss_rule ss_rule_pageable_async_copy = {
+    "pageable-async-copy", "asynchronous copy with pageable host memory", run,
+};

@@ -1,0 +1,543 @@
+/*
+ * Offline symbolization of recorded call stacks (interface: symbolize.h).
+ *
+ * The shim records raw return addresses plus the map of loaded objects; here
+ * each object is opened again from its recorded path with elfutils' libdwfl,
+ * placed at its recorded load bias (dwfl_report_elf), and queried for the
+ * symbol (dwfl_module_addrinfo), the source line (dwfl_module_getsrc) and the
+ * chain of inlined calls (dwarf_getscopes) at the address.  One Dwfl per
+ * object, created on first use: a PyTorch trace maps hundreds of objects and
+ * a stack touches a handful, and separate Dwfls cannot clash when a dlclose'd
+ * object's range was reused by another.
+ *
+ * Built with -DSS_NO_LIBDW (no elfutils headers), it still gives every frame
+ * its module and offset and says why names are missing.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef SS_NO_LIBDW
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#endif
+
+#include "symbolize.h"
+#include "callsite_view.h"
+
+#define MAX_INLINE_FRAMES 16
+#define BUILD_ID_MAX 64
+
+typedef struct sym_module {
+    char    *path;
+    uint64_t base, size;
+    uint8_t  build_id[BUILD_ID_MAX];
+    size_t   build_id_len;
+    int      opened;            /* 0 not tried, 1 usable, -1 failed (see problem) */
+    int      is_user;
+    char    *problem;           /* why symbols are missing, NULL if none */
+#ifndef SS_NO_LIBDW
+    Dwfl        *dwfl;
+    Dwfl_Module *mod;
+#endif
+} sym_module;
+
+typedef struct cache_entry {
+    uint64_t addr;              /* 0 = empty slot */
+    uint32_t n;
+    ss_frame *frames;
+} cache_entry;
+
+typedef struct str_node {
+    struct str_node *next;
+    char text[];
+} str_node;
+
+struct ss_symbolizer {
+    sym_module *mods;
+    size_t      nmods, capmods;
+    cache_entry *cache;
+    size_t      cache_cap, cache_used;  /* cap: power of two */
+    str_node   *strings;                /* every string handed out, freed at the end */
+    char *(*demangle)(const char *, char *, size_t *, int *);
+    void       *libstdcxx;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static const char *keep_string(ss_symbolizer *s, const char *text)
+{
+    if (!text)
+        return NULL;
+    size_t len = strlen(text);
+    str_node *n = malloc(sizeof *n + len + 1);
+    if (!n)
+        return NULL;
+    memcpy(n->text, text, len + 1);
+    n->next = s->strings;
+    s->strings = n;
+    return n->text;
+}
+
+/* C++ names are demangled with libstdc++'s own demangler (the analyzer is C:
+ * it is looked up at run time, and names stay mangled if it is missing). */
+__attribute__((unused))  /* only the libdw build names functions */
+static const char *demangled(ss_symbolizer *s, const char *name)
+{
+    if (!name)
+        return NULL;
+    if (name[0] == '_' && name[1] == 'Z' && s->demangle) {
+        int status = -1;
+        char *d = s->demangle(name, NULL, NULL, &status);
+        if (d && status == 0) {
+            const char *kept = keep_string(s, d);
+            free(d);
+            return kept;
+        }
+        free(d);
+    }
+    /* ELF symbol versions ("__libc_start_main@@GLIBC_2.34") are noise here. */
+    const char *at = strchr(name, '@');
+    if (at && at != name) {
+        char plain[512];
+        size_t n = (size_t)(at - name) < sizeof plain - 1 ? (size_t)(at - name) : sizeof plain - 1;
+        memcpy(plain, name, n);
+        plain[n] = '\0';
+        return keep_string(s, plain);
+    }
+    return keep_string(s, name);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Not user code: the CUDA stack, syncsight, the C/C++ runtime and loader,
+ * the Python interpreter and PyTorch's own libraries. */
+static int path_is_user(const char *path)
+{
+    if (!path || !*path)
+        return 0;
+    static const char *const lib_prefixes[] = {
+        "libcudart", "libcuda.", "libcupti", "libnvrtc", "libnvJitLink", "libcublas",
+        "libcudnn", "libnccl", "libcufft", "libcurand", "libcusparse", "libcusolver",
+        "libnvToolsExt", "libsyncsight",
+        "libc.", "libc-", "libm.", "libm-", "libpthread", "libdl.", "libdl-", "librt.",
+        "libstdc++", "libgcc_s", "ld-linux", "ld.so", "ld64.so", "linux-vdso",
+        "libpython", "python", "libffi", "libtorch", "libc10", "libshm", "libgomp", "libiomp",
+    };
+    const char *b = base_name(path);
+    for (size_t i = 0; i < sizeof lib_prefixes / sizeof lib_prefixes[0]; i++)
+        if (strncmp(b, lib_prefixes[i], strlen(lib_prefixes[i])) == 0)
+            return 0;
+    static const char *const dirs[] = {
+        "/site-packages/torch/", "/dist-packages/torch/", "/site-packages/nvidia/",
+        "/site-packages/triton/", "/lib-dynload/",
+    };
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (strstr(path, dirs[i]))
+            return 0;
+    return 1;
+}
+
+/* Code linked INTO the user's binary that is still not the user's: nvcc's
+ * default static cudart (cudaFree, cudart::..., __cudaLaunchKernel) and the C
+ * start-up files.  Without this, a statically linked program's site would be
+ * "prog+0x4d293 cudaFree" instead of the line that called cudaFree. */
+static int function_is_runtime(const char *fn)
+{
+    if (!fn)
+        return 0;
+    static const char *const prefixes[] = {
+        "cuda", "__cuda", "cudart::", "__cudart", "cudaApi", "cuGetProcAddress", "__nv_",
+        "_start", "__libc_", "_init", "_fini",
+    };
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(fn, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+ss_symbolizer *ss_symbolizer_new(void)
+{
+    ss_symbolizer *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->libstdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    if (s->libstdcxx)
+        *(void **)&s->demangle = dlsym(s->libstdcxx, "__cxa_demangle");
+    return s;
+}
+
+void ss_symbolizer_free(ss_symbolizer *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nmods; i++) {
+#ifndef SS_NO_LIBDW
+        if (s->mods[i].dwfl)
+            dwfl_end(s->mods[i].dwfl);
+#endif
+        free(s->mods[i].path);
+        free(s->mods[i].problem);
+    }
+    free(s->mods);
+    for (size_t i = 0; i < s->cache_cap; i++)
+        free(s->cache[i].frames);
+    free(s->cache);
+    while (s->strings) {
+        str_node *n = s->strings;
+        s->strings = n->next;
+        free(n);
+    }
+    if (s->libstdcxx)
+        dlclose(s->libstdcxx);
+    free(s);
+}
+
+void ss_symbolizer_add_module(ss_symbolizer *s, const char *path, uint64_t base, uint64_t size,
+                              const uint8_t *build_id, size_t build_id_len)
+{
+    if (!s || !path)
+        return;
+    if (s->nmods == s->capmods) {
+        size_t cap = s->capmods ? s->capmods * 2 : 64;
+        sym_module *m = realloc(s->mods, cap * sizeof *m);
+        if (!m)
+            return;
+        s->mods = m;
+        s->capmods = cap;
+    }
+    sym_module *m = &s->mods[s->nmods++];
+    memset(m, 0, sizeof *m);
+    m->path = strdup(path);
+    m->base = base;
+    m->size = size;
+    m->build_id_len = build_id_len < BUILD_ID_MAX ? build_id_len : BUILD_ID_MAX;
+    if (build_id && m->build_id_len)
+        memcpy(m->build_id, build_id, m->build_id_len);
+    m->is_user = path_is_user(path);
+}
+
+/* The module holding addr; the latest added wins where ranges overlap (an
+ * object dlopen'ed where an unloaded one used to be). */
+static sym_module *module_of(ss_symbolizer *s, uint64_t addr)
+{
+    for (size_t i = s->nmods; i-- > 0;) {
+        sym_module *m = &s->mods[i];
+        if (addr >= m->base && addr - m->base < m->size)
+            return m;
+    }
+    return NULL;
+}
+
+static void set_problem(sym_module *m, const char *why)
+{
+    free(m->problem);
+    m->problem = strdup(why);
+}
+
+/* ------------------------------------------------------------ libdw part */
+
+#ifndef SS_NO_LIBDW
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+static int elf_has_symtab(Elf *elf)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        GElf_Shdr shdr;
+        if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
+            return 1;
+    }
+    return 0;
+}
+
+static void open_module(sym_module *m)
+{
+    m->opened = -1;
+    if (strstr(m->path, "linux-vdso") || strstr(m->path, "linux-gate")) {
+        set_problem(m, "kernel vDSO: not a file");
+        return;
+    }
+    if (access(m->path, R_OK) != 0) {
+        size_t n = strlen(m->path);
+        set_problem(m, n > 10 && strcmp(m->path + n - 10, " (deleted)") == 0
+                           ? "binary was deleted while the program ran"
+                           : "binary not found (moved, deleted, or traced on another machine)");
+        return;
+    }
+    m->dwfl = dwfl_begin(&offline_callbacks);
+    if (!m->dwfl) {
+        set_problem(m, "libdwfl could not start");
+        return;
+    }
+    dwfl_report_begin(m->dwfl);
+    m->mod = dwfl_report_elf(m->dwfl, base_name(m->path), m->path, -1, m->base, false);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    if (!m->mod) {
+        char why[256];
+        snprintf(why, sizeof why, "not a readable ELF object: %s", dwfl_errmsg(-1));
+        set_problem(m, why);
+        return;
+    }
+    if (m->build_id_len) {
+        const unsigned char *bits = NULL;
+        GElf_Addr vaddr;
+        int n = dwfl_module_build_id(m->mod, &bits, &vaddr);
+        if (n != (int)m->build_id_len || memcmp(bits, m->build_id, m->build_id_len) != 0) {
+            set_problem(m, "binary on disk differs from the traced one (build id mismatch)");
+            return;
+        }
+    }
+    m->opened = 1;
+    Dwarf_Addr bias;
+    GElf_Addr ebias;
+    Elf *elf = dwfl_module_getelf(m->mod, &ebias);
+    int has_dwarf = dwfl_module_getdwarf(m->mod, &bias) != NULL;
+    int has_symtab = elf && elf_has_symtab(elf);
+    if (!has_dwarf && !has_symtab)
+        set_problem(m, "stripped: no symbol table and no debug info (module+offset only)");
+    else if (!has_dwarf)
+        set_problem(m, "no debug info (build with -g for file:line): function names only");
+}
+
+static const char *die_name(ss_symbolizer *s, Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *name = NULL;
+    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+        name = dwarf_formstring(&attr);
+    if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
+        name = dwarf_formstring(&attr);
+    return name ? demangled(s, name) : NULL;
+}
+
+static size_t resolve_dwfl(ss_symbolizer *s, sym_module *m, uint64_t addr, ss_frame *out, size_t max)
+{
+    /* Recorded addresses are return addresses: the call is the instruction
+     * before, and addr itself may already belong to the next line or, after
+     * a noreturn call, to the next function. */
+    Dwarf_Addr pc = addr - 1;
+    GElf_Off sym_off;
+    GElf_Sym sym;
+    const char *sym_name = dwfl_module_addrinfo(m->mod, pc, &sym_off, &sym, NULL, NULL, NULL);
+    const char *function = sym_name ? demangled(s, sym_name) : NULL;
+
+    const char *file = NULL;
+    int line = 0;
+    Dwfl_Line *dl = dwfl_module_getsrc(m->mod, pc);
+    if (dl) {
+        const char *f = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
+        file = keep_string(s, f);
+    }
+
+    ss_frame base = { .addr = addr, .module = m->path, .offset = addr - m->base,
+                      .is_user = m->is_user };
+    size_t n = 0;
+    Dwarf_Addr bias;
+    Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, pc, &bias);
+    Dwarf_Die *scopes = NULL;
+    int nscopes = cudie ? dwarf_getscopes(cudie, pc - bias, &scopes) : 0;
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    if (cudie && dwarf_getsrcfiles(cudie, &files, &nfiles) != 0)
+        files = NULL;
+
+    /* Innermost first: each inlined_subroutine scope is a frame at the
+     * current file:line, and its DW_AT_call_file/line is where the next
+     * (enclosing) frame made the call.  The subprogram ends the chain. */
+    for (int i = 0; i < nscopes && n + 1 < max; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_subprogram)
+            break;
+        if (tag != DW_TAG_inlined_subroutine)
+            continue;
+        ss_frame f = base;
+        f.function = die_name(s, &scopes[i]);
+        f.file = file;
+        f.line = line;
+        f.inlined = 1;
+        out[n++] = f;
+        Dwarf_Attribute attr;
+        Dwarf_Word call_file = 0, call_line = 0;
+        if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr))
+            dwarf_formudata(&attr, &call_file);
+        if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr))
+            dwarf_formudata(&attr, &call_line);
+        const char *cf = files && call_file < nfiles ? dwarf_filesrc(files, call_file, NULL, NULL) : NULL;
+        file = cf ? keep_string(s, cf) : NULL;
+        line = (int)call_line;
+    }
+    free(scopes);
+    ss_frame f = base;
+    f.function = function;
+    f.file = file;
+    f.line = file ? line : 0;
+    out[n++] = f;
+    return n;
+}
+#else
+static void open_module(sym_module *m)
+{
+    m->opened = -1;
+    set_problem(m, "syncsight was built without elfutils libdw (install libdw-dev and "
+                   "rebuild): module+offset only");
+}
+#endif
+
+/* ------------------------------------------------------------ resolve */
+
+static cache_entry *cache_slot(ss_symbolizer *s, uint64_t addr)
+{
+    uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0;; i++) {
+        cache_entry *e = &s->cache[(h + i) & (s->cache_cap - 1)];
+        if (e->addr == addr || e->addr == 0)
+            return e;
+    }
+}
+
+static int cache_grow(ss_symbolizer *s)
+{
+    size_t old_cap = s->cache_cap;
+    cache_entry *old = s->cache;
+    size_t cap = old_cap ? old_cap * 2 : 1024;
+    cache_entry *c = calloc(cap, sizeof *c);
+    if (!c)
+        return -1;
+    s->cache = c;
+    s->cache_cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].addr)
+            *cache_slot(s, old[i].addr) = old[i];
+    free(old);
+    return 0;
+}
+
+static size_t copy_frames(const cache_entry *e, ss_frame *out, size_t max)
+{
+    size_t n = e->n < max ? e->n : max;
+    /* Keep the outermost (real) frame when the caller's array is short. */
+    if (n < e->n && n > 0) {
+        memcpy(out, e->frames, (n - 1) * sizeof *out);
+        out[n - 1] = e->frames[e->n - 1];
+    } else {
+        memcpy(out, e->frames, n * sizeof *out);
+    }
+    return n;
+}
+
+size_t ss_symbolizer_resolve(ss_symbolizer *s, uint64_t addr, ss_frame *out, size_t max)
+{
+    if (!s || max == 0)
+        return 0;
+    if (addr && s->cache_cap) {
+        cache_entry *e = cache_slot(s, addr);
+        if (e->addr == addr)
+            return copy_frames(e, out, max);
+    }
+
+    ss_frame frames[MAX_INLINE_FRAMES];
+    size_t n = 0;
+    sym_module *m = module_of(s, addr);
+    if (m && !m->opened)
+        open_module(m);
+#ifndef SS_NO_LIBDW
+    if (m && m->opened == 1)
+        n = resolve_dwfl(s, m, addr, frames, MAX_INLINE_FRAMES);
+#endif
+    if (n == 0) {
+        ss_frame f = { .addr = addr, .offset = addr };
+        if (m) {
+            f.module = m->path;
+            f.offset = addr - m->base;
+            f.is_user = m->is_user;
+        }
+        frames[n++] = f;
+    }
+
+    for (size_t i = 0; i < n; i++)
+        if (frames[i].is_user && !(frames[i].file && frames[i].line > 0) &&
+            function_is_runtime(frames[i].function))
+            frames[i].is_user = 0;
+
+    if (addr && ((s->cache_used + 1) * 2 <= s->cache_cap || cache_grow(s) == 0)) {
+        cache_entry *e = cache_slot(s, addr);
+        ss_frame *copy = malloc(n * sizeof *copy);
+        if (copy) {
+            memcpy(copy, frames, n * sizeof *copy);
+            e->addr = addr;
+            e->n = (uint32_t)n;
+            e->frames = copy;
+            s->cache_used++;
+        }
+    }
+    cache_entry tmp = { .addr = addr, .n = (uint32_t)n, .frames = frames };
+    return copy_frames(&tmp, out, max);
+}
+
+const char *ss_symbolizer_module_problem(ss_symbolizer *s, const char *path)
+{
+    if (!s || !path)
+        return NULL;
+    for (size_t i = s->nmods; i-- > 0;) {
+        sym_module *m = &s->mods[i];
+        if (strcmp(m->path, path) != 0)
+            continue;
+        if (!m->opened)
+            open_module(m);
+        return m->problem;
+    }
+    return "module not in the trace's module map";
+}
+
+/* ------------------------------------------------------------ call-site view */
+
+void ss_frame_format(const ss_frame *f, char *out, size_t outlen)
+{
+    if (!outlen)
+        return;
+    if (f->file && f->line > 0)
+        snprintf(out, outlen, "%s:%d %s", f->file, f->line, f->function ? f->function : "??");
+    else if (f->module && f->function)
+        snprintf(out, outlen, "%s+0x%llx %s", base_name(f->module),
+                 (unsigned long long)f->offset, f->function);
+    else if (f->module)
+        snprintf(out, outlen, "%s+0x%llx", base_name(f->module), (unsigned long long)f->offset);
+    else
+        snprintf(out, outlen, "0x%llx", (unsigned long long)f->addr);
+}
+
+int ss_site_format(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth,
+                   char *site, size_t sitelen)
+{
+    if (sitelen)
+        site[0] = '\0';
+    for (uint32_t i = 0; i < depth; i++) {
+        ss_frame frames[MAX_INLINE_FRAMES];
+        size_t n = ss_symbolizer_resolve(s, addrs[i], frames, MAX_INLINE_FRAMES);
+        /* All frames of one address share its module; the innermost inlined
+         * one holds the source line of the call. */
+        if (n && frames[0].is_user) {
+            ss_frame_format(&frames[0], site, sitelen);
+            return (int)i;
+        }
+    }
+    return -1;
+}

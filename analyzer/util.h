@@ -1,0 +1,115 @@
+/*
+ * Small containers for the analyzer: a growable array macro and an
+ * open-addressing hash map from uint64 keys to int64 values.  Allocation
+ * failure aborts with a message: the analyzer cannot produce a correct report
+ * without its tables, and a partial one would mislead.
+ */
+#ifndef SYNCSIGHT_ANALYZER_UTIL_H
+#define SYNCSIGHT_ANALYZER_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline void *ss_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fputs("syncsight: out of memory\n", stderr);
+        exit(2);
+    }
+    return q;
+}
+
+static inline void *ss_xcalloc(size_t n, size_t sz)
+{
+    void *q = calloc(n ? n : 1, sz ? sz : 1);
+    if (!q) {
+        fputs("syncsight: out of memory\n", stderr);
+        exit(2);
+    }
+    return q;
+}
+
+/* Append one element to a (ptr, n, cap) triple. */
+#define SS_PUSH(ptr, n, cap, value) do {                                    \
+        if ((n) == (cap)) {                                                 \
+            (cap) = (cap) ? (cap) * 2 : 16;                                 \
+            (ptr) = ss_xrealloc((ptr), (size_t)(cap) * sizeof(*(ptr)));     \
+        }                                                                   \
+        (ptr)[(n)++] = (value);                                             \
+    } while (0)
+
+typedef struct ss_u64map {
+    uint64_t *keys;
+    int64_t  *vals;
+    uint8_t  *used;
+    size_t    cap, n;
+} ss_u64map;
+
+static inline uint64_t ss_hash64(uint64_t x)
+{
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline void ss_u64map_free(ss_u64map *m)
+{
+    free(m->keys); free(m->vals); free(m->used);
+    memset(m, 0, sizeof(*m));
+}
+
+static inline void ss_u64map_put(ss_u64map *m, uint64_t key, int64_t val);
+
+static inline void ss_u64map_grow(ss_u64map *m)
+{
+    ss_u64map old = *m;
+    m->cap = old.cap ? old.cap * 2 : 64;
+    m->keys = ss_xcalloc(m->cap, sizeof(uint64_t));
+    m->vals = ss_xcalloc(m->cap, sizeof(int64_t));
+    m->used = ss_xcalloc(m->cap, 1);
+    m->n = 0;
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.used[i] == 1)
+            ss_u64map_put(m, old.keys[i], old.vals[i]);
+    free(old.keys); free(old.vals); free(old.used);
+}
+
+/* used[]: 0 empty, 1 full, 2 deleted (tombstone) */
+static inline int64_t *ss_u64map_find(const ss_u64map *m, uint64_t key)
+{
+    if (!m->cap) return NULL;
+    size_t mask = m->cap - 1, i = (size_t)ss_hash64(key) & mask;
+    for (;;) {
+        if (m->used[i] == 0) return NULL;
+        if (m->used[i] == 1 && m->keys[i] == key) return &m->vals[i];
+        i = (i + 1) & mask;
+    }
+}
+
+static inline int64_t ss_u64map_get(const ss_u64map *m, uint64_t key, int64_t dflt)
+{
+    int64_t *v = ss_u64map_find(m, key);
+    return v ? *v : dflt;
+}
+
+static inline void ss_u64map_put(ss_u64map *m, uint64_t key, int64_t val)
+{
+    int64_t *v = ss_u64map_find(m, key);
+    if (v) { *v = val; return; }
+    if ((m->n + 1) * 2 > m->cap) ss_u64map_grow(m);
+    size_t mask = m->cap - 1, i = (size_t)ss_hash64(key) & mask;
+    while (m->used[i] == 1) i = (i + 1) & mask;
+    m->used[i] = 1; m->keys[i] = key; m->vals[i] = val; m->n++;
+}
+
+static inline void ss_u64map_del(ss_u64map *m, uint64_t key)
+{
+    int64_t *v = ss_u64map_find(m, key);
+    if (v) m->used[v - m->vals] = 2;   /* tombstones are dropped by the next grow */
+}
+
+#endif

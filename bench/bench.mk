@@ -1,0 +1,75 @@
+# Benchmarks (bench/) and fuzzing (fuzz/fuzz.mk, included below).
+#
+#   make bench-analyzer [BENCH_RECORDS=N | BENCH_SIZES="1000000 10000000 50000000"]
+#       CPU: generate synthetic traces and time `syncsight report --format json`
+#       (seconds, records/s, peak RSS, bytes/record, growth with size).
+#       Results: bench/results/analyzer-<date>.{md,json}.
+#   make bench           GPU: capture overhead of the shim vs no tool, Nsight Systems and
+#                        torch.profiler (bench/run_bench.sh).  Results:
+#                        bench/results/capture-<date>.md.
+#   make test-bench      CPU self-test of the generator and the reader check.
+#   make fuzz / fuzz-ci  see fuzz/fuzz.mk.
+
+BENCH_RECORDS ?= 1000000
+BENCH_SIZES   ?= $(BENCH_RECORDS)
+# Where the benchmark's traces go (deleted after each size unless BENCH_KEEP=1).
+BENCH_DIR     ?= $(BUILD)/bench-traces
+BENCH_KEEP    ?= 0
+# The analyzer command under test (arguments after `syncsight`, before the trace).
+BENCH_ANALYZER_ARGS ?= report --format json
+# GPU benchmark programs: sm_90 machine code (H100) plus PTX for newer GPUs.
+BENCH_NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+# Dynamic cudart, as PyTorch uses it, so that the interposer sees the calls
+# (nvcc links cudart statically by default: cuda-facts.md).
+BENCH_NVCC_FLAGS ?= -O2 -std=c++17 -cudart shared $(BENCH_NVCC_ARCH)
+BENCH_REPS ?= 5
+
+BENCH_TOOL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -I$(CUPTI_INC_DIR)
+
+$(BUILD)/ss-gen-trace: bench/gen_trace.c $(COMMON_SRCS) include/syncsight/trace_format.h include/syncsight/trace_io.h | check-cuda
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_TOOL_CFLAGS) -o $@ bench/gen_trace.c $(COMMON_SRCS)
+
+$(BUILD)/ss-read-trace: bench/read_trace.c $(COMMON_SRCS) include/syncsight/trace_format.h include/syncsight/trace_io.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ bench/read_trace.c $(COMMON_SRCS)
+
+$(BUILD)/bench/launch_bound: bench/launch_bound.cu bench/bench_util.h | check-cuda
+	@mkdir -p $(@D)
+	$(NVCC) $(BENCH_NVCC_FLAGS) -o $@ $<
+
+$(BUILD)/bench/copy_bound: bench/copy_bound.cu bench/bench_util.h | check-cuda
+	@mkdir -p $(@D)
+	$(NVCC) $(BENCH_NVCC_FLAGS) -o $@ $<
+
+.PHONY: bench-analyzer bench bench-programs test-bench
+bench-programs: $(BUILD)/bench/launch_bound $(BUILD)/bench/copy_bound
+
+bench-analyzer: $(BUILD)/ss-gen-trace $(BUILD)/ss-read-trace $(BUILD)/syncsight
+	$(PYTHON) bench/bench_analyzer.py --build $(BUILD) --dir $(BENCH_DIR) --sizes "$(BENCH_SIZES)" \
+		--keep $(BENCH_KEEP) --analyzer-args "$(BENCH_ANALYZER_ARGS)" --results bench/results
+
+bench: $(BUILD)/libsyncsight.so $(BUILD)/syncsight bench-programs
+	BUILD=$(BUILD) PYTHON=$(PYTHON) BENCH_REPS=$(BENCH_REPS) bash bench/run_bench.sh
+
+# The generator's traces must read back clean and pass every consistency
+# check, at several sizes and seeds; a cut-short trace must be reported as
+# truncated (exit 1), never read as complete.
+test-bench: $(BUILD)/ss-gen-trace $(BUILD)/ss-read-trace
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	for spec in "200 1" "5000 2" "100000 3" "300000 4"; do \
+		set -- $$spec; \
+		$(BUILD)/ss-gen-trace -n $$1 --seed $$2 -o $$d/t.sstrace 2>/dev/null; \
+		$(BUILD)/ss-read-trace --check --quiet $$d/t.sstrace; \
+	done; \
+	$(BUILD)/ss-gen-trace -n 5000 --threads 1 -o $$d/t1.sstrace 2>/dev/null; \
+	$(BUILD)/ss-read-trace --check --quiet $$d/t1.sstrace; \
+	$(BUILD)/ss-gen-trace -n 5000 --seed 9 -o $$d/a.sstrace 2>/dev/null; \
+	$(BUILD)/ss-gen-trace -n 5000 --seed 9 -o $$d/b.sstrace 2>/dev/null; \
+	cmp -s -i 256 $$d/a.sstrace $$d/b.sstrace || { echo "test-bench: same seed, different records" >&2; exit 1; }; \
+	size=$$(stat -c %s $$d/t.sstrace); head -c $$((size - 100)) $$d/t.sstrace > $$d/cut.sstrace; \
+	if $(BUILD)/ss-read-trace --quiet $$d/cut.sstrace 2>/dev/null; then \
+		echo "test-bench: a truncated trace read as complete" >&2; exit 1; fi; \
+	echo "test-bench: OK"
+
+include $(wildcard fuzz/fuzz.mk)

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Capture-overhead benchmark (make bench; GPU machine).
+#
+# Runs the same binaries under every tool configuration, interleaved
+# (rep 1: every program under every configuration, then rep 2, ...), so that
+# drift of the machine hits all configurations alike.  Each program prints its
+# own timing of its timed loop (BENCH lines, see bench/bench_util.h), which
+# excludes process start, CUDA context creation and tool start-up/teardown.
+#
+# Configurations:
+#   none        no tool
+#   default     LD_PRELOAD=libsyncsight.so
+#   stacks      + SYNCSIGHT_STACKS=2 (a native + Python stack for every call)
+#   interposer  SYNCSIGHT_CUPTI=0 (symbol interposer only)
+#   callbacks   SYNCSIGHT_ACTIVITY=none (+ CUPTI runtime callbacks)
+#   kernel      SYNCSIGHT_ACTIVITY=kernel (+ kernel activity)
+#   activity    SYNCSIGHT_ACTIVITY=kernel,memcpy,memset,sync,event
+#   nsys        nsys profile -t cuda,nvtx (collection only; a failure to write
+#               the report after the program printed its timing is accepted)
+#   torchprof   train_loop.py --torch-profiler (CPU + CUDA activities)
+#
+# Environment (all optional): BUILD (build), PYTHON (python3), BENCH_REPS (5),
+# BENCH_NSYS_REPS (3), BENCH_TRAIN_REPS (3), BENCH_LAUNCHES (200000),
+# BENCH_COPY_ITERS (50000), BENCH_TRAIN_STEPS (1500), BENCH_TIME_LIMIT_S (420:
+# no new repetition starts after that), NSYS (path of nsys), BENCH_OUT
+# (results file, default bench/results/capture-<date>.md).
+set -u
+
+BUILD=${BUILD:-build}
+PYTHON=${PYTHON:-python3}
+REPS=${BENCH_REPS:-5}
+NSYS_REPS=${BENCH_NSYS_REPS:-3}
+TRAIN_REPS=${BENCH_TRAIN_REPS:-3}
+TIME_LIMIT=${BENCH_TIME_LIMIT_S:-420}
+export BENCH_LAUNCHES=${BENCH_LAUNCHES:-200000}
+export BENCH_COPY_ITERS=${BENCH_COPY_ITERS:-50000}
+export BENCH_TRAIN_STEPS=${BENCH_TRAIN_STEPS:-1500}
+
+root=$(pwd)
+build=$(cd "$BUILD" && pwd) || { echo "run_bench: no build directory $BUILD" >&2; exit 1; }
+lib=$build/libsyncsight.so
+date=$(date +%Y-%m-%d)
+out=${BENCH_OUT:-$root/bench/results/capture-$date.md}
+mkdir -p "$(dirname "$out")"
+for f in "$lib" "$build/bench/launch_bound" "$build/bench/copy_bound"; do
+    [ -e "$f" ] || { echo "run_bench: missing $f (run make bench)" >&2; exit 1; }
+done
+
+tmp=$(mktemp -d /tmp/syncsight-bench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+raw=$tmp/raw.tsv
+printf 'program\tconfig\trep\twall_s\tcalls\touter_s\trc\ttraces\ttrace_bytes\tapi_records\tnote\n' > "$raw"
+
+# Nsight Systems: on the GPU machines only inside the Nsight Compute folder.
+if [ -z "${NSYS:-}" ]; then
+    NSYS=$( { command -v nsys; ls -d /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys \
+              /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda/bin/nsys; } 2>/dev/null |
+            while read -r p; do [ -x "$p" ] && echo "$p"; done | sort -V | tail -n 1)
+fi
+[ -n "$NSYS" ] || echo "run_bench: nsys not found: the nsys column stays empty" >&2
+
+have_torch=0
+if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    have_torch=1
+else
+    echo "run_bench: $PYTHON has no CUDA-enabled torch: skipping train_loop" >&2
+fi
+
+programs=(launch_bound copy_bound)
+[ "$have_torch" = 1 ] && programs+=(train_loop)
+configs_c=(none default stacks interposer callbacks kernel activity nsys)
+configs_py=(none default stacks interposer activity torchprof nsys)
+
+# run_one PROGRAM CONFIG REP: one run in a fresh directory (the shim writes its
+# trace into the working directory); appends a row to $raw.
+run_one() {
+    local prog=$1 cfg=$2 rep=$3 dir=$tmp/run
+    rm -rf "$dir"; mkdir -p "$dir"
+    local -a cmd envs=()
+    case $prog in
+        train_loop) cmd=("$PYTHON" "$root/bench/train_loop.py") ;;
+        *)          cmd=("$build/bench/$prog") ;;
+    esac
+    case $cfg in
+        none) ;;
+        default)    envs=(LD_PRELOAD="$lib") ;;
+        stacks)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_STACKS=2) ;;
+        interposer) envs=(LD_PRELOAD="$lib" SYNCSIGHT_CUPTI=0) ;;
+        callbacks)  envs=(LD_PRELOAD="$lib" SYNCSIGHT_ACTIVITY=none) ;;
+        kernel)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_ACTIVITY=kernel) ;;
+        activity)   envs=(LD_PRELOAD="$lib" SYNCSIGHT_ACTIVITY=kernel,memcpy,memset,sync,event) ;;
+        nsys)       [ -n "$NSYS" ] || return 0
+                    cmd=("$NSYS" profile -t cuda,nvtx -o "$dir/nsys-report" --force-overwrite true "${cmd[@]}") ;;
+        torchprof)  cmd+=(--torch-profiler) ;;
+    esac
+    local t0 t1 rc
+    t0=$(date +%s.%N)
+    (cd "$dir" && env "${envs[@]}" "${cmd[@]}") > "$dir/out.txt" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    local line wall calls note=""
+    line=$(grep -m1 '^BENCH ' "$dir/out.txt")
+    if [ -z "$line" ]; then
+        wall=NA; calls=NA; note="no timing line (exit $rc)"
+        cp "$dir/out.txt" "$tmp/fail-$prog-$cfg-$rep.txt"
+        echo "run_bench: $prog/$cfg rep $rep printed no timing (exit $rc); last lines:" >&2
+        tail -n 5 "$dir/out.txt" >&2
+    else
+        wall=$(sed -n 's/.* wall_s=\([^ ]*\).*/\1/p' <<<"$line")
+        calls=$(sed -n 's/.* calls=\([^ ]*\).*/\1/p' <<<"$line")
+        [ "$rc" != 0 ] && note="exit $rc after the timing line"
+    fi
+    # The traces the shim wrote: how many and how big; the number of API
+    # records of the first default run gives the train loop's call count.
+    local traces=0 bytes=0 apis=NA
+    shopt -s nullglob
+    local files=("$dir"/*.sstrace)
+    shopt -u nullglob
+    traces=${#files[@]}
+    if [ "$traces" -gt 0 ]; then
+        bytes=$(cat "${files[@]}" | wc -c)
+        if [ "$cfg" = default ] && [ -x "$build/ss-read-trace" ]; then
+            apis=0
+            for f in "${files[@]}"; do
+                local n
+                n=$("$build/ss-read-trace" "$f" 2>/dev/null | awk '$1 == "api" { print $2 }')
+                apis=$((apis + ${n:-0}))
+            done
+        fi
+    elif [ "$cfg" != none ] && [ "$cfg" != nsys ] && [ "$cfg" != torchprof ]; then
+        note="${note:+$note; }NO TRACE WRITTEN"
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$prog" "$cfg" "$rep" "$wall" "$calls" \
+        "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "$rc" "$traces" "$bytes" "$apis" "$note" >> "$raw"
+    printf 'run_bench: rep %s %-12s %-10s wall_s=%s\n' "$rep" "$prog" "$cfg" "$wall" >&2
+}
+
+start=$SECONDS
+stopped_at=""
+for rep in $(seq 1 "$REPS"); do
+    if [ $((SECONDS - start)) -ge "$TIME_LIMIT" ]; then
+        stopped_at=$rep
+        echo "run_bench: time limit ${TIME_LIMIT}s reached: stopping before rep $rep" >&2
+        break
+    fi
+    for prog in "${programs[@]}"; do
+        if [ "$prog" = train_loop ]; then
+            [ "$rep" -le "$TRAIN_REPS" ] || continue
+            cfgs=("${configs_py[@]}")
+        else
+            cfgs=("${configs_c[@]}")
+        fi
+        for cfg in "${cfgs[@]}"; do
+            [ "$cfg" = nsys ] && [ "$rep" -gt "$NSYS_REPS" ] && continue
+            run_one "$prog" "$cfg" "$rep"
+        done
+    done
+done
+elapsed=$((SECONDS - start))
+
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+"$PYTHON" "$root/bench/summarize_capture.py" "$raw" "$out" \
+    --gpu "${gpu:-unknown}" --nsys "${NSYS:-none}" --elapsed "$elapsed" --stopped "${stopped_at:-}" \
+    --train-steps "$BENCH_TRAIN_STEPS" || exit 1
+cp "$raw" "${out%.md}.tsv"
+for f in "$tmp"/fail-*.txt; do
+    [ -e "$f" ] || continue
+    echo "---- $(basename "$f")" >&2
+    tail -n 20 "$f" >&2
+done
+echo "run_bench: wrote $out (raw runs: ${out%.md}.tsv) in ${elapsed}s" >&2

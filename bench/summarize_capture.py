@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Summarize run_bench.sh's raw runs (TSV) into bench/results/capture-<date>.md.
+
+Per program and configuration: median wall time of the timed loop with its
+min-max over the repetitions, slowdown in % against "none" measured in the same
+run, and the tool's cost per intercepted CUDA call in ns
+((median - median of none) / calls).  Calls are what the program counted in its
+timed loop; the train loop cannot count them, so its count is the number of API
+records in the default configuration's trace, scaled by timed/(timed + warm-up)
+steps (an estimate: set-up calls are counted too, which makes the per-call cost
+a slight underestimate).
+"""
+import argparse
+import csv
+import statistics
+import sys
+
+CONFIG_ORDER = ["none", "default", "stacks", "interposer", "callbacks", "kernel", "activity", "nsys", "torchprof"]
+CONFIG_TEXT = {
+    "none": "no tool",
+    "default": "syncsight default",
+    "stacks": "syncsight, stacks for every call (SYNCSIGHT_STACKS=2)",
+    "interposer": "breakdown: interposer only (SYNCSIGHT_CUPTI=0)",
+    "callbacks": "breakdown: + CUPTI runtime callbacks (SYNCSIGHT_ACTIVITY=none)",
+    "kernel": "breakdown: + kernel activity (SYNCSIGHT_ACTIVITY=kernel)",
+    "activity": "breakdown: + copy/sync activity (kernel,memcpy,memset,sync,event)",
+    "nsys": "Nsight Systems collection (nsys profile -t cuda,nvtx)",
+    "torchprof": "torch.profiler, CPU + CUDA activities",
+}
+PROGRAM_TEXT = {
+    "launch_bound": "(a) launch-bound: tiny kernels on 2 streams, event record/wait every 10, sync every 1000",
+    "copy_bound": "(b) copy-bound: small pinned H2D/D2H copies ordered by events",
+    "train_loop": "(c) PyTorch MLP training loop, pinned non_blocking inputs, .item() every 50 steps",
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("raw")
+    ap.add_argument("out")
+    ap.add_argument("--gpu", default="unknown")
+    ap.add_argument("--nsys", default="none")
+    ap.add_argument("--elapsed", default="?")
+    ap.add_argument("--stopped", default="")
+    ap.add_argument("--train-steps", type=int, default=1500)
+    ap.add_argument("--train-warmup", type=int, default=50)
+    args = ap.parse_args()
+
+    with open(args.raw) as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    runs = {}
+    notes = []
+    for r in rows:
+        key = (r["program"], r["config"])
+        runs.setdefault(key, {"walls": [], "calls": [], "apis": [], "traces": [], "bytes": [], "outer": []})
+        if r["note"]:
+            notes.append(f"{r['program']}/{r['config']} rep {r['rep']}: {r['note']}")
+        if r["wall_s"] == "NA":
+            continue
+        d = runs[key]
+        d["walls"].append(float(r["wall_s"]))
+        d["outer"].append(float(r["outer_s"]))
+        d["calls"].append(int(r["calls"]))
+        if r["api_records"] not in ("NA", ""):
+            d["apis"].append(int(r["api_records"]))
+        d["traces"].append(int(r["traces"]))
+        d["bytes"].append(int(r["trace_bytes"]))
+
+    lines = [
+        "# Capture overhead",
+        "",
+        f"GPU: {args.gpu}.  nsys: `{args.nsys}`.  Whole benchmark: {args.elapsed} s."
+        + (f"  Stopped by the time limit before repetition {args.stopped}." if args.stopped else ""),
+        "",
+        "Each cell: median wall time of the program's timed loop over the repetitions (min-max), runs interleaved",
+        "across configurations.  Slowdown is against \"no tool\" in the same run; per-call cost = (median - median",
+        "of no tool) / CUDA runtime calls in the timed loop.  \"whole process s\": median wall time of the whole",
+        "command (process start, CUDA init, tool start-up and the tool's teardown/flush included).",
+        "",
+    ]
+    verdicts = []
+    for prog in ["launch_bound", "copy_bound", "train_loop"]:
+        base = runs.get((prog, "none"))
+        if not base or not base["walls"]:
+            continue
+        base_med = statistics.median(base["walls"])
+        calls = base["calls"][0]
+        calls_note = "counted by the program"
+        if calls < 0:
+            apis = runs.get((prog, "default"), {}).get("apis", [])
+            if apis:
+                calls = int(statistics.median(apis) * args.train_steps / (args.train_steps + args.train_warmup))
+                calls_note = "estimated from the default trace's API records"
+            else:
+                calls = None
+                calls_note = "unknown (no default trace)"
+        lines += [f"## {PROGRAM_TEXT[prog]}", "",
+                  f"CUDA calls in the timed loop: {calls if calls is not None else '?'} ({calls_note}).", "",
+                  "| configuration | runs | median s | min-max s | slowdown | ns/call | whole process s | trace MB |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        slow = {}
+        for cfg in CONFIG_ORDER:
+            d = runs.get((prog, cfg))
+            if not d or not d["walls"]:
+                continue
+            med = statistics.median(d["walls"])
+            pct = (med / base_med - 1) * 100
+            slow[cfg] = pct
+            per_call = "-" if cfg == "none" or not calls else f"{(med - base_med) * 1e9 / calls:.0f}"
+            mb = f"{statistics.median(d['bytes']) / 1e6:.1f}" if d["traces"] and max(d["traces"]) else "-"
+            lines.append(f"| {CONFIG_TEXT[cfg]} | {len(d['walls'])} | {med:.4f} | {min(d['walls']):.4f}-{max(d['walls']):.4f} | "
+                         f"{'-' if cfg == 'none' else f'{pct:+.1f}%'} | {per_call} | {statistics.median(d['outer']):.2f} | {mb} |")
+        lines.append("")
+        if prog == "launch_bound" and "default" in slow:
+            if "nsys" in slow and slow["nsys"] > 0:
+                ok = slow["default"] <= slow["nsys"] / 2
+                verdicts.append(f"(a) default slowdown {slow['default']:+.1f}% vs nsys {slow['nsys']:+.1f}%: "
+                                f"target at most half of nsys's: {'met' if ok else '**not met**'}")
+            else:
+                verdicts.append(f"(a) default slowdown {slow['default']:+.1f}%: no nsys measurement to compare with")
+        if prog == "train_loop" and "default" in slow:
+            verdicts.append(f"(c) default slowdown {slow['default']:+.1f}%: target < 5%: "
+                            f"{'met' if slow['default'] < 5 else '**not met**'}")
+    if verdicts:
+        lines += ["## Targets", ""] + [f"- {v}" for v in verdicts] + [""]
+    if notes:
+        lines += ["## Notes from the runs", ""] + [f"- {n}" for n in notes] + [""]
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Training-loop benchmark (c): a small PyTorch MLP trained on random data.
+
+Inputs come from pinned host tensors copied with non_blocking=True (the
+recommended pattern); the loss is read back with .item() every 50 steps (a
+deliberate, common synchronization).  Prints the line run_bench.sh parses:
+
+    BENCH name=train_loop wall_s=<seconds of the timed steps> calls=-1 steps=N
+
+calls=-1: the program cannot count its CUDA runtime calls itself; run_bench.sh
+takes the count from the syncsight trace.  With --torch-profiler the timed
+steps run under torch.profiler with CPU and CUDA activities (the profiler's
+post-processing at exit is timed separately: profiler_finalize_s).
+"""
+import argparse
+import os
+import time
+
+import torch
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=int(os.environ.get("BENCH_TRAIN_STEPS", "1500")))
+    ap.add_argument("--warmup", type=int, default=50)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--width", type=int, default=1024)
+    ap.add_argument("--torch-profiler", action="store_true",
+                    help="run the timed steps under torch.profiler (CPU + CUDA activities)")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("train_loop: CUDA is not available to PyTorch")
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
+        torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
+        torch.nn.Linear(args.width, 10),
+    ).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    # A small ring of pinned batches: host->device copies can be truly async.
+    xs = [torch.randn(args.batch, args.width).pin_memory() for _ in range(4)]
+    ys = [torch.randint(0, 10, (args.batch,)).pin_memory() for _ in range(4)]
+
+    def step(i):
+        x = xs[i % 4].to(dev, non_blocking=True)
+        y = ys[i % 4].to(dev, non_blocking=True)
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        if i % 50 == 49:
+            return loss.item()
+        return None
+
+    for i in range(args.warmup):
+        step(i)
+    torch.cuda.synchronize()
+
+    prof = None
+    if args.torch_profiler:
+        from torch.profiler import ProfilerActivity, profile
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        prof.__enter__()
+    t0 = time.monotonic()
+    last = None
+    for i in range(args.steps):
+        v = step(i)
+        if v is not None:
+            last = v
+    torch.cuda.synchronize()
+    wall = time.monotonic() - t0
+    finalize = 0.0
+    if prof is not None:
+        t1 = time.monotonic()
+        prof.__exit__(None, None, None)
+        prof.key_averages()   # what a user reads: forces the post-processing
+        finalize = time.monotonic() - t1
+    print(f"BENCH name=train_loop wall_s={wall:.6f} calls=-1 steps={args.steps} warmup={args.warmup} "
+          f"profiler_finalize_s={finalize:.3f} last_loss={last}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,420 @@
+/*
+ * Trace writer and reader (include/syncsight/trace_io.h).  Shared by the shim,
+ * the analyzer, the trace generator and the tests, so that there is exactly
+ * one implementation of the format.
+ */
+#define _GNU_SOURCE
+#include "syncsight/trace_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#ifndef SS_VERSION
+#define SS_VERSION "0.0.0"
+#endif
+
+/* ------------------------------------------------------------------ CRC-32 */
+
+/* Table-driven CRC-32 (reflected 0xEDB88320), computed at first use.  The
+ * table is built by a pure function, so two threads racing to build it write
+ * the same values: no lock needed. */
+static uint32_t crc_table[256];
+static volatile int crc_ready;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_table[i] = c;
+    }
+    __atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
+}
+
+uint32_t ss_crc32(uint32_t crc, const void *data, size_t len)
+{
+    if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
+        crc_init();
+    const uint8_t *p = data;
+    crc = ~crc;
+    while (len--)
+        crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* ------------------------------------------------------------------ writer */
+
+void ss_file_header_init(ss_file_header *hdr, uint64_t start_ns, uint64_t start_realtime_ns)
+{
+    memset(hdr, 0, sizeof *hdr);
+    memcpy(hdr->magic, SS_TRACE_MAGIC, 8);
+    hdr->version_major = SS_TRACE_VERSION_MAJOR;
+    hdr->version_minor = SS_TRACE_VERSION_MINOR;
+    hdr->header_size = sizeof *hdr;
+    hdr->pid = (uint32_t)getpid();
+    hdr->ppid = (uint32_t)getppid();
+    hdr->clock_id = SS_CLOCK_MONOTONIC;
+    hdr->start_ns = start_ns;
+    hdr->start_realtime_ns = start_realtime_ns;
+    if (gethostname(hdr->hostname, sizeof hdr->hostname - 1) != 0)
+        hdr->hostname[0] = '\0';
+    hdr->hostname[sizeof hdr->hostname - 1] = '\0';
+    snprintf(hdr->shim_version, sizeof hdr->shim_version, "%s", SS_VERSION);
+}
+
+/* write() all of buf, retrying on EINTR and short writes. */
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            return -EIO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int ss_writer_open(ss_writer *w, const char *path, const ss_file_header *hdr)
+{
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    /* O_EXCL + O_NOFOLLOW: never write through a planted symlink or over an
+     * existing file (the same policy perf uses for perf.data). */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = write_all(fd, hdr, sizeof *hdr);
+    if (rc < 0) {
+        close(fd);
+        unlink(path);
+        return rc;
+    }
+    w->fd = fd;
+    w->bytes_written = sizeof *hdr;
+    return 0;
+}
+
+int ss_writer_write_block(ss_writer *w, const void *payload, uint32_t payload_bytes,
+                          uint32_t record_count)
+{
+    if (w->fd < 0)
+        return -EBADF;
+    if (w->failed_errno)
+        return -w->failed_errno;
+    if (payload_bytes == 0)
+        return 0;
+    if (payload_bytes > SS_BLOCK_MAX_PAYLOAD || (payload_bytes & 7u))
+        return -EINVAL;
+
+    ss_block_header bh = {
+        .magic = SS_BLOCK_MAGIC,
+        .payload_bytes = payload_bytes,
+        .record_count = record_count,
+        .crc32 = ss_crc32(0, payload, payload_bytes),
+    };
+    /* Header and payload go out in one writev(): a crash or a full disk in
+     * the middle leaves a block the reader rejects by length or CRC. */
+    struct iovec iov[2] = {
+        { .iov_base = &bh, .iov_len = sizeof bh },
+        { .iov_base = (void *)payload, .iov_len = payload_bytes },
+    };
+    size_t total = sizeof bh + payload_bytes;
+    ssize_t n;
+    do
+        n = writev(w->fd, iov, 2);
+    while (n < 0 && errno == EINTR);
+    int rc = 0;
+    if (n < 0) {
+        rc = -errno;
+    } else if ((size_t)n < total) {
+        /* Short write: finish with plain writes (each retried on EINTR). */
+        size_t done = (size_t)n;
+        if (done < sizeof bh) {
+            rc = write_all(w->fd, (const char *)&bh + done, sizeof bh - done);
+            done = sizeof bh;
+        }
+        if (rc == 0)
+            rc = write_all(w->fd, (const char *)payload + (done - sizeof bh), total - done);
+    }
+    if (rc < 0) {
+        w->failed_errno = -rc;
+        return rc;
+    }
+    w->bytes_written += sizeof bh + payload_bytes;
+    w->blocks_written++;
+    return 0;
+}
+
+int ss_writer_close(ss_writer *w)
+{
+    int rc = 0;
+    if (w->fd >= 0 && close(w->fd) != 0)
+        rc = -errno;
+    w->fd = -1;
+    return rc;
+}
+
+void *ss_rec_reserve(void *buf, uint32_t cap, uint32_t *used, uint16_t type,
+                     uint32_t fixed_size, uint32_t tail_size)
+{
+    uint64_t size = (uint64_t)fixed_size + tail_size;
+    size = (size + 7u) & ~(uint64_t)7u;
+    if (size > UINT32_MAX || *used > cap || size > (uint64_t)(cap - *used))
+        return NULL;
+    ss_rec_hdr *h = (ss_rec_hdr *)((char *)buf + *used);
+    memset(h, 0, (size_t)size);
+    h->type = type;
+    h->size = (uint32_t)size;
+    *used += (uint32_t)size;
+    return h;
+}
+
+/* ------------------------------------------------------------------ reader */
+
+struct ss_reader {
+    int            fd;
+    const uint8_t *map;
+    uint64_t       size;
+    ss_file_header hdr;
+    uint64_t       block_off;    /* offset of the current block header */
+    uint64_t       rec_off;      /* offset of the next record in the block */
+    uint64_t       block_end;    /* end of the current block's payload */
+    int            done;
+    char           err[256];
+};
+
+uint32_t ss_rec_fixed_size(uint16_t type)
+{
+    switch (type) {
+    case SS_REC_META:       return sizeof(ss_meta_rec);
+    case SS_REC_STRING:     return sizeof(ss_string_rec);
+    case SS_REC_API_NAME:   return sizeof(ss_api_name_rec);
+    case SS_REC_API:        return sizeof(ss_api_rec);
+    case SS_REC_KERNEL:     return sizeof(ss_kernel_rec);
+    case SS_REC_MEMCPY:     return sizeof(ss_memcpy_rec);
+    case SS_REC_MEMSET:     return sizeof(ss_memset_rec);
+    case SS_REC_SYNC:       return sizeof(ss_sync_rec);
+    case SS_REC_CUDA_EVENT: return sizeof(ss_cuda_event_rec);
+    case SS_REC_STREAM:     return sizeof(ss_stream_rec);
+    case SS_REC_CONTEXT:    return sizeof(ss_context_rec);
+    case SS_REC_NVTX:       return sizeof(ss_nvtx_rec);
+    case SS_REC_NOTE:       return sizeof(ss_note_rec);
+    case SS_REC_CLOCK:      return sizeof(ss_clock_rec);
+    case SS_REC_THREAD:     return sizeof(ss_thread_rec);
+    case SS_REC_STACK:      return sizeof(ss_stack_rec);
+    case SS_REC_MODULE:     return sizeof(ss_module_rec);
+    case SS_REC_PYSTACK:    return sizeof(ss_pystack_rec);
+    default:                return 0;
+    }
+}
+
+/* Bytes of variable tail a record declares, beyond its fixed struct; checked
+ * against the record's size so that a reader never reads past a record. */
+static uint64_t declared_tail(const ss_rec_hdr *h)
+{
+    switch (h->type) {
+    case SS_REC_META: {
+        const ss_meta_rec *m = (const void *)h;
+        return (uint64_t)m->key_len + 1 + m->value_len + 1;
+    }
+    case SS_REC_STRING:   return ((const ss_string_rec *)(const void *)h)->len;
+    case SS_REC_API_NAME: return ((const ss_api_name_rec *)(const void *)h)->len;
+    case SS_REC_API:      return (uint64_t)((const ss_api_rec *)(const void *)h)->nparams * 8u;
+    case SS_REC_NOTE:     return ((const ss_note_rec *)(const void *)h)->len;
+    case SS_REC_THREAD:   return ((const ss_thread_rec *)(const void *)h)->len;
+    case SS_REC_STACK:    return (uint64_t)((const ss_stack_rec *)(const void *)h)->depth * 8u;
+    case SS_REC_MODULE: {
+        const ss_module_rec *m = (const void *)h;
+        return (uint64_t)m->path_len + m->build_id_len;
+    }
+    case SS_REC_PYSTACK:
+        return (uint64_t)((const ss_pystack_rec *)(const void *)h)->depth * sizeof(ss_pyframe);
+    default:
+        return 0;
+    }
+}
+
+static void set_err(ss_reader *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, sizeof r->err, fmt, ap);
+    va_end(ap);
+}
+
+ss_reader *ss_reader_open(const char *path, char *err, size_t errlen)
+{
+#define FAIL(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
+    ss_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        if (err && errlen)
+            snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0)
+        FAIL("cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(r->fd, &st) != 0)
+        FAIL("cannot stat: %s", strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        FAIL("is a directory");
+    if (!S_ISREG(st.st_mode))
+        FAIL("not a regular file");
+    r->size = (uint64_t)st.st_size;
+    if (r->size < 8)
+        FAIL("not a syncsight trace (file too short: %llu bytes)", (unsigned long long)r->size);
+    r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, r->fd, 0);
+    if (r->map == MAP_FAILED) {
+        r->map = NULL;
+        FAIL("cannot map: %s", strerror(errno));
+    }
+    if (memcmp(r->map, SS_TRACE_MAGIC, 8) != 0)
+        FAIL("not a syncsight trace (bad magic)");
+    if (r->size < sizeof(ss_file_header))
+        FAIL("truncated file header (%llu of %zu bytes)", (unsigned long long)r->size,
+             sizeof(ss_file_header));
+    memcpy(&r->hdr, r->map, sizeof r->hdr);
+    if (r->hdr.version_major != SS_TRACE_VERSION_MAJOR)
+        FAIL("unsupported trace version %u.%u (this syncsight reads %u.x)",
+             r->hdr.version_major, r->hdr.version_minor, SS_TRACE_VERSION_MAJOR);
+    if (r->hdr.header_size < sizeof(ss_file_header) || r->hdr.header_size > r->size ||
+        r->hdr.header_size > 65536 || (r->hdr.header_size & 7u))
+        FAIL("corrupt file header (header size %u)", r->hdr.header_size);
+    r->hdr.hostname[sizeof r->hdr.hostname - 1] = '\0';
+    r->hdr.shim_version[sizeof r->hdr.shim_version - 1] = '\0';
+    r->block_off = r->hdr.header_size;
+    r->rec_off = r->block_end = 0;
+    madvise((void *)r->map, r->size, MADV_SEQUENTIAL);
+    return r;
+fail:
+    ss_reader_close(r);
+    return NULL;
+#undef FAIL
+}
+
+void ss_reader_close(ss_reader *r)
+{
+    if (!r)
+        return;
+    if (r->map)
+        munmap((void *)r->map, r->size);
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r);
+}
+
+const ss_file_header *ss_reader_header(const ss_reader *r) { return &r->hdr; }
+const char *ss_reader_error(const ss_reader *r) { return r->err; }
+uint64_t ss_reader_offset(const ss_reader *r) { return r->block_off; }
+uint64_t ss_reader_file_size(const ss_reader *r) { return r->size; }
+
+/* Verify the block at r->block_off whole: header, length, CRC, and that its
+ * records tile the payload exactly with sane sizes.  Returns 1 when it can be
+ * iterated, 0 at a clean end of file, -1 when the file stops being valid. */
+static int load_block(ss_reader *r)
+{
+    uint64_t off = r->block_off;
+    if (off == r->size)
+        return 0;
+    if (r->size - off < sizeof(ss_block_header)) {
+        set_err(r, "incomplete block header at offset %llu (%llu bytes left)",
+                (unsigned long long)off, (unsigned long long)(r->size - off));
+        return -1;
+    }
+    ss_block_header bh;
+    memcpy(&bh, r->map + off, sizeof bh);
+    if (bh.magic != SS_BLOCK_MAGIC) {
+        set_err(r, "bad block magic at offset %llu", (unsigned long long)off);
+        return -1;
+    }
+    if (bh.payload_bytes == 0 || bh.payload_bytes > SS_BLOCK_MAX_PAYLOAD || (bh.payload_bytes & 7u)) {
+        set_err(r, "bad block length %u at offset %llu", bh.payload_bytes, (unsigned long long)off);
+        return -1;
+    }
+    uint64_t start = off + sizeof bh;
+    if (r->size - start < bh.payload_bytes) {
+        set_err(r, "incomplete block at offset %llu (%llu of %u bytes)", (unsigned long long)off,
+                (unsigned long long)(r->size - start), bh.payload_bytes);
+        return -1;
+    }
+    if (ss_crc32(0, r->map + start, bh.payload_bytes) != bh.crc32) {
+        set_err(r, "block checksum mismatch at offset %llu", (unsigned long long)off);
+        return -1;
+    }
+    /* Walk the records once: each must fit, be aligned, be at least as large
+     * as its type's fixed part, and hold the tail it declares. */
+    uint64_t p = start, end = start + bh.payload_bytes;
+    uint32_t n = 0;
+    while (p < end) {
+        if (end - p < sizeof(ss_rec_hdr)) {
+            set_err(r, "record header overruns block at offset %llu", (unsigned long long)p);
+            return -1;
+        }
+        ss_rec_hdr h;
+        memcpy(&h, r->map + p, sizeof h);
+        if (h.size < sizeof(ss_rec_hdr) || (h.size & 7u) || h.size > end - p) {
+            set_err(r, "bad record size %u at offset %llu", h.size, (unsigned long long)p);
+            return -1;
+        }
+        uint32_t fixed = ss_rec_fixed_size(h.type);
+        if (fixed) {
+            if (h.size < fixed) {
+                set_err(r, "record of type %u too short (%u < %u bytes) at offset %llu", h.type, h.size,
+                        fixed, (unsigned long long)p);
+                return -1;
+            }
+            if (declared_tail((const ss_rec_hdr *)(const void *)(r->map + p)) > h.size - fixed) {
+                set_err(r, "record of type %u declares more data than it holds at offset %llu", h.type,
+                        (unsigned long long)p);
+                return -1;
+            }
+        }
+        p += h.size;
+        n++;
+    }
+    if (n != bh.record_count) {
+        set_err(r, "block at offset %llu holds %u records, header says %u", (unsigned long long)off, n,
+                bh.record_count);
+        return -1;
+    }
+    r->rec_off = start;
+    r->block_end = end;
+    return 1;
+}
+
+int ss_reader_next(ss_reader *r, const ss_rec_hdr **rec)
+{
+    if (r->done)
+        return r->err[0] ? SS_READ_TRUNCATED : SS_READ_END;
+    while (r->rec_off >= r->block_end) {
+        if (r->block_end) /* step past the block just finished */
+            r->block_off = r->block_end;
+        int rc = load_block(r);
+        if (rc <= 0) {
+            r->done = 1;
+            return rc == 0 ? SS_READ_END : SS_READ_TRUNCATED;
+        }
+    }
+    const ss_rec_hdr *h = (const ss_rec_hdr *)(const void *)(r->map + r->rec_off);
+    r->rec_off += h->size;
+    *rec = h;
+    return SS_READ_OK;
+}

@@ -1,0 +1,44 @@
+# Fuzzing (included from bench/bench.mk; docs/fuzzing.md).
+#
+#   make fuzz [FUZZ_SECONDS=600] [FUZZ_JOBS=N]   each target for FUZZ_SECONDS
+#   make fuzz-ci                                  a bounded pass (~FUZZ_CI_SECONDS in all)
+#
+# Targets: fuzz_reader (common/trace_io.c) always; fuzz_analyzer (the
+# analyzer's load + report path, in process) once analyzer/analyzer.mk
+# provides ANALYZER_LIB_SRCS.  libFuzzer needs clang.
+
+FUZZ_CC         ?= clang
+FUZZ_SECONDS    ?= 600
+FUZZ_CI_SECONDS ?= 60
+FUZZ_CFLAGS      = $(BASE_CFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined \
+                   -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+
+FUZZ_TARGETS := fuzz_reader
+ifneq ($(strip $(ANALYZER_LIB_SRCS)),)
+ifneq ($(wildcard fuzz/fuzz_analyzer.c),)
+FUZZ_TARGETS += fuzz_analyzer
+endif
+endif
+
+$(BUILD)/fuzz/fuzz_reader: fuzz/fuzz_reader.c fuzz/fuzz_common.h $(COMMON_SRCS) include/syncsight/trace_format.h include/syncsight/trace_io.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_reader.c $(COMMON_SRCS)
+
+$(BUILD)/fuzz/fuzz_analyzer: fuzz/fuzz_analyzer.c fuzz/fuzz_common.h $(COMMON_SRCS) $(ANALYZER_LIB_SRCS) $(wildcard analyzer/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ianalyzer $(ANALYZER_LIB_CFLAGS) -o $@ fuzz/fuzz_analyzer.c $(ANALYZER_LIB_SRCS) $(COMMON_SRCS) $(ANALYZER_LIB_LDLIBS)
+
+# Seeds: recorded fixtures, small generated traces and their truncations.
+$(BUILD)/fuzz/seeds/.stamp: $(BUILD)/ss-gen-trace fuzz/make_seeds.sh $(wildcard tests/fixtures/*.sstrace)
+	rm -rf $(@D)
+	bash fuzz/make_seeds.sh $(BUILD)/ss-gen-trace $(@D)
+	@touch $@
+
+.PHONY: fuzz fuzz-ci fuzz-build
+fuzz-build: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS)) $(BUILD)/fuzz/seeds/.stamp
+
+fuzz: fuzz-build
+	bash fuzz/run_fuzz.sh $(FUZZ_SECONDS) $(BUILD) $(FUZZ_TARGETS)
+
+fuzz-ci: fuzz-build
+	bash fuzz/run_fuzz.sh $$(( $(FUZZ_CI_SECONDS) / $(words $(FUZZ_TARGETS)) )) $(BUILD) $(FUZZ_TARGETS)

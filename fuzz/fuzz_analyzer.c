@@ -1,0 +1,64 @@
+/*
+ * libFuzzer target: the analyzer's load + analysis path, in process, on
+ * arbitrary files: ss_model_load, every rule, finding folding/severities
+ * (which symbolize call sites from the trace's own module and stack records),
+ * and the rendering of each finding's stacks.  A crash, an ASan/UBSan report,
+ * a leak or a hang is a bug: the analyzer must survive any input.
+ *
+ * Like fuzz_reader, every input is tried as it is and with its blocks' CRCs
+ * recomputed, so that mutated records get past the block check.
+ */
+#include "fuzz_common.h"
+
+#include "findings.h"
+#include "model.h"
+#include "rule.h"
+
+static void frame_sink(void *ctx, const char *frame_text, int is_user)
+{
+    size_t *total = ctx;
+    *total += strlen(frame_text) + (size_t)is_user;
+}
+
+static void analyze(const char *path)
+{
+    char err[256];
+    err[0] = '\0';
+    ss_model *m = ss_model_load(path, err, sizeof err);
+    if (!m) {
+        if (!err[0]) {
+            fprintf(stderr, "fuzz_analyzer: ss_model_load failed without a reason\n");
+            abort();
+        }
+        return;
+    }
+    ss_findings f;
+    ss_findings_init(&f);
+    ss_rules_run_all(m, &f);
+    ss_findings_finish(&f, m->t_last > m->t_first ? m->t_last - m->t_first : 0);
+    size_t total = 0;
+    for (uint32_t i = 0; i < f.n; i++) {
+        const ss_finding *x = &f.v[i];
+        total += strlen(x->message) + strlen(x->fix) + strlen(x->site);
+        if (x->stack_id > 0)
+            ss_findings_stack_frames(&f, m, (uint32_t)x->stack_id, frame_sink, &total);
+    }
+    ss_findings_free(&f);
+    ss_model_free(m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *path = fuzz_store(data, size);
+    if (!path)
+        return 0;
+    analyze(path);
+    uint8_t *fixed = fuzz_fix_blocks(data, size);
+    if (fixed) {
+        path = fuzz_store(fixed, size);
+        if (path)
+            analyze(path);
+        free(fixed);
+    }
+    return 0;
+}

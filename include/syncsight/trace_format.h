@@ -1,0 +1,415 @@
+/*
+ * syncsight trace format — the one contract between the shim (preload/) and
+ * the analyzer (analyzer/).  Documented for users in docs/trace-format.md;
+ * change both together and bump SS_TRACE_VERSION on any layout change.
+ *
+ * A trace file is
+ *
+ *     ss_file_header
+ *     block*            each: ss_block_header + payload of records
+ *
+ * Blocks are written whole with one write() by whoever flushes a per-thread
+ * buffer, so a file cut short by a crash, a SIGKILL or a full disk still reads
+ * back up to its last complete block: the reader checks each block's length
+ * and CRC and stops (with a warning) at the first one that does not verify.
+ *
+ * Records inside a block are 8-byte aligned, each starting with ss_rec_hdr.
+ * `size` counts the whole record including the header and any variable tail,
+ * rounded up to a multiple of 8.  Readers skip record types they do not know,
+ * so new types can be added without breaking old analyzers (bump the minor
+ * version); changing an existing struct bumps the major version.
+ *
+ * Records are NOT globally ordered: each host thread fills its own buffer, and
+ * GPU activity arrives from CUPTI in batches.  Every time is in nanoseconds of
+ * one clock (the "trace clock", CLOCK_MONOTONIC unless the header says
+ * otherwise); GPU timestamps are converted into it (see SS_REC_CLOCK).
+ *
+ * All integers are little-endian (the format is only written on x86-64 and
+ * aarch64 Linux hosts); the structs below are laid out without implicit padding
+ * so that they can be written and read as they are.
+ */
+#ifndef SYNCSIGHT_TRACE_FORMAT_H
+#define SYNCSIGHT_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define SS_TRACE_MAGIC        "SYNCSGHT"     /* 8 bytes, no NUL stored */
+#define SS_TRACE_VERSION_MAJOR 1
+#define SS_TRACE_VERSION_MINOR 0
+#define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
+#define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
+
+/* Clock ids for ss_file_header.clock_id */
+enum ss_clock_id {
+    SS_CLOCK_MONOTONIC     = 1,   /* clock_gettime(CLOCK_MONOTONIC) in ns */
+    SS_CLOCK_MONOTONIC_RAW = 2,
+};
+
+/* Fixed-size file header (256 bytes). */
+typedef struct ss_file_header {
+    char     magic[8];          /* SS_TRACE_MAGIC */
+    uint16_t version_major;
+    uint16_t version_minor;
+    uint32_t header_size;       /* sizeof(ss_file_header) as written */
+    uint32_t pid;
+    uint32_t ppid;
+    uint32_t clock_id;          /* enum ss_clock_id */
+    uint32_t flags;             /* SS_FILE_F_* */
+    uint64_t start_ns;          /* trace clock when the shim started */
+    uint64_t start_realtime_ns; /* CLOCK_REALTIME at the same moment */
+    char     hostname[64];      /* NUL-terminated */
+    char     shim_version[32];  /* NUL-terminated, e.g. "0.1.0" */
+    uint8_t  reserved[112];
+} ss_file_header;
+
+enum ss_file_flags {
+    SS_FILE_F_INTERPOSER = 1u << 0, /* the symbol interposer was active */
+    SS_FILE_F_CUPTI      = 1u << 1, /* CUPTI was subscribed by the shim */
+};
+
+typedef struct ss_block_header {
+    uint32_t magic;             /* SS_BLOCK_MAGIC */
+    uint32_t payload_bytes;     /* bytes of records following, multiple of 8 */
+    uint32_t record_count;
+    uint32_t crc32;             /* CRC-32 (IEEE, zlib's) of the payload */
+} ss_block_header;
+
+/* ---------------------------------------------------------------- records */
+
+enum ss_rec_type {
+    SS_REC_META       = 1,  /* key=value text about the process            */
+    SS_REC_STRING     = 2,  /* interned string (kernel names, NVTX text)   */
+    SS_REC_API_NAME   = 3,  /* name of a CUPTI runtime cbid                */
+    SS_REC_API        = 4,  /* one host CUDA runtime call                  */
+    SS_REC_KERNEL     = 5,  /* GPU: kernel execution (CONCURRENT_KERNEL)   */
+    SS_REC_MEMCPY     = 6,  /* GPU: copy                                   */
+    SS_REC_MEMSET     = 7,  /* GPU: memset                                 */
+    SS_REC_SYNC       = 8,  /* GPU: CUPTI SYNCHRONIZATION record           */
+    SS_REC_CUDA_EVENT = 9,  /* GPU: CUPTI CUDA_EVENT record (event record) */
+    SS_REC_STREAM     = 10, /* identity and flags of a stream              */
+    SS_REC_CONTEXT    = 11, /* context -> device, null stream id           */
+    SS_REC_NVTX       = 12, /* application NVTX range / mark               */
+    SS_REC_NOTE       = 13, /* shim diagnostics: dropped data, CUPTI taken */
+    SS_REC_CLOCK      = 14, /* trace clock <-> CUPTI clock pair            */
+    SS_REC_THREAD     = 15, /* host thread id -> name                      */
+    SS_REC_STACK      = 16, /* call stack, referenced by ss_api_rec.stack_id*/
+    SS_REC_MODULE     = 17, /* loaded module: path, base, build id         */
+    SS_REC_PYSTACK    = 18, /* Python stack, referenced like SS_REC_STACK  */
+    SS_REC_TYPE_MAX
+};
+
+typedef struct ss_rec_hdr {
+    uint16_t type;              /* enum ss_rec_type */
+    uint16_t flags;             /* per-type */
+    uint32_t size;              /* whole record, header and tail, multiple of 8 */
+} ss_rec_hdr;
+
+/* SS_REC_META: tail is "key\0value\0" (padded). Keys in use: "cmdline",
+ * "exe", "cwd", "cupti" (ok | taken | unavailable: <why>), "interposer",
+ * "env.SYNCSIGHT_*", "torch" ... */
+typedef struct ss_meta_rec {
+    ss_rec_hdr h;
+    uint32_t key_len;           /* without NUL */
+    uint32_t value_len;         /* without NUL */
+} ss_meta_rec;
+
+/* SS_REC_STRING: tail is `len` bytes of text (not NUL-terminated, padded).
+ * Ids are unique per trace file; 0 means "no string". */
+typedef struct ss_string_rec {
+    ss_rec_hdr h;
+    uint32_t id;
+    uint32_t len;
+} ss_string_rec;
+
+/* SS_REC_API_NAME: written once per cbid before (or near) its first use;
+ * tail is the name as CUPTI spells the cbid without prefix and version,
+ * e.g. "cudaMemcpyAsync_ptsz". */
+typedef struct ss_api_name_rec {
+    ss_rec_hdr h;
+    uint32_t cbid;
+    uint32_t len;
+} ss_api_name_rec;
+
+/* Memory kinds, numbered as CUpti_ActivityMemoryKind so both sources agree. */
+enum ss_mem_kind {
+    SS_MEM_UNKNOWN  = 0,
+    SS_MEM_PAGEABLE = 1,
+    SS_MEM_PINNED   = 2,
+    SS_MEM_DEVICE   = 3,
+    SS_MEM_ARRAY    = 4,
+    SS_MEM_MANAGED  = 5,
+};
+
+/* ss_api_rec.flags */
+enum ss_api_flags {
+    SS_API_F_INTERPOSER = 1u << 0, /* recorded by the symbol interposer   */
+    SS_API_F_CUPTI_CB   = 1u << 1, /* recorded from a CUPTI callback      */
+    SS_API_F_PTSZ       = 1u << 2, /* _ptsz/_ptds entry point: stream 0 is
+                                      the per-thread default stream        */
+    SS_API_F_CAPTURING  = 1u << 3, /* the stream was being captured       */
+    SS_API_F_VIA_CUDA_LAUNCH_KERNEL = 1u << 4, /* entered as __cudaLaunchKernel */
+    SS_API_F_PARAMS_TRUNCATED = 1u << 5, /* more pointer params than stored */
+};
+
+/*
+ * SS_REC_API: one call of a CUDA runtime entry point, 112 bytes + tail.
+ *
+ * `cbid` is CUPTI's runtime callback id (cupti_runtime_cbid.h), so a call has
+ * the same id whichever way it was caught; SS_REC_API_NAME gives its name.
+ * The meaning of the generic argument slots depends on the call:
+ *
+ *   call                         stream   event    ptr      ptr2    bytes     func        arg          arg2
+ *   cudaStreamCreate*            new      -        -        -       -         -           flags        priority
+ *   cudaStreamDestroy/Sync/Query stream   -
+ *   cudaStreamWaitEvent          stream   event    -        -       -         -           flags
+ *   cudaStreamAddCallback,
+ *   cudaLaunchHostFunc           stream   -        -        -       -         fn
+ *   cudaStreamBegin/EndCapture   stream   -        -        -       -         graph(end)  mode
+ *   cudaEventCreate*             -        new      -        -       -         -           flags
+ *   cudaEventRecord[WithFlags]   stream   event                                           flags
+ *   cudaEventSynchronize/Query/
+ *   Destroy                      -        event
+ *   cudaEventElapsedTime         -        start    end(evt)
+ *   memcpy family                stream   -        dst      src     bytes     -           cudaMemcpyKind  -
+ *   cudaMemcpyPeer*              stream   -        dst      src     bytes     -           dst device   src device
+ *   memset family                stream   -        dst      -       bytes     -           value
+ *   cudaMalloc(all kinds),  
+ *   MallocManaged/HostRegister   stream*  -        ptr      -       bytes     -           flags
+ *   cudaFree(all kinds),    
+ *   HostUnregister               stream*  -        ptr
+ *   kernel launches              stream   -        -        -       -         function    grid x*y*z   block x*y*z
+ *   cudaGraphLaunch              stream   -        -        -       -         graphExec
+ *   cudaDeviceSynchronize        -
+ *   cudaDeviceSetLimit           -        -        -        -       value     -           limit
+ *   cudaSetDevice                -        -        -        -       -         -           device
+ *   (* stream only for the Async variants)
+ *
+ * 2D/3D copies and memsets store the total bytes moved. Batch copies store
+ * the first dst/src and the sum of the sizes.  For kernel launches the tail
+ * holds `nparams` uint64 values: the kernel parameters that are 8 bytes wide
+ * (candidate pointers), in parameter order.
+ */
+typedef struct ss_api_rec {
+    ss_rec_hdr h;
+    uint32_t cbid;
+    uint32_t tid;               /* gettid() of the calling thread */
+    uint64_t t_enter;           /* trace clock */
+    uint64_t t_exit;
+    int32_t  ret;               /* cudaError_t returned to the program */
+    uint32_t corr;              /* CUPTI correlation id, 0 when unknown */
+    uint64_t stream;            /* cudaStream_t as passed */
+    uint64_t event;
+    uint64_t ptr;
+    uint64_t ptr2;
+    uint64_t bytes;
+    uint64_t func;
+    uint32_t flags;             /* enum ss_api_flags */
+    uint32_t arg;
+    int32_t  arg2;
+    uint8_t  mem_dst;           /* enum ss_mem_kind of ptr  (copies, memsets) */
+    uint8_t  mem_src;           /* enum ss_mem_kind of ptr2 (copies)          */
+    uint8_t  nparams;           /* uint64 kernel params in the tail           */
+    int8_t   device;            /* current device of the thread, -1 unknown   */
+    uint32_t stack_id;          /* SS_REC_STACK id, 0 = none                  */
+    uint32_t pystack_id;        /* SS_REC_PYSTACK id, 0 = none                */
+} ss_api_rec;
+
+/* GPU records share this prefix.  `stream_id` is CUPTI's stream id, which is
+ * not the handle: SS_REC_STREAM links the two. */
+typedef struct ss_gpu_common {
+    ss_rec_hdr h;
+    uint64_t start;             /* trace clock */
+    uint64_t end;
+    uint32_t corr;              /* correlation id of the API call */
+    uint32_t stream_id;
+    uint32_t context_id;
+    uint32_t device;
+} ss_gpu_common;
+
+typedef struct ss_kernel_rec {
+    ss_gpu_common g;
+    uint32_t name_id;           /* SS_REC_STRING id of the (mangled) name */
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t shared_bytes;      /* static + dynamic */
+    uint32_t graph_id;          /* CUPTI graph id if launched from a graph, else 0 */
+    uint32_t reserved;
+} ss_kernel_rec;
+
+typedef struct ss_memcpy_rec {
+    ss_gpu_common g;
+    uint64_t bytes;
+    uint8_t  copy_kind;         /* CUpti_ActivityMemcpyKind: HtoD 1, DtoH 2, DtoD 8, HtoH 9, PtoP 10 */
+    uint8_t  src_kind;          /* enum ss_mem_kind */
+    uint8_t  dst_kind;
+    uint8_t  async;             /* CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC was set */
+    uint32_t src_device;        /* peer copies; else == device */
+    uint32_t dst_device;
+    uint32_t graph_id;
+} ss_memcpy_rec;
+
+typedef struct ss_memset_rec {
+    ss_gpu_common g;
+    uint64_t bytes;
+    uint32_t value;
+    uint8_t  mem_kind;          /* enum ss_mem_kind */
+    uint8_t  async;
+    uint16_t reserved;
+    uint32_t graph_id;
+    uint32_t reserved2;
+} ss_memset_rec;
+
+/* SS_REC_SYNC: sync_type as CUpti_ActivitySynchronizationType:
+ * EVENT_SYNCHRONIZE 1, STREAM_WAIT_EVENT 2, STREAM_SYNCHRONIZE 3,
+ * CONTEXT_SYNCHRONIZE 4.  Times are host times of the wait. */
+typedef struct ss_sync_rec {
+    ss_gpu_common g;
+    uint32_t sync_type;
+    uint32_t event_id;          /* CUPTI event id (cudaEventId), 0 if none */
+} ss_sync_rec;
+
+/* SS_REC_CUDA_EVENT: a cudaEventRecord as CUPTI saw it. `device_ts` is the
+ * GPU time at which the event completed (0 unless device timestamps were on). */
+typedef struct ss_cuda_event_rec {
+    ss_gpu_common g;            /* start = end = device_ts when known */
+    uint32_t event_id;
+    uint32_t reserved;
+} ss_cuda_event_rec;
+
+/* ss_stream_rec.kind */
+enum ss_stream_kind {
+    SS_STREAM_UNKNOWN      = 0,
+    SS_STREAM_BLOCKING     = 1, /* created without cudaStreamNonBlocking */
+    SS_STREAM_NON_BLOCKING = 2,
+    SS_STREAM_LEGACY_NULL  = 3, /* the legacy default stream (stream 0)  */
+    SS_STREAM_PER_THREAD   = 4, /* a per-thread default stream           */
+};
+
+/* SS_REC_STREAM: written when the shim learns a stream's identity (at
+ * creation, or from CUPTI's STREAM activity).  Any field may be 0/unknown;
+ * the analyzer merges records about the same handle or stream_id. */
+typedef struct ss_stream_rec {
+    ss_rec_hdr h;
+    uint64_t handle;            /* cudaStream_t, 0 when unknown */
+    uint32_t stream_id;         /* CUPTI stream id, 0 when unknown */
+    uint32_t context_id;
+    uint32_t device;
+    uint32_t kind;              /* enum ss_stream_kind */
+    uint32_t flags;             /* cudaStream* creation flags */
+    int32_t  priority;
+    uint32_t corr;              /* creating call's correlation id */
+    uint32_t reserved;
+} ss_stream_rec;
+
+typedef struct ss_context_rec {
+    ss_rec_hdr h;
+    uint32_t context_id;
+    uint32_t device;
+    uint32_t null_stream_id;    /* CUPTI stream id of the legacy stream */
+    uint32_t reserved;
+} ss_context_rec;
+
+/* SS_REC_NVTX: one application NVTX range (push/pop or start/end), or a mark
+ * (start == end, flags bit 0).  Text is in SS_REC_STRING `name_id`. */
+enum ss_nvtx_flags { SS_NVTX_F_MARK = 1, SS_NVTX_F_START_END = 2, SS_NVTX_F_UNCLOSED = 4 };
+typedef struct ss_nvtx_rec {
+    ss_rec_hdr h;
+    uint64_t start;
+    uint64_t end;
+    uint32_t tid;               /* thread that pushed (started) it */
+    uint32_t name_id;
+    uint32_t domain_id;         /* SS_REC_STRING id of the domain name, 0 = default */
+    uint32_t depth;             /* nesting depth at push, 0 = outermost */
+    uint32_t color;             /* ARGB, 0 when none */
+    uint32_t reserved;
+} ss_nvtx_rec;
+
+/* SS_REC_NOTE: something the analyzer must know about the trace's quality.
+ * tail: a human-readable message (len bytes). */
+enum ss_note_code {
+    SS_NOTE_CUPTI_TAKEN       = 1, /* another tool holds CUPTI: no GPU timeline */
+    SS_NOTE_CUPTI_UNAVAILABLE = 2, /* libcupti could not be loaded or failed    */
+    SS_NOTE_DROPPED_API       = 3, /* value = API records lost (buffer full)    */
+    SS_NOTE_DROPPED_ACTIVITY  = 4, /* value = CUPTI activity records dropped    */
+    SS_NOTE_TRACE_INCOMPLETE  = 5, /* a write failed (ENOSPC, EFBIG): tracing stopped */
+    SS_NOTE_SIGNAL            = 6, /* value = fatal signal the program died of  */
+    SS_NOTE_EXIT              = 7, /* clean end of trace: value = exit status   */
+    SS_NOTE_FORKED            = 8, /* this process is a fork child of ppid      */
+};
+typedef struct ss_note_rec {
+    ss_rec_hdr h;
+    uint32_t code;              /* enum ss_note_code */
+    uint32_t len;
+    uint64_t value;
+    uint64_t time;
+} ss_note_rec;
+
+/* SS_REC_CLOCK: a simultaneous reading of the trace clock and CUPTI's clock.
+ * When the shim registered its own clock with CUPTI the two are equal.  GPU
+ * records are already converted; this record lets a reader check it. */
+typedef struct ss_clock_rec {
+    ss_rec_hdr h;
+    uint64_t trace_ns;
+    uint64_t cupti_ns;
+} ss_clock_rec;
+
+/* SS_REC_THREAD: tail = name (len bytes). */
+typedef struct ss_thread_rec {
+    ss_rec_hdr h;
+    uint32_t tid;
+    uint32_t len;
+    uint64_t pthread_self;
+} ss_thread_rec;
+
+/* SS_REC_STACK: native call stack, tail = `depth` uint64 return addresses,
+ * innermost first. Each distinct stack is written once; ids start at 1. */
+typedef struct ss_stack_rec {
+    ss_rec_hdr h;
+    uint32_t id;
+    uint32_t depth;
+} ss_stack_rec;
+
+/* SS_REC_MODULE: a loaded object; tail = path (path_len bytes) then build id
+ * (build_id_len bytes). */
+typedef struct ss_module_rec {
+    ss_rec_hdr h;
+    uint64_t base;              /* load address (dlpi_addr) */
+    uint64_t size;              /* extent of its PT_LOAD segments from base */
+    uint64_t time;              /* when it was seen loaded */
+    uint32_t path_len;
+    uint32_t build_id_len;
+} ss_module_rec;
+
+/* SS_REC_PYSTACK: Python stack, innermost first; tail = `depth` frames of
+ * ss_pyframe. Strings are SS_REC_STRING ids. */
+typedef struct ss_pyframe {
+    uint32_t file_id;
+    uint32_t func_id;
+    uint32_t line;
+    uint32_t reserved;
+} ss_pyframe;
+typedef struct ss_pystack_rec {
+    ss_rec_hdr h;
+    uint32_t id;
+    uint32_t depth;
+} ss_pystack_rec;
+
+/* Size checks: the layout is the format. */
+#define SS_STATIC_ASSERT(c, m) _Static_assert(c, m)
+SS_STATIC_ASSERT(sizeof(ss_file_header) == 256, "file header is 256 bytes");
+SS_STATIC_ASSERT(sizeof(ss_block_header) == 16, "block header is 16 bytes");
+SS_STATIC_ASSERT(sizeof(ss_api_rec) == 112, "api record layout");
+SS_STATIC_ASSERT(sizeof(ss_gpu_common) == 40, "gpu common layout");
+SS_STATIC_ASSERT(sizeof(ss_kernel_rec) % 8 == 0, "kernel record aligned");
+SS_STATIC_ASSERT(sizeof(ss_memcpy_rec) % 8 == 0, "memcpy record aligned");
+SS_STATIC_ASSERT(sizeof(ss_memset_rec) % 8 == 0, "memset record aligned");
+SS_STATIC_ASSERT(sizeof(ss_sync_rec) % 8 == 0, "sync record aligned");
+SS_STATIC_ASSERT(sizeof(ss_stream_rec) % 8 == 0, "stream record aligned");
+SS_STATIC_ASSERT(sizeof(ss_nvtx_rec) % 8 == 0, "nvtx record aligned");
+SS_STATIC_ASSERT(sizeof(ss_note_rec) % 8 == 0, "note record aligned");
+SS_STATIC_ASSERT(sizeof(ss_module_rec) % 8 == 0, "module record aligned");
+
+/* Round a record size up to the 8-byte alignment of the format. */
+#define SS_REC_ALIGN(n) (((n) + 7u) & ~(uint32_t)7u)
+
+#endif /* SYNCSIGHT_TRACE_FORMAT_H */

@@ -1,0 +1,95 @@
+/*
+ * Trace writer and reader shared by the shim, the analyzer and the tools that
+ * make traces (bench/ generator, tests).  Implementation: common/trace_io.c.
+ *
+ * The writer never allocates after open and is safe to call from a signal
+ * handler as long as each call gets its own buffer (it only uses write()).
+ * Callers serialize calls on one writer (the shim holds a lock around
+ * ss_writer_write_block; one write() per block keeps blocks whole).
+ */
+#ifndef SYNCSIGHT_TRACE_IO_H
+#define SYNCSIGHT_TRACE_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "syncsight/trace_format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ writer */
+
+typedef struct ss_writer {
+    int      fd;
+    int      failed_errno;      /* first write error (ENOSPC, EFBIG...), 0 if none */
+    uint64_t bytes_written;
+    uint64_t blocks_written;
+} ss_writer;
+
+/* Create `path` like perf.data: O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode
+ * 0600, and write the header.  Returns 0, or -errno (the file is not left
+ * behind when the header cannot be written). */
+int  ss_writer_open(ss_writer *w, const char *path, const ss_file_header *hdr);
+
+/* Write one block holding `payload_bytes` of records (`record_count` of them).
+ * One write() call (retried on EINTR/short writes).  Returns 0 or -errno; after
+ * a failure the writer is marked failed and later calls return the same error
+ * without writing, so a full disk costs the program nothing more. */
+int  ss_writer_write_block(ss_writer *w, const void *payload, uint32_t payload_bytes,
+                           uint32_t record_count);
+int  ss_writer_close(ss_writer *w);
+
+/* Fill a header with magic, version, pid/ppid, clock id, start times, host. */
+void ss_file_header_init(ss_file_header *hdr, uint64_t start_ns, uint64_t start_realtime_ns);
+
+/* CRC-32 (IEEE 802.3 polynomial, same as zlib's crc32). */
+uint32_t ss_crc32(uint32_t crc, const void *data, size_t len);
+
+/* ------------------------------------------------------- record building */
+
+/* Append helpers for building a block payload in a caller-owned buffer.
+ * Each returns a pointer to the record in `buf` (zeroed, header filled) or
+ * NULL when it does not fit; *used is advanced by the aligned size. */
+void *ss_rec_reserve(void *buf, uint32_t cap, uint32_t *used, uint16_t type,
+                     uint32_t fixed_size, uint32_t tail_size);
+
+/* ------------------------------------------------------------------ reader */
+
+enum ss_read_status {
+    SS_READ_OK        = 0,
+    SS_READ_END       = 1,  /* clean end of file */
+    SS_READ_TRUNCATED = 2,  /* stopped at an incomplete or corrupt block */
+};
+
+typedef struct ss_reader ss_reader;
+
+/* Open and map a trace.  On failure returns NULL and writes a one-line reason
+ * (without the file name) into err. */
+ss_reader *ss_reader_open(const char *path, char *err, size_t errlen);
+void       ss_reader_close(ss_reader *r);
+const ss_file_header *ss_reader_header(const ss_reader *r);
+
+/* Next record, in file order.  Returns SS_READ_OK with *rec set, SS_READ_END,
+ * or SS_READ_TRUNCATED (then ss_reader_error() says where and why).  A record
+ * whose size is smaller than its type's fixed struct, or that overruns its
+ * block, makes the block corrupt: nothing of a corrupt block is returned
+ * (blocks are verified whole before their first record is handed out). */
+int        ss_reader_next(ss_reader *r, const ss_rec_hdr **rec);
+const char *ss_reader_error(const ss_reader *r);
+uint64_t   ss_reader_offset(const ss_reader *r);   /* file offset of the current block */
+uint64_t   ss_reader_file_size(const ss_reader *r);
+
+/* Fixed struct size for a record type (0 for unknown types). */
+uint32_t   ss_rec_fixed_size(uint16_t type);
+
+/* Tail bytes of a record that carries text or arrays (after the fixed part). */
+static inline const void *ss_rec_tail(const ss_rec_hdr *h, uint32_t fixed_size)
+{
+    return (const char *)h + fixed_size;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SYNCSIGHT_TRACE_IO_H */

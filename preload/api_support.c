@@ -1,0 +1,499 @@
+/*
+ * Support for the generated API-recording code: per-thread state, resolution
+ * of the real cudart and of the few driver functions used, memory kinds,
+ * kernel parameter layouts, and the emission of records.  See api_support.h.
+ *
+ * Everything on the per-call path is lock-free, allocation-free and makes no
+ * system call; first uses (resolving a symbol, learning a kernel's parameter
+ * layout) may take a lock once.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <cuda.h>
+#include <cupti.h>
+#include "api_support.h"
+
+/* ------------------------------------------------------------ per thread */
+
+static __thread ss_api_tls ss_api_tls_state = { .device = -1 };
+
+ss_api_tls *ss_api_thread(void)
+{
+    return &ss_api_tls_state;
+}
+
+/* ---------------------------------------------------- resolving cudart */
+
+void *ss_api_resolve(const char *name, void *volatile *slot)
+{
+    void *fn = dlsym(RTLD_NEXT, name);
+    if (fn == NULL) {
+        /* cudart loaded with dlopen(RTLD_LOCAL) (e.g. by a plugin) is not in
+         * the global scope RTLD_NEXT searches: ask it directly. */
+        void *h = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_LAZY);
+        if (h != NULL) {
+            fn = dlsym(h, name);
+            dlclose(h);   /* NOLOAD took a reference: give it back */
+        }
+    }
+    if (fn != NULL)
+        __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+    return fn;
+}
+
+/* ------------------------------------------------------ the driver side */
+
+typedef CUresult (CUDAAPI *ss_cuPointerGetAttributes_fn)(unsigned int, CUpointer_attribute *, void **,
+                                                         CUdeviceptr);
+typedef CUresult (CUDAAPI *ss_cuFuncGetParamInfo_fn)(CUfunction, size_t, size_t *, size_t *);
+typedef CUresult (CUDAAPI *ss_cuKernelGetParamInfo_fn)(CUkernel, size_t, size_t *, size_t *);
+
+enum { SS_DRV_UNRESOLVED = 0, SS_DRV_READY = 1, SS_DRV_ABSENT = 2 };
+/* libcuda is loaded by cudart at its first call; until then there is nothing
+ * to ask.  Give up after this many tries so that a process without a driver
+ * does not pay dlopen(RTLD_NOLOAD) (a lock) on every copy. */
+#define SS_DRV_MAX_TRIES 64
+
+static struct {
+    int state;
+    int tries;
+    ss_cuPointerGetAttributes_fn pointer_get_attributes;
+    ss_cuFuncGetParamInfo_fn func_get_param_info;
+    ss_cuKernelGetParamInfo_fn kernel_get_param_info;
+} ss_drv;
+
+static int ss_driver_ready(void)
+{
+    int state = __atomic_load_n(&ss_drv.state, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(state == SS_DRV_READY, 1))
+        return 1;
+    if (state == SS_DRV_ABSENT)
+        return 0;
+    /* Never dlopen the driver ourselves: only use the one cudart loaded. */
+    void *h = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
+    if (h == NULL) {
+        if (__atomic_add_fetch(&ss_drv.tries, 1, __ATOMIC_RELAXED) >= SS_DRV_MAX_TRIES)
+            __atomic_store_n(&ss_drv.state, SS_DRV_ABSENT, __ATOMIC_RELEASE);
+        return 0;
+    }
+    /* Racing threads store the same values: harmless. The handle keeps its
+     * reference on purpose (the pointers must stay valid). */
+    ss_drv.pointer_get_attributes = (ss_cuPointerGetAttributes_fn)dlsym(h, "cuPointerGetAttributes");
+    ss_drv.func_get_param_info = (ss_cuFuncGetParamInfo_fn)dlsym(h, "cuFuncGetParamInfo");
+    ss_drv.kernel_get_param_info = (ss_cuKernelGetParamInfo_fn)dlsym(h, "cuKernelGetParamInfo");
+    __atomic_store_n(&ss_drv.state, SS_DRV_READY, __ATOMIC_RELEASE);
+    return 1;
+}
+
+uint8_t ss_api_mem_kind(const void *p)
+{
+    if (p == NULL || !ss_driver_ready() || ss_drv.pointer_get_attributes == NULL)
+        return SS_MEM_UNKNOWN;
+    /* One driver call for both attributes; unlike cuPointerGetAttribute it
+     * does not fail on a pointer the driver does not know, it leaves the
+     * memory type 0: that is plain (pageable) host memory. */
+    unsigned int memory_type = 0;
+    unsigned int is_managed = 0;   /* the driver writes a bool into it */
+    CUpointer_attribute attrs[2] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED };
+    void *data[2] = { &memory_type, &is_managed };
+    if (ss_drv.pointer_get_attributes(2, attrs, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+        return SS_MEM_UNKNOWN;
+    if (is_managed & 0xff)
+        return SS_MEM_MANAGED;
+    switch (memory_type) {
+    case CU_MEMORYTYPE_HOST:    return SS_MEM_PINNED;
+    case CU_MEMORYTYPE_DEVICE:  return SS_MEM_DEVICE;
+    case CU_MEMORYTYPE_ARRAY:   return SS_MEM_ARRAY;
+    case CU_MEMORYTYPE_UNIFIED: return SS_MEM_MANAGED;
+    case 0:                     return SS_MEM_PAGEABLE;
+    default:                    return SS_MEM_UNKNOWN;
+    }
+}
+
+/* ------------------------------------------------------- record helpers */
+
+static uint8_t ss_api_pitched_kind(cudaArray_const_t array, const void *ptr)
+{
+    return array != NULL ? SS_MEM_ARRAY : ss_api_mem_kind(ptr);
+}
+
+void ss_api_fill_memcpy3d(ss_api_rec *r, const struct cudaMemcpy3DParms *p)
+{
+    if (p == NULL)
+        return;
+    r->ptr = p->dstArray ? (uint64_t)(uintptr_t)p->dstArray : (uint64_t)(uintptr_t)p->dstPtr.ptr;
+    r->ptr2 = p->srcArray ? (uint64_t)(uintptr_t)p->srcArray : (uint64_t)(uintptr_t)p->srcPtr.ptr;
+    /* Width is in bytes for linear memory and in elements for arrays (whose
+     * element size would need a query): the record says what the call said. */
+    r->bytes = (uint64_t)p->extent.width * p->extent.height * p->extent.depth;
+    r->arg = (uint32_t)p->kind;
+    r->mem_dst = ss_api_pitched_kind(p->dstArray, p->dstPtr.ptr);
+    r->mem_src = ss_api_pitched_kind(p->srcArray, p->srcPtr.ptr);
+}
+
+void ss_api_fill_memcpy3d_peer(ss_api_rec *r, const struct cudaMemcpy3DPeerParms *p)
+{
+    if (p == NULL)
+        return;
+    r->ptr = p->dstArray ? (uint64_t)(uintptr_t)p->dstArray : (uint64_t)(uintptr_t)p->dstPtr.ptr;
+    r->ptr2 = p->srcArray ? (uint64_t)(uintptr_t)p->srcArray : (uint64_t)(uintptr_t)p->srcPtr.ptr;
+    r->bytes = (uint64_t)p->extent.width * p->extent.height * p->extent.depth;
+    r->arg = (uint32_t)p->dstDevice;
+    r->arg2 = (int32_t)p->srcDevice;
+    r->mem_dst = p->dstArray ? SS_MEM_ARRAY : SS_MEM_DEVICE;
+    r->mem_src = p->srcArray ? SS_MEM_ARRAY : SS_MEM_DEVICE;
+}
+
+void ss_api_fill_memcpy_batch(ss_api_rec *r, void *const *dsts, const void *const *srcs,
+                              const size_t *sizes, size_t count)
+{
+    /* A batch has no single direction: cudaMemcpyDefault (inferred). */
+    r->arg = (uint32_t)cudaMemcpyDefault;
+    if (count == 0 || dsts == NULL || srcs == NULL)
+        return;
+    r->ptr = (uint64_t)(uintptr_t)dsts[0];
+    r->ptr2 = (uint64_t)(uintptr_t)srcs[0];
+    r->mem_dst = ss_api_mem_kind(dsts[0]);
+    r->mem_src = ss_api_mem_kind(srcs[0]);
+    if (sizes != NULL) {
+        uint64_t total = 0;
+        for (size_t i = 0; i < count; i++)
+            total += sizes[i];
+        r->bytes = total;
+    }
+}
+
+static void ss_api_operand(const struct cudaMemcpy3DOperand *o, uint64_t *ptr, uint8_t *kind)
+{
+    if (o->type == cudaMemcpyOperandTypeArray) {
+        *ptr = (uint64_t)(uintptr_t)o->op.array.array;
+        *kind = SS_MEM_ARRAY;
+    } else {
+        *ptr = (uint64_t)(uintptr_t)o->op.ptr.ptr;
+        *kind = ss_api_mem_kind(o->op.ptr.ptr);
+    }
+}
+
+void ss_api_fill_memcpy3d_batch(ss_api_rec *r, size_t num_ops, const struct cudaMemcpy3DBatchOp *ops)
+{
+    r->arg = (uint32_t)cudaMemcpyDefault;
+    if (num_ops == 0 || ops == NULL)
+        return;
+    ss_api_operand(&ops[0].dst, &r->ptr, &r->mem_dst);
+    ss_api_operand(&ops[0].src, &r->ptr2, &r->mem_src);
+    uint64_t total = 0;
+    for (size_t i = 0; i < num_ops; i++)
+        total += (uint64_t)ops[i].extent.width * ops[i].extent.height * ops[i].extent.depth;
+    r->bytes = total;
+}
+
+void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t *config)
+{
+    if (config == NULL)
+        return;
+    r->stream = (uint64_t)(uintptr_t)config->stream;
+    r->arg = config->gridDim.x * config->gridDim.y * config->gridDim.z;
+    r->arg2 = (int32_t)(config->blockDim.x * config->blockDim.y * config->blockDim.z);
+}
+
+void ss_api_set_device(ss_api_tls *t, int device, cudaError_t ret)
+{
+    if (ret == cudaSuccess && device >= 0 && device <= INT8_MAX)
+        t->device = (int8_t)device;
+}
+
+/* ------------------------------------------------ kernel parameter layouts */
+
+/* Layout of one function's parameters: which of the first 64 are 8 bytes
+ * wide.  Open addressing, keys published last with a release store, so a
+ * lookup is a few loads and never takes the lock; only a miss does. */
+#define SS_KCACHE_SLOTS  8192u        /* power of two */
+#define SS_KCACHE_PROBES 64u
+#define SS_KLAYOUT_BITS  64u
+
+typedef struct ss_klayout {
+    uintptr_t key;                    /* function pointer; 0 = empty */
+    uint64_t  wide_mask;              /* bit i: parameter i is 8 bytes */
+    uint16_t  nparams;                /* all parameters, any size */
+    uint8_t   known;                  /* 0: the layout could not be learned */
+} ss_klayout;
+
+static ss_klayout ss_kcache[SS_KCACHE_SLOTS];
+static pthread_mutex_t ss_kcache_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ss_kcache_full;
+
+static inline uint32_t ss_khash(uintptr_t key)
+{
+    uint64_t x = (uint64_t)key;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (uint32_t)x & (SS_KCACHE_SLOTS - 1u);
+}
+
+static const ss_klayout *ss_kcache_find(uintptr_t key)
+{
+    uint32_t h = ss_khash(key);
+    for (uint32_t i = 0; i < SS_KCACHE_PROBES; i++) {
+        const ss_klayout *e = &ss_kcache[(h + i) & (SS_KCACHE_SLOTS - 1u)];
+        uintptr_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+        if (k == key)
+            return e;
+        if (k == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+typedef cudaError_t (CUDARTAPI *ss_cudaGetFuncBySymbol_fn)(cudaFunction_t *, const void *);
+typedef cudaError_t (CUDARTAPI *ss_cudaError_fn)(void);
+static void *volatile ss_real_get_func_by_symbol;
+static void *volatile ss_real_peek_at_last_error;
+static void *volatile ss_real_get_last_error;
+
+static void *ss_api_real(const char *name, void *volatile *slot)
+{
+    void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    return fn != NULL ? fn : ss_api_resolve(name, slot);
+}
+
+/* Map a host stub to its CUfunction with cudart's cudaGetFuncBySymbol, called
+ * through the real pointer (never our wrappers; its cbid is not among the
+ * CUPTI callbacks we enable).  A failure would leave cudart's last error set,
+ * which the program could see: clear ours when there was none before. */
+static CUfunction ss_stub_function(const void *stub)
+{
+    ss_cudaGetFuncBySymbol_fn get = (ss_cudaGetFuncBySymbol_fn)ss_api_real("cudaGetFuncBySymbol",
+                                                                           &ss_real_get_func_by_symbol);
+    ss_cudaError_fn peek = (ss_cudaError_fn)ss_api_real("cudaPeekAtLastError", &ss_real_peek_at_last_error);
+    ss_cudaError_fn clear = (ss_cudaError_fn)ss_api_real("cudaGetLastError", &ss_real_get_last_error);
+    if (get == NULL || peek == NULL || clear == NULL)
+        return NULL;
+    cudaError_t before = peek();
+    cudaFunction_t f = NULL;
+    if (get(&f, stub) != cudaSuccess) {
+        if (before == cudaSuccess)
+            (void)clear();
+        return NULL;
+    }
+    return (CUfunction)f;
+}
+
+/* Learn a layout (called once per function, under the lock). */
+static void ss_learn_layout(ss_klayout *out, const void *func, int known_kernel)
+{
+    out->known = 0;
+    if (!ss_driver_ready())
+        return;
+    int is_kernel = known_kernel;
+    if (!is_kernel) {
+        /* A host stub is code inside a loaded object; a cudaKernel_t is a
+         * driver handle on the heap.  cudaLaunchKernel accepts both and the
+         * CUPTI path cannot tell __cudaLaunchKernel from cudaLaunchKernel. */
+        Dl_info info;
+        is_kernel = dladdr(func, &info) == 0;
+    }
+    CUfunction cufunc = NULL;
+    if (is_kernel) {
+        if (ss_drv.kernel_get_param_info == NULL)
+            return;
+    } else {
+        if (ss_drv.func_get_param_info == NULL || (cufunc = ss_stub_function(func)) == NULL)
+            return;
+    }
+    uint64_t mask = 0;
+    uint16_t n = 0;
+    for (;;) {
+        size_t offset = 0, size = 0;
+        CUresult rc = is_kernel
+            ? ss_drv.kernel_get_param_info((CUkernel)(uintptr_t)func, n, &offset, &size)
+            : ss_drv.func_get_param_info(cufunc, n, &offset, &size);
+        if (rc != CUDA_SUCCESS)   /* CUDA_ERROR_INVALID_VALUE past the last one */
+            break;
+        if (size == 8 && n < SS_KLAYOUT_BITS)
+            mask |= 1ull << n;
+        if (++n == UINT16_MAX)
+            break;
+    }
+    out->wide_mask = mask;
+    out->nparams = n;
+    out->known = 1;
+}
+
+static const ss_klayout *ss_kernel_layout(const void *func, int known_kernel)
+{
+    uintptr_t key = (uintptr_t)func;
+    const ss_klayout *e = ss_kcache_find(key);
+    if (__builtin_expect(e != NULL, 1))
+        return e;
+    if (__atomic_load_n(&ss_kcache_full, __ATOMIC_RELAXED))
+        return NULL;
+    pthread_mutex_lock(&ss_kcache_lock);
+    e = ss_kcache_find(key);
+    if (e == NULL) {
+        uint32_t h = ss_khash(key);
+        for (uint32_t i = 0; i < SS_KCACHE_PROBES; i++) {
+            ss_klayout *slot = &ss_kcache[(h + i) & (SS_KCACHE_SLOTS - 1u)];
+            if (__atomic_load_n(&slot->key, __ATOMIC_RELAXED) != 0)
+                continue;
+            ss_learn_layout(slot, func, known_kernel);
+            __atomic_store_n(&slot->key, key, __ATOMIC_RELEASE);
+            e = slot;
+            break;
+        }
+        if (e == NULL)   /* this neighbourhood is full: stop learning new ones */
+            __atomic_store_n(&ss_kcache_full, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&ss_kcache_lock);
+    return e;
+}
+
+uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args, int known_kernel, uint64_t *params)
+{
+    /* A failed launch may have been given anything: learn nothing from it. */
+    if (r->ret != cudaSuccess || func == NULL || args == NULL)
+        return 0;
+    const ss_klayout *layout = ss_kernel_layout(func, known_kernel);
+    if (layout == NULL || !layout->known)
+        return 0;
+    uint32_t n = 0;
+    uint32_t limit = layout->nparams < SS_KLAYOUT_BITS ? layout->nparams : SS_KLAYOUT_BITS;
+    for (uint32_t i = 0; i < limit; i++) {
+        if (!(layout->wide_mask & (1ull << i)))
+            continue;
+        if (n == SS_API_MAX_PARAMS) {
+            r->flags |= SS_API_F_PARAMS_TRUNCATED;
+            break;
+        }
+        if (args[i] == NULL)
+            continue;
+        memcpy(&params[n++], args[i], sizeof(uint64_t));   /* args[i] need not be aligned */
+    }
+    if (layout->nparams > SS_KLAYOUT_BITS)
+        r->flags |= SS_API_F_PARAMS_TRUNCATED;
+    return n;
+}
+
+/* ------------------------------------------------------------- emission */
+
+static uint8_t ss_api_name_written[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+
+static void ss_api_write_name(uint32_t cbid, const char *name)
+{
+    if (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE) {
+        uint8_t expected = 0;
+        if (!__atomic_compare_exchange_n(&ss_api_name_written[cbid], &expected, 1, 0,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return;
+    }
+    uint32_t len = (uint32_t)strlen(name);
+    ss_api_name_rec *n = ss_rec_begin(SS_REC_API_NAME, sizeof *n, len);
+    if (n == NULL) {
+        /* Lost (buffer full, recording off): let a later call try again. */
+        if (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+            __atomic_store_n(&ss_api_name_written[cbid], 0, __ATOMIC_RELEASE);
+        return;
+    }
+    n->cbid = cbid;
+    n->len = len;
+    memcpy(n + 1, name, len);
+    ss_rec_commit(n);
+}
+
+void ss_api_emit(ss_api_rec *r, const char *name, int blameable, const uint64_t *params, uint32_t nparams)
+{
+    /* Stacks first: the call-site part may write records of its own, and
+     * at most one record may be open per thread. */
+    ss_callsite_capture(r, blameable);
+    ss_api_write_name(r->cbid, name);
+    r->nparams = (uint8_t)nparams;
+    uint32_t tail = nparams * (uint32_t)sizeof(uint64_t);
+    ss_api_rec *out = ss_rec_begin(SS_REC_API, sizeof *out, tail);
+    if (out == NULL)
+        return;
+    ss_rec_hdr hdr = out->h;          /* type and size as the buffer laid them out */
+    memcpy(out, r, sizeof *out);
+    out->h = hdr;
+    if (tail != 0)
+        memcpy(out + 1, params, tail);
+    ss_rec_commit(out);
+}
+
+static uint32_t ss_api_stream_count;
+
+void ss_api_stream_created(const ss_api_rec *r)
+{
+    uint32_t flags = r->arg;
+    int non_blocking = (flags & cudaStreamNonBlocking) != 0;
+    ss_stream_rec *s = ss_rec_begin(SS_REC_STREAM, sizeof *s, 0);
+    if (s != NULL) {
+        s->handle = r->stream;
+        s->stream_id = 0;   /* learnt by the analyzer through correlation ids */
+        s->device = r->device >= 0 ? (uint32_t)r->device : 0;
+        s->kind = non_blocking ? SS_STREAM_NON_BLOCKING : SS_STREAM_BLOCKING;
+        s->flags = flags;
+        s->priority = r->arg2;
+        s->corr = r->corr;
+        ss_rec_commit(s);
+    }
+    /* Stream creation is rare: formatting a name here costs nothing that matters. */
+    char name[64];
+    uint32_t n = __atomic_add_fetch(&ss_api_stream_count, 1, __ATOMIC_RELAXED);
+    if (r->arg2 != 0)
+        snprintf(name, sizeof name, "stream %u (%s, priority %d)", n,
+                 non_blocking ? "non-blocking" : "blocking", (int)r->arg2);
+    else
+        snprintf(name, sizeof name, "stream %u (%s)", n, non_blocking ? "non-blocking" : "blocking");
+    ss_nvtx_name_stream((void *)(uintptr_t)r->stream, name);
+}
+
+/* ------------------------------------------------- interface to runtime.c */
+
+void ss_api_init(void)
+{
+    /* Everything resolves lazily (cudart and the driver may be loaded after
+     * the shim); try the driver now in case it already is. */
+    (void)ss_driver_ready();
+}
+
+void ss_api_on_runtime_callback(uint32_t cbid, const void *cbdata)
+{
+    const CUpti_CallbackData *d = (const CUpti_CallbackData *)cbdata;
+    ss_api_tls *t = ss_api_thread();
+    if (t->active != NULL) {
+        /* The interposer records this call: lend it the correlation id of
+         * the first callback inside it (the call itself); later ones are
+         * runtime calls cudart makes while serving it. */
+        if (d->callbackSite == CUPTI_API_ENTER && t->active->corr == 0)
+            t->active->corr = d->correlationId;
+        return;
+    }
+    (void)ss_api_cupti_dispatch(cbid, d, t, (int)d->callbackSite);
+}
+
+size_t ss_api_wanted_cbids(const uint32_t **ids)
+{
+    *ids = ss_api_cbids;
+    return ss_api_cbid_count;
+}
+
+void ss_api_reset_name_flags(void)
+{
+    for (size_t i = 0; i < sizeof ss_api_name_written; i++)
+        __atomic_store_n(&ss_api_name_written[i], 0, __ATOMIC_RELAXED);
+}
+
+void ss_api_atfork_child(void)
+{
+    /* The child writes its own trace: names must be written again there. */
+    ss_api_reset_name_flags();
+    ss_api_tls *t = ss_api_thread();
+    t->active = NULL;
+    t->cb_depth = 0;
+    t->cb_nvtx = 0;
+    /* Another thread may have held the lock at fork(); it does not exist here. */
+    pthread_mutex_init(&ss_kcache_lock, NULL);
+}

@@ -1,0 +1,100 @@
+/*
+ * Hand-written support for the generated API-recording code (build/gen/
+ * ss_api_*.c, made by tools/gen_api.py from preload/cuda_api.tab).
+ *
+ * Two ways a call reaches a record:
+ *   - the interposer: an exported wrapper with cudart's name runs, calls the
+ *     real function it resolved once, and writes the record at exit;
+ *   - the CUPTI runtime callback (for programs with statically linked
+ *     cudart, which the interposer cannot see): API_ENTER stores the enter
+ *     time, API_EXIT writes the record.
+ * A call must be recorded once.  While the interposer is inside a call it
+ * publishes its record in TLS (ss_api_tls.active); the CUPTI callback that
+ * fires inside the real call then only stores the correlation id there, and
+ * callbacks for runtime calls that cudart makes internally are ignored.
+ */
+#ifndef SYNCSIGHT_API_SUPPORT_H
+#define SYNCSIGHT_API_SUPPORT_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+#include "shim.h"
+
+/* NVTX ranges (ss_nvtx_begin_call/end_call, enum ss_nvtx_category) and
+ * stream names (ss_nvtx_name_stream) come from the runtime part via shim.h. */
+
+/* Per-thread state of the API part. */
+typedef struct ss_api_tls {
+    ss_api_rec *active;     /* interposer record of the call in flight, or NULL */
+    uint64_t    cb_t_enter; /* CUPTI path: enter time of the outermost call    */
+    uint32_t    cb_depth;   /* CUPTI path: nesting of runtime calls            */
+    uint32_t    cb_cbid;    /* CUPTI path: cbid of the outermost call          */
+    int8_t      device;     /* device set by cudaSetDevice on this thread, -1  */
+    uint8_t     cb_nvtx;    /* CUPTI path: an NVTX range was opened at enter   */
+} ss_api_tls;
+
+SS_HIDDEN ss_api_tls *ss_api_thread(void);
+
+/* Resolve a cudart entry point: dlsym(RTLD_NEXT), else through a cudart
+ * that was dlopen'ed RTLD_LOCAL.  Caches into *slot (atomic).  NULL when
+ * no cudart exports `name`. */
+SS_HIDDEN void *ss_api_resolve(const char *name, void *volatile *slot);
+
+/* Read an out-parameter only when the call succeeded (the generated code
+ * has `ret` in scope). */
+#define SS_OUT(p) ((ret == cudaSuccess && (p) != NULL) ? (uint64_t)(uintptr_t)*(p) : (uint64_t)0)
+
+/* Memory kind of a pointer as the driver knows it (enum ss_mem_kind):
+ * PAGEABLE when the driver does not know a host pointer, UNKNOWN when the
+ * driver is not loaded or the pointer is NULL.  Never enters cudart. */
+SS_HIDDEN uint8_t ss_api_mem_kind(const void *p);
+
+/* Is this a launch on the legacy default stream (blameable: it serializes)? */
+static inline int ss_api_is_legacy_stream(uint64_t stream, uint32_t flags)
+{
+    return (stream == 0 && !(flags & SS_API_F_PTSZ)) || stream == (uint64_t)(uintptr_t)cudaStreamLegacy;
+}
+
+/* Helpers named by `fill=` in the table. */
+SS_HIDDEN void ss_api_fill_memcpy3d(ss_api_rec *r, const struct cudaMemcpy3DParms *p);
+SS_HIDDEN void ss_api_fill_memcpy3d_peer(ss_api_rec *r, const struct cudaMemcpy3DPeerParms *p);
+SS_HIDDEN void ss_api_fill_memcpy_batch(ss_api_rec *r, void *const *dsts, const void *const *srcs,
+                                        const size_t *sizes, size_t count);
+SS_HIDDEN void ss_api_fill_memcpy3d_batch(ss_api_rec *r, size_t num_ops,
+                                          const struct cudaMemcpy3DBatchOp *ops);
+SS_HIDDEN void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t *config);
+
+/* Kernel parameters: fill `params` (capacity SS_API_MAX_PARAMS) with the
+ * 8-byte parameters of `func` read through `args`; returns the count and
+ * sets SS_API_F_PARAMS_TRUNCATED in r->flags when more existed.
+ * `func` may be a host stub or a cudaKernel_t; `known_kernel` says it is
+ * certainly a cudaKernel_t (__cudaLaunchKernel). */
+#define SS_API_MAX_PARAMS 32
+SS_HIDDEN uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args,
+                                        int known_kernel, uint64_t *params);
+
+/* Emit the record built in `r` (with `nparams` kernel parameters): call-site
+ * capture, the SS_REC_API_NAME record the first time this cbid is seen, the
+ * record itself. `name` is the CUPTI spelling of the cbid. */
+SS_HIDDEN void ss_api_emit(ss_api_rec *r, const char *name, int blameable,
+                           const uint64_t *params, uint32_t nparams);
+
+/* After a successful stream creation: SS_REC_STREAM and the NVTX name. */
+SS_HIDDEN void ss_api_stream_created(const ss_api_rec *r);
+
+/* After cudaSetDevice. */
+SS_HIDDEN void ss_api_set_device(ss_api_tls *t, int device, cudaError_t ret);
+
+/* Generated (ss_api_cupti.c): the per-cbid CUPTI path. Returns 0 when the
+ * cbid is not in the table. */
+SS_HIDDEN int ss_api_cupti_dispatch(uint32_t cbid, const void *cbdata, ss_api_tls *t, int site);
+
+/* Generated: the wanted cbids. */
+SS_HIDDEN extern const uint32_t ss_api_cbids[];
+SS_HIDDEN extern const size_t ss_api_cbid_count;
+
+/* Forget which SS_REC_API_NAME records were written (fork child: new file). */
+SS_HIDDEN void ss_api_reset_name_flags(void);
+
+#endif /* SYNCSIGHT_API_SUPPORT_H */

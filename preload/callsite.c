@@ -1,0 +1,450 @@
+/*
+ * Native call stacks and the module map (see docs/call-sites.md).
+ *
+ * At a call the analyzer can blame, the shim records the return addresses of
+ * the calling thread (glibc backtrace(): libgcc's DWARF unwinder, which works
+ * on code built without frame pointers, i.e. most of what runs in a CUDA or
+ * PyTorch process).  Each distinct stack is written once per trace as an
+ * SS_REC_STACK and referenced by id; the dedup table is looked up without a
+ * lock so that threads hitting the same call site do not contend.
+ *
+ * Addresses mean nothing offline without the map of loaded objects, so every
+ * module (path, load base, extent, GNU build id) is written as SS_REC_MODULE
+ * at start, and again whenever a captured address falls outside every known
+ * module and the loader reports that something was dlopen'ed since the last
+ * scan (dl_phdr_info.dlpi_adds).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <execinfo.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "shim.h"
+#include "callsite_internal.h"
+
+/* ------------------------------------------------------------ settings */
+
+#define STACK_DEPTH_DEFAULT 24
+#define STACK_DEPTH_MAX     64
+#define OWN_FRAMES_MAX      8
+
+static int g_depth = STACK_DEPTH_DEFAULT;
+
+/* The unwinder.  libunwind's unw_backtrace caches what it learns about each
+ * frame and took ~160 ns for 24 frames where glibc's backtrace() (libgcc,
+ * which interprets the DWARF CFI again at every frame) took ~4.8 us
+ * (bench/bench_callsite.c).  libunwind is used when the machine has it
+ * (dlopen'ed, so the shim does not depend on it); SYNCSIGHT_UNWINDER=
+ * backtrace forces glibc's. */
+typedef int (*unwinder_fn)(void **buf, int max);
+static unwinder_fn g_unwind = backtrace;
+static const char *g_unwinder_name = "backtrace";
+/* Frames of our own at the top of a captured stack: the unwinder's (if it
+ * reports itself), capture_native_stack() and ss_callsite_capture().
+ * Measured at init by calibrate_own_frames(). */
+static int g_own_frames = 2;
+
+/* ------------------------------------------------------------ stack table */
+
+/* Open addressing over a fixed array: bounded memory whatever the program
+ * does.  A slot's key is 0 while empty, SLOT_BUSY while its owner fills it,
+ * then the stack's hash with the low bit set (so it is never 0 or BUSY).
+ * Readers compare the key, then the addresses: a published slot is never
+ * changed again, so a reader that saw the key with acquire order sees the
+ * addresses.  A reader that meets a BUSY slot moves on; in the rare race two
+ * threads inserting the same new stack at once may both write it, under two
+ * ids, which costs a few bytes and nothing else. */
+#define STACK_SLOTS   8192u         /* power of two */
+#define STACK_PROBES  64u
+#define SLOT_BUSY     2u
+
+typedef struct stack_slot {
+    _Atomic uint64_t key;
+    uint32_t id;
+    uint32_t depth;
+    uint64_t addrs[STACK_DEPTH_MAX];
+} stack_slot;
+
+static stack_slot *g_stacks;        /* mmap'ed: untouched slots cost no memory */
+static _Atomic uint32_t g_next_stack_id = 1;
+static _Atomic int g_table_full_noted;
+
+static uint64_t hash_addrs(const uint64_t *a, uint32_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    for (uint32_t i = 0; i < n; i++) {
+        h ^= a[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h | 1u;
+}
+
+/* Write the SS_REC_STACK record; returns 0 when it could not be written. */
+static int write_stack_record(uint32_t id, const uint64_t *addrs, uint32_t depth)
+{
+    ss_stack_rec *rec = ss_rec_begin(SS_REC_STACK, sizeof *rec, depth * 8u);
+    if (!rec)
+        return 0;
+    rec->id = id;
+    rec->depth = depth;
+    memcpy((char *)rec + sizeof *rec, addrs, depth * 8u);
+    ss_rec_commit(rec);
+    return 1;
+}
+
+static uint32_t stack_id_for(const uint64_t *addrs, uint32_t depth)
+{
+    uint64_t h = hash_addrs(addrs, depth);
+    if (g_stacks) {
+        for (uint32_t p = 0; p < STACK_PROBES; p++) {
+            stack_slot *s = &g_stacks[(h + p) & (STACK_SLOTS - 1)];
+            uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+            if (k == 0) {
+                uint64_t expected = 0;
+                if (!atomic_compare_exchange_strong_explicit(&s->key, &expected, SLOT_BUSY,
+                                                             memory_order_acq_rel,
+                                                             memory_order_acquire)) {
+                    k = expected;           /* lost the slot: look at what is there */
+                    goto occupied;
+                }
+                uint32_t id = atomic_fetch_add_explicit(&g_next_stack_id, 1, memory_order_relaxed);
+                s->id = id;
+                s->depth = depth;
+                memcpy(s->addrs, addrs, depth * 8u);
+                if (!write_stack_record(id, addrs, depth)) {
+                    /* Nothing to point at: give the slot back rather than
+                     * publish an id whose record does not exist. */
+                    atomic_store_explicit(&s->key, 0, memory_order_release);
+                    return 0;
+                }
+                atomic_store_explicit(&s->key, h, memory_order_release);
+                return id;
+            }
+occupied:
+            if (k == h && s->depth == depth && memcmp(s->addrs, addrs, depth * 8u) == 0)
+                return s->id;
+        }
+    }
+    /* Table full (or never mapped): still give this call its stack, written
+     * for this call alone, so the cap bounds memory and never loses data. */
+    if (!atomic_exchange(&g_table_full_noted, 1))
+        ss_note(SS_NOTE_DROPPED_API, 0,
+                "call-stack table full: stacks first seen from now on are written once per call",
+                0);
+    uint32_t id = atomic_fetch_add_explicit(&g_next_stack_id, 1, memory_order_relaxed);
+    return write_stack_record(id, addrs, depth) ? id : 0;
+}
+
+/* ------------------------------------------------------------ module map */
+
+typedef struct mod_range {
+    uint64_t start, end;            /* [start, end) of the PT_LOAD segments */
+} mod_range;
+
+typedef struct mod_set {
+    uint32_t n;
+    mod_range r[];                  /* sorted by start */
+} mod_set;
+
+/* Readers take the current set without a lock; a replaced set is never freed
+ * (a reader may still be searching it).  Sets are replaced only after a
+ * dlopen, so what is kept is bounded by the number of dlopen batches. */
+static _Atomic(mod_set *) g_mods;
+static pthread_mutex_t g_mod_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long long g_adds_seen;      /* dlpi_adds at the last scan */
+static _Atomic uint32_t g_mod_generation;
+
+uint32_t ss_callsite_module_generation(void)
+{
+    return atomic_load_explicit(&g_mod_generation, memory_order_acquire);
+}
+
+static int addr_in_known_module(const mod_set *set, uint64_t a)
+{
+    if (!set)
+        return 0;
+    uint32_t lo = 0, hi = set->n;
+    while (lo < hi) {                       /* first range with start > a */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (set->r[mid].start <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && a < set->r[lo - 1].end;
+}
+
+#define BUILD_ID_MAX 64
+
+/* GNU build id from the object's PT_NOTE segments, as mapped in memory. */
+static size_t find_build_id(const struct dl_phdr_info *info, uint8_t *out)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+        const char *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const void *)p;
+            size_t name_sz = (nh->n_namesz + 3u) & ~3u;
+            size_t desc_sz = (nh->n_descsz + 3u) & ~3u;
+            const char *name = p + sizeof *nh;
+            const char *desc = name + name_sz;
+            if (desc + desc_sz > end)
+                break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                size_t n = nh->n_descsz < BUILD_ID_MAX ? nh->n_descsz : BUILD_ID_MAX;
+                memcpy(out, desc, n);
+                return n;
+            }
+            p = desc + desc_sz;
+        }
+    }
+    return 0;
+}
+
+typedef struct scan_state {
+    mod_set *set;                   /* being built */
+    uint32_t cap;
+    const mod_set *old;             /* modules already written to the trace */
+    unsigned long long adds;
+} scan_state;
+
+static void write_module_record(const char *path, uint64_t base, uint64_t size,
+                                const uint8_t *build_id, size_t build_id_len)
+{
+    size_t path_len = strlen(path);
+    ss_module_rec *rec = ss_rec_begin(SS_REC_MODULE, sizeof *rec,
+                                      (uint32_t)(path_len + build_id_len));
+    if (!rec)
+        return;
+    rec->base = base;
+    rec->size = size;
+    rec->time = ss_now();
+    rec->path_len = (uint32_t)path_len;
+    rec->build_id_len = (uint32_t)build_id_len;
+    memcpy((char *)rec + sizeof *rec, path, path_len);
+    memcpy((char *)rec + sizeof *rec + path_len, build_id, build_id_len);
+    ss_rec_commit(rec);
+}
+
+static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    scan_state *st = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+        st->adds = info->dlpi_adds;
+
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (ph->p_vaddr < lo)
+            lo = ph->p_vaddr;
+        if (ph->p_vaddr + ph->p_memsz > hi)
+            hi = ph->p_vaddr + ph->p_memsz;
+    }
+    if (hi == 0 || st->set->n >= st->cap)
+        return 0;
+    mod_range range = { info->dlpi_addr + lo, info->dlpi_addr + hi };
+    st->set->r[st->set->n++] = range;
+
+    if (addr_in_known_module(st->old, range.start))
+        return 0;                   /* written by an earlier scan */
+
+    /* The main program has an empty name in the loader's list. */
+    char exe[4096];
+    const char *path = info->dlpi_name;
+    if (!path || !*path) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0)
+            return 0;
+        exe[n] = '\0';
+        path = exe;
+    }
+    uint8_t build_id[BUILD_ID_MAX];
+    size_t build_id_len = find_build_id(info, build_id);
+    write_module_record(path, info->dlpi_addr, hi, build_id, build_id_len);
+    return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const mod_range *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int count_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)info; (void)size;
+    ++*(uint32_t *)arg;
+    return 0;
+}
+
+/* Rebuild the module set and write records for modules not seen before. */
+static void rescan_modules(void)
+{
+    pthread_mutex_lock(&g_mod_lock);
+    uint32_t count = 0;
+    dl_iterate_phdr(count_one, &count);
+    scan_state st = { .cap = count + 16, .old = atomic_load(&g_mods) };
+    st.set = malloc(sizeof(mod_set) + st.cap * sizeof(mod_range));
+    if (st.set) {
+        st.set->n = 0;
+        dl_iterate_phdr(scan_one, &st);
+        qsort(st.set->r, st.set->n, sizeof(mod_range), cmp_range);
+        __atomic_store_n(&g_adds_seen, st.adds, __ATOMIC_RELAXED);
+        atomic_store_explicit(&g_mods, st.set, memory_order_release);
+        atomic_fetch_add_explicit(&g_mod_generation, 1, memory_order_acq_rel);
+    }
+    pthread_mutex_unlock(&g_mod_lock);
+}
+
+static int peek_adds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+        *(unsigned long long *)arg = info->dlpi_adds;
+    return 1;                       /* the counter is the same in every entry */
+}
+
+/* An address outside every known module: rescan only if the loader added
+ * something since the last scan, so JIT code or a stray address costs one
+ * cheap peek and not a scan per call. */
+static void maybe_rescan_modules(void)
+{
+    unsigned long long adds = 0;
+    dl_iterate_phdr(peek_adds, &adds);
+    if (adds != __atomic_load_n(&g_adds_seen, __ATOMIC_RELAXED))
+        rescan_modules();
+}
+
+/* ------------------------------------------------------------ capture */
+
+static __thread int t_in_capture;
+
+__attribute__((noinline))
+static uint32_t capture_native_stack(void)
+{
+    void *raw[STACK_DEPTH_MAX + OWN_FRAMES_MAX];
+    int own = g_own_frames;
+    int n = g_unwind(raw, g_depth + own);
+    if (n <= own)
+        return 0;
+    uint32_t depth = (uint32_t)(n - own);
+    uint64_t addrs[STACK_DEPTH_MAX];
+    const mod_set *set = atomic_load_explicit(&g_mods, memory_order_acquire);
+    int unknown = 0;
+    for (uint32_t i = 0; i < depth; i++) {
+        addrs[i] = (uint64_t)(uintptr_t)raw[i + own];
+        if (!unknown && !addr_in_known_module(set, addrs[i]))
+            unknown = 1;
+    }
+    if (unknown)
+        maybe_rescan_modules();
+    return stack_id_for(addrs, depth);
+}
+
+__attribute__((noinline))
+void ss_callsite_capture(ss_api_rec *r, int blameable)
+{
+    int mode = ss_cfg.stacks;
+    if (mode <= 0 || (mode == 1 && !blameable) || t_in_capture)
+        return;
+    t_in_capture = 1;
+    r->stack_id = capture_native_stack();
+    r->pystack_id = ss_pystack_capture();
+    t_in_capture = 0;
+    /* Keep this frame a real frame for g_own_frames (no tail call). */
+    __asm__ volatile("" ::: "memory");
+}
+
+static void map_stack_table(void)
+{
+    void *p = mmap(NULL, STACK_SLOTS * sizeof(stack_slot), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g_stacks = p == MAP_FAILED ? NULL : p;
+}
+
+/* Where does the caller of the function that calls the unwinder appear in
+ * the result?  backtrace() puts it at index 1, unw_backtrace may report its
+ * own frame first: measure instead of assuming. */
+__attribute__((noinline))
+static int calibrate_own_frames(void)
+{
+    void *buf[OWN_FRAMES_MAX];
+    int n = g_unwind(buf, OWN_FRAMES_MAX);
+    void *caller = __builtin_return_address(0);
+    for (int i = 0; i < n; i++)
+        if (buf[i] == caller)
+            return i + 1;       /* + ss_callsite_capture's own frame */
+    return -1;
+}
+
+static void choose_unwinder(void)
+{
+    const char *want = getenv("SYNCSIGHT_UNWINDER");
+    if (!want || strcmp(want, "backtrace") != 0) {
+        void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+        unwinder_fn unw = NULL;
+        if (lib)
+            *(void **)&unw = dlsym(lib, "unw_backtrace");
+        if (unw) {
+            g_unwind = unw;
+            g_unwinder_name = "libunwind";
+            int own = calibrate_own_frames();
+            if (own >= 2 && own <= OWN_FRAMES_MAX) {
+                g_own_frames = own;
+                return;
+            }
+        }
+    }
+    /* backtrace() loads libgcc_s on its first call (dlopen + malloc): the
+     * calibration does that here, not inside the first intercepted call. */
+    g_unwind = backtrace;
+    g_unwinder_name = "backtrace";
+    int own = calibrate_own_frames();
+    g_own_frames = own >= 2 && own <= OWN_FRAMES_MAX ? own : 2;
+}
+
+const char *ss_callsite_unwinder(void) { return g_unwinder_name; }
+
+void ss_callsite_init(void)
+{
+    const char *d = getenv("SYNCSIGHT_STACK_DEPTH");
+    if (d && *d) {
+        long v = strtol(d, NULL, 10);
+        g_depth = v < 1 ? 1 : v > STACK_DEPTH_MAX ? STACK_DEPTH_MAX : (int)v;
+    }
+    if (ss_cfg.stacks <= 0)
+        return;
+    if (!g_stacks)
+        map_stack_table();
+    choose_unwinder();
+    rescan_modules();
+}
+
+void ss_callsite_atfork_child(void)
+{
+    /* The child writes a new trace: the parent's stack ids and module records
+     * are not in it.  Zero the table (fresh zero pages, no copying) and start
+     * the map afresh; it is written again at the child's first capture. */
+    if (g_stacks)
+        madvise(g_stacks, STACK_SLOTS * sizeof(stack_slot), MADV_DONTNEED);
+    atomic_store(&g_next_stack_id, 1);
+    atomic_store(&g_table_full_noted, 0);
+    pthread_mutex_init(&g_mod_lock, NULL);
+    atomic_store(&g_mods, NULL);
+    __atomic_store_n(&g_adds_seen, 0, __ATOMIC_RELAXED);
+    t_in_capture = 0;
+    ss_pystack_atfork_child();
+}

@@ -1,0 +1,498 @@
+/*
+ * CUPTI: loading, the one subscription, and GPU activity -> trace records.
+ *
+ * libcupti is dlopen'ed, never linked, so the shim loads into programs that
+ * have no CUDA at all and degrades (interposer only) when CUPTI is missing or
+ * held by another tool.  RTLD_GLOBAL: a PyTorch loaded later asks for
+ * libcupti.so.13 by soname and reuses this copy, whose single subscriber slot
+ * is then ours.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#include "shim.h"
+
+#ifndef SS_CUPTI_FALLBACK_PATH
+#define SS_CUPTI_FALLBACK_PATH ""
+#endif
+
+/* Every CUPTI entry point we use, resolved once by name from the loaded
+ * library.  X(name, required): a missing required one makes CUPTI unusable;
+ * optional ones (newer than CUDA 12) are used when present. */
+#define SS_CUPTI_FUNCS(X)                                   \
+    X(cuptiSubscribe, 1)                                    \
+    X(cuptiSubscribe_v2, 0)                                 \
+    X(cuptiEnableCallback, 1)                               \
+    X(cuptiEnableDomain, 1)                                 \
+    X(cuptiGetResultString, 1)                              \
+    X(cuptiGetTimestamp, 1)                                 \
+    X(cuptiActivityRegisterCallbacks, 1)                    \
+    X(cuptiActivityRegisterTimestampCallback, 0)            \
+    X(cuptiActivityEnable, 1)                               \
+    X(cuptiActivityGetNextRecord, 1)                        \
+    X(cuptiActivityFlushAll, 1)                             \
+    X(cuptiActivityGetNumDroppedRecords, 1)                 \
+    X(cuptiActivityEnableAllSyncRecords, 0)                 \
+    X(cuptiActivityEnableCudaEventDeviceTimestamps, 0)      \
+    X(cuptiGetStreamIdEx, 0)                                \
+    X(cuptiGetContextId, 0)                                 \
+    X(cuptiGetDeviceId, 0)
+
+#define SS_DECLARE_PTR(name, required) static __typeof__(&name) p_##name;
+SS_CUPTI_FUNCS(SS_DECLARE_PTR)
+#undef SS_DECLARE_PTR
+
+static void             *cupti_lib;
+static CUpti_SubscriberHandle subscriber;
+static int               activity_on;
+static char              status[320] = "not loaded";
+static _Atomic uint64_t  dropped_activity;
+
+#define ACTIVITY_BUFFER_BYTES (4u << 20)
+
+const char *ss_cupti_status(void)
+{
+    if (!ss_cfg.cupti)
+        return "disabled (SYNCSIGHT_CUPTI=0)";
+    return status;
+}
+
+int ss_cupti_active(void)
+{
+    return activity_on;
+}
+
+uint64_t ss_cupti_timestamp(void)
+{
+    uint64_t ts = 0;
+    if (cupti_lib && p_cuptiGetTimestamp && p_cuptiGetTimestamp(&ts) != CUPTI_SUCCESS)
+        ts = 0;
+    return ts;
+}
+
+uint64_t ss_cupti_dropped(void)
+{
+    return atomic_load_explicit(&dropped_activity, memory_order_relaxed);
+}
+
+void ss_cupti_flush(int forced)
+{
+    if (activity_on)
+        p_cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+static const char *result_text(CUptiResult r)
+{
+    const char *s = NULL;
+    if (p_cuptiGetResultString && p_cuptiGetResultString(r, &s) == CUPTI_SUCCESS && s)
+        return s;
+    return "unknown CUPTI error";
+}
+
+/* ------------------------------------------------------------- loading */
+
+static int load_library(char *why, size_t why_len)
+{
+    const char *env_path = getenv("SYNCSIGHT_CUPTI_LIB");
+    const char *candidates[] = { env_path, "libcupti.so.13", "libcupti.so", SS_CUPTI_FALLBACK_PATH };
+    const char *last_error = "no candidate";
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        if (!candidates[i] || !*candidates[i])
+            continue;
+        cupti_lib = dlopen(candidates[i], RTLD_NOW | RTLD_GLOBAL);
+        if (cupti_lib)
+            break;
+        last_error = dlerror();
+    }
+    if (!cupti_lib) {
+        snprintf(why, why_len, "libcupti could not be loaded (%s)", last_error ? last_error : "?");
+        return -1;
+    }
+#define SS_RESOLVE(name, required)                                               \
+    p_##name = (__typeof__(&name))dlsym(cupti_lib, #name);                      \
+    if (!p_##name && (required)) {                                               \
+        snprintf(why, why_len, "libcupti lacks %s (older than the headers we were built with)", #name); \
+        return -1;                                                               \
+    }
+    SS_CUPTI_FUNCS(SS_RESOLVE)
+#undef SS_RESOLVE
+    return 0;
+}
+
+/* The NVTX loader inside the program injects only what NVTX_INJECTION64_PATH
+ * names; it never finds a preloaded library by itself.  Pointing it at the
+ * libcupti we loaded makes the program's NVTX calls reach our NVTX-domain
+ * callbacks.  A value set by the user (or by Nsight Systems) is left alone. */
+static void point_nvtx_at_cupti(void)
+{
+    if (getenv("NVTX_INJECTION64_PATH"))
+        return;
+    Dl_info info;
+    if (dladdr((void *)p_cuptiSubscribe, &info) && info.dli_fname && info.dli_fname[0] == '/')
+        setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
+/* ------------------------------------------------------ activity records */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *max_records = 0;
+    *buffer = aligned_alloc(8, ACTIVITY_BUFFER_BYTES);
+    *size = *buffer ? ACTIVITY_BUFFER_BYTES : 0;   /* none: CUPTI drops and counts */
+}
+
+static void fill_gpu(ss_gpu_common *g, uint64_t start, uint64_t end, uint32_t corr,
+                     uint32_t stream_id, uint32_t context_id, uint32_t device)
+{
+    g->start = start;
+    g->end = end;
+    g->corr = corr;
+    g->stream_id = stream_id;
+    g->context_id = context_id;
+    g->device = device;
+}
+
+static void put_stream(uint64_t handle, uint32_t stream_id, uint32_t context_id, uint32_t device,
+                       uint32_t kind, int32_t priority, uint32_t corr)
+{
+    ss_stream_rec *s = ss_rec_begin(SS_REC_STREAM, sizeof *s, 0);
+    if (!s)
+        return;
+    s->handle = handle;
+    s->stream_id = stream_id;
+    s->context_id = context_id;
+    s->device = device;
+    s->kind = kind;
+    s->priority = priority;
+    s->corr = corr;
+    ss_rec_commit(s);
+}
+
+static void convert_kernel(const CUpti_ActivityKernel10 *a)
+{
+    uint32_t name_id = a->name ? ss_string_id(a->name, strlen(a->name)) : 0;
+    ss_kernel_rec *k = ss_rec_begin(SS_REC_KERNEL, sizeof *k, 0);
+    if (!k)
+        return;
+    fill_gpu(&k->g, a->start, a->end, a->correlationId, a->streamId, a->contextId, a->deviceId);
+    k->name_id = name_id;
+    k->grid[0] = (uint32_t)a->gridX;
+    k->grid[1] = (uint32_t)a->gridY;
+    k->grid[2] = (uint32_t)a->gridZ;
+    k->block[0] = (uint32_t)a->blockX;
+    k->block[1] = (uint32_t)a->blockY;
+    k->block[2] = (uint32_t)a->blockZ;
+    k->shared_bytes = (uint32_t)a->staticSharedMemory + (uint32_t)a->dynamicSharedMemory;
+    k->graph_id = a->graphId;
+    ss_rec_commit(k);
+}
+
+static void convert_memcpy(const CUpti_ActivityMemcpy6 *a)
+{
+    ss_memcpy_rec *m = ss_rec_begin(SS_REC_MEMCPY, sizeof *m, 0);
+    if (!m)
+        return;
+    fill_gpu(&m->g, a->start, a->end, a->correlationId, a->streamId, a->contextId, a->deviceId);
+    m->bytes = a->bytes;
+    m->copy_kind = a->copyKind;
+    m->src_kind = a->srcKind;
+    m->dst_kind = a->dstKind;
+    m->async = (a->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+    m->src_device = a->deviceId;
+    m->dst_device = a->deviceId;
+    m->graph_id = a->graphId;
+    ss_rec_commit(m);
+}
+
+static void convert_memcpy_peer(const CUpti_ActivityMemcpyPtoP4 *a)
+{
+    ss_memcpy_rec *m = ss_rec_begin(SS_REC_MEMCPY, sizeof *m, 0);
+    if (!m)
+        return;
+    fill_gpu(&m->g, a->start, a->end, a->correlationId, a->streamId, a->contextId, a->deviceId);
+    m->bytes = a->bytes;
+    m->copy_kind = a->copyKind;
+    m->src_kind = a->srcKind;
+    m->dst_kind = a->dstKind;
+    m->async = (a->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+    m->src_device = a->srcDeviceId;
+    m->dst_device = a->dstDeviceId;
+    m->graph_id = a->graphId;
+    ss_rec_commit(m);
+}
+
+static void convert_memset(const CUpti_ActivityMemset4 *a)
+{
+    ss_memset_rec *m = ss_rec_begin(SS_REC_MEMSET, sizeof *m, 0);
+    if (!m)
+        return;
+    fill_gpu(&m->g, a->start, a->end, a->correlationId, a->streamId, a->contextId, a->deviceId);
+    m->bytes = a->bytes;
+    m->value = a->value;
+    m->mem_kind = (uint8_t)a->memoryKind;
+    m->async = (a->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0;
+    m->graph_id = a->graphId;
+    ss_rec_commit(m);
+}
+
+static uint32_t valid_or_zero(uint32_t v)
+{
+    return v == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : v;
+}
+
+static void convert_sync(const CUpti_ActivitySynchronization2 *a)
+{
+    ss_sync_rec *s = ss_rec_begin(SS_REC_SYNC, sizeof *s, 0);
+    if (!s)
+        return;
+    /* No device in the record: the analyzer gets it from the context. */
+    fill_gpu(&s->g, a->start, a->end, a->correlationId, valid_or_zero(a->streamId),
+             a->contextId, 0);
+    s->sync_type = (uint32_t)a->type;
+    s->event_id = valid_or_zero(a->cudaEventId);
+    ss_rec_commit(s);
+}
+
+static void convert_cuda_event(const CUpti_ActivityCudaEvent2 *a)
+{
+    ss_cuda_event_rec *e = ss_rec_begin(SS_REC_CUDA_EVENT, sizeof *e, 0);
+    if (!e)
+        return;
+    fill_gpu(&e->g, a->deviceTimestamp, a->deviceTimestamp, a->correlationId, a->streamId,
+             a->contextId, a->deviceId);
+    e->event_id = a->eventId;
+    ss_rec_commit(e);
+}
+
+static void convert_stream(const CUpti_ActivityStream *a)
+{
+    uint32_t kind = SS_STREAM_UNKNOWN;
+    switch (a->flag & CUPTI_ACTIVITY_STREAM_CREATE_MASK) {
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT:      kind = SS_STREAM_BLOCKING; break;
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING: kind = SS_STREAM_NON_BLOCKING; break;
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL:         kind = SS_STREAM_LEGACY_NULL; break;
+    default: break;
+    }
+    put_stream(0, a->streamId, a->contextId, 0, kind, (int32_t)a->priority, a->correlationId);
+}
+
+static void convert_context(const CUpti_ActivityContext3 *a)
+{
+    ss_context_rec *c = ss_rec_begin(SS_REC_CONTEXT, sizeof *c, 0);
+    if (!c)
+        return;
+    c->context_id = a->contextId;
+    c->device = a->deviceId;
+    c->null_stream_id = a->nullStreamId;
+    ss_rec_commit(c);
+    /* The legacy default stream is handle 0 of this context. */
+    put_stream(0, a->nullStreamId, a->contextId, a->deviceId, SS_STREAM_LEGACY_NULL, 0, 0);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
+                                      size_t size, size_t valid_size)
+{
+    (void)size;
+    CUpti_Activity *rec = NULL;
+    while (valid_size > 0 &&
+           p_cuptiActivityGetNextRecord(buffer, valid_size, &rec) == CUPTI_SUCCESS) {
+        switch (rec->kind) {
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+            convert_kernel((const CUpti_ActivityKernel10 *)rec);
+            break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY:
+            convert_memcpy((const CUpti_ActivityMemcpy6 *)rec);
+            break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY2:
+            convert_memcpy_peer((const CUpti_ActivityMemcpyPtoP4 *)rec);
+            break;
+        case CUPTI_ACTIVITY_KIND_MEMSET:
+            convert_memset((const CUpti_ActivityMemset4 *)rec);
+            break;
+        case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+            convert_sync((const CUpti_ActivitySynchronization2 *)rec);
+            break;
+        case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+            convert_cuda_event((const CUpti_ActivityCudaEvent2 *)rec);
+            break;
+        case CUPTI_ACTIVITY_KIND_STREAM:
+            convert_stream((const CUpti_ActivityStream *)rec);
+            break;
+        case CUPTI_ACTIVITY_KIND_CONTEXT:
+            convert_context((const CUpti_ActivityContext3 *)rec);
+            break;
+        default:
+            break;
+        }
+    }
+    size_t dropped = 0;
+    if (p_cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped)
+        atomic_fetch_add_explicit(&dropped_activity, dropped, memory_order_relaxed);
+    free(buffer);
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+/* A new stream: its handle is known only here (activity records carry
+ * CUPTI's id), so this is where the handle <-> stream_id link is written.
+ * cudaStreamGetId(handle) differs from CUPTI's id (facts: +1), hence
+ * cuptiGetStreamIdEx. */
+static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
+{
+    uint32_t ctx_id = 0, device = 0;
+    if (p_cuptiGetContextId && rd->context)
+        p_cuptiGetContextId(rd->context, &ctx_id);
+    if (p_cuptiGetDeviceId && rd->context)
+        p_cuptiGetDeviceId(rd->context, &device);
+    if (cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED) {
+        uint32_t sid = 0;
+        if (p_cuptiGetStreamIdEx)
+            p_cuptiGetStreamIdEx(rd->context, rd->resourceHandle.stream, 0, &sid);
+        put_stream((uint64_t)(uintptr_t)rd->resourceHandle.stream, sid, ctx_id, device,
+                   SS_STREAM_UNKNOWN, 0, 0);
+    } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        uint32_t null_sid = 0;
+        if (p_cuptiGetStreamIdEx)
+            p_cuptiGetStreamIdEx(rd->context, NULL, 0, &null_sid);
+        ss_context_rec *c = ss_rec_begin(SS_REC_CONTEXT, sizeof *c, 0);
+        if (c) {
+            c->context_id = ctx_id;
+            c->device = device;
+            c->null_stream_id = null_sid;
+            ss_rec_commit(c);
+        }
+    }
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
+                                 CUpti_CallbackId cbid, const void *cbdata)
+{
+    (void)userdata;
+    if (!ss_recording())
+        return;
+    switch (domain) {
+    case CUPTI_CB_DOMAIN_RUNTIME_API:
+        ss_api_on_runtime_callback(cbid, cbdata);
+        break;
+    case CUPTI_CB_DOMAIN_RESOURCE:
+        on_resource(cbid, cbdata);
+        break;
+    case CUPTI_CB_DOMAIN_NVTX:
+        ss_nvtx_on_callback(cbid, cbdata);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---------------------------------------------------------------- start */
+
+static CUptiResult subscribe(char *holder, size_t holder_len)
+{
+    holder[0] = '\0';
+    if (p_cuptiSubscribe_v2) {
+        char old_name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = "";
+        CUpti_SubscriberParams params;
+        memset(&params, 0, sizeof params);
+        params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+        params.subscriberName = "syncsight";
+        params.oldSubscriberName = old_name;
+        params.oldSubscriberSize = sizeof old_name;
+        CUptiResult r = p_cuptiSubscribe_v2(&subscriber, on_callback, NULL, &params);
+        snprintf(holder, holder_len, "%s", old_name);
+        return r;
+    }
+    return p_cuptiSubscribe(&subscriber, on_callback, NULL);
+}
+
+static void enable_activity(void)
+{
+    /* Our clock first: GPU timestamps then arrive in the trace clock.
+     * CUPTI accepts it only before any activity kind is enabled. */
+    if (p_cuptiActivityRegisterTimestampCallback)
+        p_cuptiActivityRegisterTimestampCallback(ss_now);
+    if (p_cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
+        return;
+    /* Queries that found work unfinished (cudaEventQuery/cudaStreamQuery
+     * returning cudaErrorNotReady) produce no SYNCHRONIZATION record: every
+     * SYNC record is then a completed wait, and the not-ready queries stay
+     * visible as API records with ret == 600.  The SYNC format has no field
+     * for CUPTI's returnValue, so keeping them would make them look like
+     * waits that completed. */
+    if (p_cuptiActivityEnableAllSyncRecords)
+        p_cuptiActivityEnableAllSyncRecords(0);
+    if (p_cuptiActivityEnableCudaEventDeviceTimestamps)
+        p_cuptiActivityEnableCudaEventDeviceTimestamps(1);
+
+    static const struct { uint32_t bit; CUpti_ActivityKind kind; } kinds[] = {
+        /* CONCURRENT_KERNEL, never KERNEL: KERNEL serializes every kernel and
+         * would create the very serialization syncsight diagnoses. */
+        { SS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL },
+        { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY },
+        { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2 },
+        { SS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET },
+        { SS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION },
+        { SS_ACT_EVENT, CUPTI_ACTIVITY_KIND_CUDA_EVENT },
+        { SS_ACT_STREAM, CUPTI_ACTIVITY_KIND_STREAM },
+        { SS_ACT_CONTEXT, CUPTI_ACTIVITY_KIND_CONTEXT },
+    };
+    int enabled = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if ((ss_cfg.activity_mask & kinds[i].bit) &&
+            p_cuptiActivityEnable(kinds[i].kind) == CUPTI_SUCCESS)
+            enabled++;
+    activity_on = enabled > 0;
+}
+
+void ss_cupti_start(void)
+{
+    char why[256];
+    if (load_library(why, sizeof why) != 0) {
+        snprintf(status, sizeof status, "unavailable: %s", why);
+        char msg[400];
+        snprintf(msg, sizeof msg, "CUPTI unavailable (%s): recording only the calls the "
+                 "interposer sees; no GPU timeline", why);
+        ss_output_set_deferred_note(SS_NOTE_CUPTI_UNAVAILABLE, status, msg, 1);
+        return;
+    }
+    point_nvtx_at_cupti();
+
+    char holder[128];
+    CUptiResult r = subscribe(holder, sizeof holder);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "CUPTI is in use by another tool (%s): recording only the "
+                 "calls the interposer sees; no GPU timeline",
+                 holder[0] ? holder : "holder unknown");
+        snprintf(status, sizeof status, "taken: %s", holder[0] ? holder : "holder unknown");
+        /* Printed now: another profiler attached means CUDA is in play. */
+        fprintf(stderr, "syncsight: %s\n", msg);
+        ss_output_set_deferred_note(SS_NOTE_CUPTI_TAKEN, status, msg, 0);
+        return;
+    }
+    if (r != CUPTI_SUCCESS) {
+        snprintf(status, sizeof status, "unavailable: cuptiSubscribe failed: %s", result_text(r));
+        char msg[400];
+        snprintf(msg, sizeof msg, "CUPTI unavailable (cuptiSubscribe: %s): recording only the "
+                 "calls the interposer sees; no GPU timeline", result_text(r));
+        ss_output_set_deferred_note(SS_NOTE_CUPTI_UNAVAILABLE, status, msg, 1);
+        return;
+    }
+
+    const uint32_t *ids = NULL;
+    size_t n = ss_api_wanted_cbids(&ids);
+    for (size_t i = 0; i < n; i++)
+        p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, ids[i]);
+    p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_CREATED);
+    p_cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
+    enable_activity();
+    snprintf(status, sizeof status, "ok%s", activity_on ? "" : " (callbacks only: no activity kind enabled)");
+}

@@ -1,0 +1,26 @@
+"""A training loop that calls loss.item() every step.
+
+.item() copies the scalar to the host and synchronizes the current stream
+(at::cuda::memcpy_and_sync: cudaMemcpyAsync + cudaStreamSynchronize), so the
+host waits for the whole step before it can enqueue the next one and the GPU
+idles while Python launches the next step's kernels: an implicit sync.
+Accumulating the loss on the GPU and reading it once at the end avoids it.
+"""
+import torch
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 1024)
+).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+inputs = torch.randn(512, 1024, device="cuda")
+targets = torch.randn(512, 1024, device="cuda")
+
+losses = []
+for step in range(30):
+    optimizer.zero_grad(set_to_none=True)
+    loss = torch.nn.functional.mse_loss(model(inputs), targets)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.item())  # EXPECT-SITE implicit-sync
+print(f"item_in_loop: {len(losses)} steps, loss went down: {losses[-1] < losses[0]}")

@@ -1,0 +1,286 @@
+#!/bin/bash
+# The GPU suite (`make gpu-test`, `make gpu-test-quick`, `make fixtures`).
+#
+# Builds test_programs/*.cu with nvcc, runs every program and PyTorch script
+# under `syncsight run`, analyzes each trace with `syncsight report --format
+# json` and checks it against <name>.expect (tests/check_findings.py).  Also:
+#   - capture_basic built three ways (shared cudart, static cudart, per-thread
+#     default stream): the recorded API calls must agree (compare_api_counts.py);
+#   - fork_child, threads8, graph_replay, capture_basic: stdout under the shim
+#     must equal stdout without it, and so must the exit status;
+#   - the race scripts also run under PyTorch's CUDA sanitizer
+#     (TORCH_CUDA_SANITIZER=1, without syncsight); what it prints is saved.
+# Prints one line per check, a summary table, and "N passed, N failed[, N
+# skipped]"; exits 1 when anything failed.
+#
+# Usage: run_gpu_tests.sh [--quick] [--fixtures] [NAME...]
+#   --quick     a handful of programs (GPU_QUICK below)
+#   --fixtures  only the programs in FIXTURES, then copy their traces and
+#               expect files to tests/fixtures/
+#   NAME...     only these programs (file names without .cu/.py)
+# Environment: GPU_TEST_OUT (default build/gpu-test: traces, reports, logs),
+# SYNCSIGHT (build/syncsight), NVCC, NVCC_ARCH (-arch=sm_90), PYTHON (python3),
+# SS_TEST_CUDART (static|shared: how the rule programs link cudart; default static,
+# what plain nvcc does), RUN_TIMEOUT (seconds per run, default 120).
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${GPU_TEST_OUT:-build/gpu-test}
+SYNCSIGHT=${SYNCSIGHT:-build/syncsight}
+NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+NVCC_ARCH=${NVCC_ARCH:--arch=sm_90}
+PYTHON=${PYTHON:-python3}
+SS_TEST_CUDART=${SS_TEST_CUDART:-static}
+RUN_TIMEOUT=${RUN_TIMEOUT:-120}
+TP=test_programs
+
+GPU_QUICK="implicit_sync_free legacy_stream legacy_stream_fixed missing_fence missing_fence_fixed capture_basic side_stream_race"
+FIXTURES="implicit_sync_free implicit_sync_free_fixed legacy_stream device_sync_loop missing_fence missing_fence_fixed pageable_d2h_loop graph_replay item_in_loop side_stream_race"
+# Programs whose output must not change under the shim.
+STDOUT_SAME="fork_child threads8 graph_replay capture_basic"
+# Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
+# to report a race (proof the program has one); CSAN_MUST_PASS: it must not.
+CSAN_MUST_FLAG="side_stream_race"
+CSAN_MUST_PASS="side_stream_race_fixed"
+CSAN_INFO="pinned_copy_event pinned_copy_event_fixed missing_record_stream missing_record_stream_fixed seed002_default_vs_custom"
+
+mode=full
+names=()
+for arg in "$@"; do
+    case "$arg" in
+    --quick) mode=quick ;;
+    --fixtures) mode=fixtures ;;
+    -*) echo "run_gpu_tests.sh: unknown option $arg" >&2; exit 2 ;;
+    *) names+=("$arg") ;;
+    esac
+done
+if [ ${#names[@]} -eq 0 ]; then
+    case $mode in
+    quick) read -r -a names <<< "$GPU_QUICK" ;;
+    fixtures) read -r -a names <<< "$FIXTURES" ;;
+    full) for f in $TP/*.cu $TP/*.py; do
+              n=$(basename "$f"); n=${n%.*}
+              [ "$n" = compare_api_counts ] || names+=("$n")
+          done ;;
+    esac
+fi
+
+for tool in "$SYNCSIGHT" "$NVCC"; do
+    if ! command -v "$tool" > /dev/null 2>&1; then
+        echo "run_gpu_tests.sh: $tool not found (run make all first; set NVCC or CUDA_HOME)" >&2
+        exit 2
+    fi
+done
+if ! nvidia-smi -L > /dev/null 2>&1; then
+    echo "run_gpu_tests.sh: no GPU visible (nvidia-smi -L failed): this suite needs one" >&2
+    exit 2
+fi
+rm -rf "$OUT"
+mkdir -p "$OUT"/{bin,traces,reports,logs,stdout,csan,dumps}
+OUT=$(cd "$OUT" && pwd)
+SYNCSIGHT=$(cd "$(dirname "$SYNCSIGHT")" && pwd)/$(basename "$SYNCSIGHT")
+
+passed=0 failed=0 skipped=0
+declare -A RESULT FINDINGS
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1${2:+: $2}"; failed=$((failed + 1)); }
+skip() { echo "SKIP $1 ($2)"; skipped=$((skipped + 1)); }
+note_result() { # NAME VERDICT: the table shows the worst verdict per program
+    case "${RESULT[$1]:-}" in FAIL) ;; *) RESULT[$1]=$2 ;; esac
+}
+has() { local x; for x in $2; do [ "$x" = "$1" ] && return 0; done; return 1; }
+
+# ---- build (in parallel)
+echo "== building with $NVCC $NVCC_ARCH (rule programs: $SS_TEST_CUDART cudart)"
+build_jobs=()
+for n in "${names[@]}"; do
+    [ -f "$TP/$n.cu" ] || continue
+    if [ "$n" = capture_basic ]; then
+        build_jobs+=("capture_basic_shared|-cudart shared|capture_basic")
+        build_jobs+=("capture_basic_static|-cudart static|capture_basic")
+        build_jobs+=("capture_basic_ptds|-cudart shared --default-stream per-thread|capture_basic")
+    else
+        build_jobs+=("$n|-cudart $SS_TEST_CUDART|$n")
+    fi
+done
+build_one() { # "BINARY|NVCC FLAGS|SOURCE NAME"
+    local bin flags src
+    IFS="|" read -r bin flags src <<< "$1"
+    # shellcheck disable=SC2086 # flags are several words on purpose
+    "$NVCC" $NVCC_ARCH -O2 -g -lineinfo -std=c++17 $flags -o "$OUT/bin/$bin" "$TP/$src.cu" \
+        > "$OUT/logs/build-$bin.log" 2>&1 || echo "$bin" >> "$OUT/logs/build-failures"
+}
+export -f build_one
+export NVCC NVCC_ARCH OUT TP
+printf '%s\n' "${build_jobs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'build_one "$1"' _ {}
+
+# run_traced LABEL CMD...: run CMD under `syncsight run`, keep stdout, stderr, exit status.
+run_traced() {
+    local label=$1; shift
+    local trace=$OUT/traces/$label.sstrace
+    timeout "$RUN_TIMEOUT" "$SYNCSIGHT" run -o "$trace" --no-report -- "$@" \
+        > "$OUT/stdout/$label.shim.out" 2> "$OUT/logs/$label.shim.err"
+    echo $? > "$OUT/logs/$label.shim.rc"
+}
+
+analyze() { # LABEL: writes reports/LABEL.json; returns non-zero when no JSON came out
+    local label=$1
+    "$SYNCSIGHT" report --format json "$OUT/traces/$label.sstrace" \
+        > "$OUT/reports/$label.json" 2> "$OUT/logs/$label.report.err"
+    [ -s "$OUT/reports/$label.json" ]
+}
+
+summarize_findings() { # LABEL -> "rule:count ..." for the table
+    "$PYTHON" - "$OUT/reports/$1.json" << 'PY' 2> /dev/null || echo "?"
+import json, sys
+sys.path.insert(0, "tests")
+from check_findings import find_findings, rule_of
+findings, _ = find_findings(json.load(open(sys.argv[1])))
+counts = {}
+for f in findings:
+    counts[rule_of(f)] = counts.get(rule_of(f), 0) + 1
+print(" ".join(f"{r}:{n}" for r, n in sorted(counts.items())) or "none")
+PY
+}
+
+check_program() { # NAME LABEL EXPECT
+    local name=$1 label=$2 expect=$3
+    local rc
+    rc=$(cat "$OUT/logs/$label.shim.rc")
+    if [ "$rc" != 0 ]; then
+        fail "$label" "exited $rc under the shim (log: $OUT/logs/$label.shim.err)"
+        tail -n 15 "$OUT/logs/$label.shim.err" | sed 's/^/    /'
+        note_result "$name" FAIL
+    fi
+    if ! analyze "$label"; then
+        fail "$label" "syncsight report produced no JSON"
+        sed 's/^/    /' "$OUT/logs/$label.report.err" | tail -n 15
+        note_result "$name" FAIL; FINDINGS[$name]="(no report)"
+        return
+    fi
+    FINDINGS[$name]=$(summarize_findings "$label")
+    if "$PYTHON" tests/check_findings.py --name "$label" "$OUT/reports/$label.json" "$expect" \
+        > "$OUT/logs/$label.check" 2>&1; then
+        [ "$rc" = 0 ] && { pass "$label"; note_result "$name" PASS; }
+    else
+        fail "$label" "findings differ from $expect"
+        sed 's/^/    /' "$OUT/logs/$label.check"
+        note_result "$name" FAIL
+    fi
+}
+
+have_torch=unknown
+torch_ok() {
+    if [ "$have_torch" = unknown ]; then
+        if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' > "$OUT/logs/torch-probe.log" 2>&1; then
+            have_torch=yes
+        else
+            have_torch=no
+        fi
+    fi
+    [ "$have_torch" = yes ]
+}
+
+echo "== running (traces, reports and logs under $OUT)"
+for n in "${names[@]}"; do
+    if [ -f "$TP/$n.cu" ]; then
+        if [ "$n" = capture_basic ]; then
+            ok=1
+            for v in shared static ptds; do
+                if grep -qx "capture_basic_$v" "$OUT/logs/build-failures" 2> /dev/null; then
+                    fail "capture_basic_$v" "does not build (log: $OUT/logs/build-capture_basic_$v.log)"
+                    ok=0; note_result capture_basic FAIL; continue
+                fi
+                run_traced "capture_basic_$v" "$OUT/bin/capture_basic_$v"
+                check_program capture_basic "capture_basic_$v" "$TP/capture_basic.expect"
+                "$SYNCSIGHT" dump --json "$OUT/traces/capture_basic_$v.sstrace" > "$OUT/dumps/capture_basic_$v.jsonl" \
+                    2> "$OUT/logs/capture_basic_$v.dump.err" || ok=0
+            done
+            if [ "$ok" = 1 ] && "$PYTHON" $TP/compare_api_counts.py shared="$OUT/dumps/capture_basic_shared.jsonl" \
+                static="$OUT/dumps/capture_basic_static.jsonl" ptds="$OUT/dumps/capture_basic_ptds.jsonl" \
+                > "$OUT/logs/capture_basic.api-counts" 2>&1; then
+                pass "capture_basic:api-sets-equal"
+                cat "$OUT/logs/capture_basic.api-counts"
+            else
+                fail "capture_basic:api-sets-equal" "(table: $OUT/logs/capture_basic.api-counts)"
+                sed 's/^/    /' "$OUT/logs/capture_basic.api-counts" 2> /dev/null
+                note_result capture_basic FAIL
+            fi
+            bin=$OUT/bin/capture_basic_shared label=capture_basic_shared
+        else
+            if grep -qx "$n" "$OUT/logs/build-failures" 2> /dev/null; then
+                fail "$n" "does not build (log: $OUT/logs/build-$n.log)"
+                tail -n 15 "$OUT/logs/build-$n.log" | sed 's/^/    /'
+                note_result "$n" FAIL; continue
+            fi
+            bin=$OUT/bin/$n label=$n
+            run_traced "$n" "$bin"
+            check_program "$n" "$n" "$TP/$n.expect"
+        fi
+        if has "$n" "$STDOUT_SAME"; then
+            timeout "$RUN_TIMEOUT" "$bin" > "$OUT/stdout/$label.plain.out" 2> "$OUT/logs/$label.plain.err"
+            plain_rc=$?
+            shim_rc=$(cat "$OUT/logs/$label.shim.rc")
+            if [ "$plain_rc" = "$shim_rc" ] && diff -u "$OUT/stdout/$label.plain.out" "$OUT/stdout/$label.shim.out" \
+                > "$OUT/logs/$label.stdout.diff"; then
+                pass "$n:stdout-unchanged"
+            else
+                fail "$n:stdout-unchanged" "exit $plain_rc without the shim, $shim_rc with it"
+                sed 's/^/    /' "$OUT/logs/$label.stdout.diff" | head -20
+                note_result "$n" FAIL
+            fi
+        fi
+    elif [ -f "$TP/$n.py" ]; then
+        if ! torch_ok; then
+            skip "$n" "python3 cannot import torch with CUDA: $(tail -n 1 "$OUT/logs/torch-probe.log")"
+            RESULT[$n]=SKIP; continue
+        fi
+        run_traced "$n" "$PYTHON" "$TP/$n.py"
+        check_program "$n" "$n" "$TP/$n.expect"
+        if has "$n" "$CSAN_MUST_FLAG $CSAN_MUST_PASS $CSAN_INFO"; then
+            TORCH_CUDA_SANITIZER=1 timeout "$RUN_TIMEOUT" "$PYTHON" "$TP/$n.py" > "$OUT/csan/$n.txt" 2>&1
+            echo "exit status: $?" >> "$OUT/csan/$n.txt"
+            flagged=no
+            grep -q "CSAN detected a possible data race" "$OUT/csan/$n.txt" && flagged=yes
+            FINDINGS[$n]="${FINDINGS[$n]:-} | CSAN race: $flagged"
+            if has "$n" "$CSAN_MUST_FLAG"; then
+                [ $flagged = yes ] && pass "$n:csan-flags-it" || fail "$n:csan-flags-it" "CSAN reported no race ($OUT/csan/$n.txt)"
+            elif has "$n" "$CSAN_MUST_PASS"; then
+                [ $flagged = no ] && pass "$n:csan-clean" || fail "$n:csan-clean" "CSAN reported a race ($OUT/csan/$n.txt)"
+            fi
+        fi
+    else
+        fail "$n" "no $TP/$n.cu or $TP/$n.py"
+    fi
+done
+
+echo
+echo "== summary"
+printf '%-34s %-6s %s\n' program result "findings (rule:count)"
+for n in "${names[@]}"; do
+    printf '%-34s %-6s %s\n' "$n" "${RESULT[$n]:-FAIL}" "${FINDINGS[$n]:-}"
+done | tee "$OUT/summary.txt"
+
+if [ "$mode" = fixtures ] && [ "$failed" -eq 0 ]; then
+    echo
+    echo "== copying fixtures to tests/fixtures/"
+    mkdir -p tests/fixtures
+    for n in "${names[@]}"; do
+        label=$n
+        [ "$n" = capture_basic ] && label=capture_basic_shared
+        [ -f "$OUT/traces/$label.sstrace" ] || continue
+        cp "$OUT/traces/$label.sstrace" "tests/fixtures/$n.sstrace"
+        if ! "$PYTHON" tests/check_findings.py --for-fixture "$TP/$n.expect" > "tests/fixtures/$n.expect"; then
+            fail "fixture:$n" "cannot write tests/fixtures/$n.expect"; continue
+        fi
+        size=$(stat -c %s "tests/fixtures/$n.sstrace")
+        echo "tests/fixtures/$n.sstrace: $size bytes$([ "$size" -gt 1048576 ] && echo ' (over 1 MB: consider SYNCSIGHT_STACKS=0 or a smaller run)')"
+    done
+elif [ "$mode" = fixtures ]; then
+    echo "fixtures not copied: the suite failed"
+fi
+
+summary="$passed passed, $failed failed"
+[ "$skipped" -gt 0 ] && summary="$summary, $skipped skipped"
+echo "$summary" | tee -a "$OUT/summary.txt"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,43 @@
+# GPU test programs and the GPU suite (test_programs/run_gpu_tests.sh; see
+# docs/testing.md).  These targets need a GPU; `make test` does not.
+#
+#   make gpu-test          every program and PyTorch script, checked against its .expect
+#   make gpu-test-quick    a handful of them, for fast iteration
+#   make gpu-test GPU_TESTS="legacy_stream missing_fence"   only these
+#   make fixtures          record the fixture programs and copy their traces and
+#                          expect files to tests/fixtures/ (then commit them)
+#   make test-programs-build   compile every program here (no GPU needed)
+# Outputs (traces, reports, logs, summary.txt) go to $(GPU_TEST_OUT).
+
+GPU_TEST_OUT ?= $(BUILD)/gpu-test
+GPU_TESTS ?=
+TEST_PROGRAMS_ARCH ?= -arch=sm_90
+TEST_PROGRAM_SRCS := $(wildcard test_programs/*.cu)
+
+GPU_SUITE_ENV = GPU_TEST_OUT="$(GPU_TEST_OUT)" SYNCSIGHT="$(BUILD)/syncsight" NVCC="$(NVCC)" \
+	NVCC_ARCH="$(TEST_PROGRAMS_ARCH)" PYTHON="$(PYTHON)" CUDA_HOME="$(CUDA_HOME)"
+
+.PHONY: gpu-test gpu-test-quick fixtures test-programs-build
+gpu-test: all
+	$(GPU_SUITE_ENV) bash test_programs/run_gpu_tests.sh $(GPU_TESTS)
+
+gpu-test-quick: all
+	$(GPU_SUITE_ENV) bash test_programs/run_gpu_tests.sh --quick $(GPU_TESTS)
+
+fixtures: all
+	$(GPU_SUITE_ENV) bash test_programs/run_gpu_tests.sh --fixtures $(GPU_TESTS)
+
+# Compile-only check of the programs (the CPU suite runs the same check as
+# tests/test_programs_compile.sh).
+test-programs-build: $(patsubst test_programs/%.cu,$(BUILD)/test_programs/%,$(TEST_PROGRAM_SRCS))
+
+$(BUILD)/test_programs/%: test_programs/%.cu test_programs/ss_test.cuh | check-cuda
+	@mkdir -p $(@D)
+	$(NVCC) $(TEST_PROGRAMS_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra -o $@ $<
+
+# Twins that #include the program they fix.
+$(BUILD)/test_programs/legacy_stream_fixed: test_programs/legacy_stream.cu
+$(BUILD)/test_programs/device_sync_loop_fixed: test_programs/device_sync_loop.cu
+$(BUILD)/test_programs/implicit_memcpy_pageable_fixed: test_programs/implicit_memcpy_pageable.cu
+$(BUILD)/test_programs/missing_fence_wrong_stream $(BUILD)/test_programs/missing_fence_fixed \
+$(BUILD)/test_programs/unrecorded_event $(BUILD)/test_programs/unrecorded_event_fixed: test_programs/missing_fence.cu

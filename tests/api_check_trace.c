@@ -1,0 +1,191 @@
+/*
+ * Reads the trace that tests/api_prog.c left under the shim (through
+ * include/syncsight/trace_io.h's reader) and checks it against what the
+ * program really did, given as "key value" lines (api_prog's stdout):
+ * which records exist, their enter/exit times, return codes, stream/bytes/
+ * memory-kind slots, the _ptsz flag, kernel parameters, API names once per
+ * cbid, and the stream record.  Prints each failed check; exit 1 if any.
+ *
+ *   api_check_trace TRACE EXPECTED_FILE
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "syncsight/trace_io.h"
+
+/* CUPTI runtime cbids (cupti_runtime_cbid.h), spelled out so that this test
+ * does not depend on the CUPTI headers. */
+enum {
+    CB_SET_DEVICE = 16, CB_FREE = 22, CB_MEMCPY = 31, CB_MEMCPY_ASYNC = 41, CB_STREAM_QUERY = 132,
+    CB_STREAM_CREATE_WITH_FLAGS = 198, CB_LAUNCH_KERNEL = 211, CB_MEMCPY_ASYNC_PTSZ = 225,
+};
+
+#define MAX_API 64
+static ss_api_rec api[MAX_API];
+static uint64_t api_params[MAX_API][32];
+static int napi;
+static int name_count[1024];
+static char names[1024][64];
+static ss_stream_rec streams[8];
+static int nstreams;
+static int failures;
+
+#define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "FAIL: " __VA_ARGS__); fputc('\n', stderr); failures++; } } while (0)
+
+static uint64_t expected(const char *path, const char *key)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        perror(path);
+        exit(2);
+    }
+    char k[64];
+    unsigned long long v;
+    while (fscanf(f, "%63s %llu", k, &v) == 2) {
+        if (strcmp(k, key) == 0) {
+            fclose(f);
+            return v;
+        }
+    }
+    fclose(f);
+    fprintf(stderr, "api_check_trace: %s has no '%s'\n", path, key);
+    exit(2);
+}
+
+/* The n-th (0-based) API record with this cbid, or NULL. */
+static const ss_api_rec *find(uint32_t cbid, int nth, int *index)
+{
+    for (int i = 0; i < napi; i++) {
+        if (api[i].cbid == cbid && nth-- == 0) {
+            if (index)
+                *index = i;
+            return &api[i];
+        }
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: api_check_trace TRACE EXPECTED_FILE\n");
+        return 2;
+    }
+    char err[256];
+    ss_reader *r = ss_reader_open(argv[1], err, sizeof err);
+    if (r == NULL) {
+        fprintf(stderr, "api_check_trace: %s: %s\n", argv[1], err);
+        return 2;
+    }
+    const ss_rec_hdr *h;
+    int st;
+    while ((st = ss_reader_next(r, &h)) == SS_READ_OK) {
+        if (h->type == SS_REC_API && napi < MAX_API) {
+            memcpy(&api[napi], h, sizeof(ss_api_rec));
+            const ss_api_rec *a = (const ss_api_rec *)h;
+            CHECK(h->size == SS_REC_ALIGN(sizeof(ss_api_rec) + 8u * a->nparams),
+                  "API record size %u does not match nparams %u", h->size, a->nparams);
+            if (a->nparams <= 32)
+                memcpy(api_params[napi], ss_rec_tail(h, sizeof(ss_api_rec)), 8u * a->nparams);
+            napi++;
+        } else if (h->type == SS_REC_API_NAME) {
+            const ss_api_name_rec *n = (const ss_api_name_rec *)h;
+            if (n->cbid < 1024) {
+                name_count[n->cbid]++;
+                size_t len = n->len < 63 ? n->len : 63;
+                memcpy(names[n->cbid], ss_rec_tail(h, sizeof *n), len);
+                names[n->cbid][len] = 0;
+            }
+        } else if (h->type == SS_REC_STREAM && nstreams < 8) {
+            memcpy(&streams[nstreams++], h, sizeof(ss_stream_rec));
+        }
+    }
+    CHECK(st == SS_READ_END, "trace did not end cleanly: %s", ss_reader_error(r));
+    ss_reader_close(r);
+
+    const char *ex = argv[2];
+    uint64_t stream = expected(ex, "stream"), pageable = expected(ex, "pageable");
+    uint64_t device = expected(ex, "device"), pinned = expected(ex, "pinned");
+    uint64_t managed = expected(ex, "managed"), stub = expected(ex, "stub"), kernel = expected(ex, "kernel");
+
+    CHECK(napi == 10, "expected 10 API records, found %d", napi);
+    for (int i = 0; i < napi; i++) {
+        CHECK(api[i].flags & SS_API_F_INTERPOSER, "record %d (cbid %u) lacks SS_API_F_INTERPOSER", i, api[i].cbid);
+        CHECK(api[i].t_exit >= api[i].t_enter && api[i].t_enter != 0, "record %d: bad enter/exit times", i);
+        CHECK(api[i].tid != 0, "record %d: no tid", i);
+        if (api[i].cbid != CB_SET_DEVICE)
+            CHECK(api[i].device == 1, "record %d (cbid %u): device %d, expected 1 (set by cudaSetDevice)",
+                  i, api[i].cbid, api[i].device);
+    }
+
+    const ss_api_rec *a;
+    CHECK((a = find(CB_SET_DEVICE, 0, NULL)) && a->arg == 1 && a->ret == 0 && a->device == 1,
+          "cudaSetDevice(1) record wrong or missing");
+
+    CHECK((a = find(CB_STREAM_CREATE_WITH_FLAGS, 0, NULL)) && a->stream == stream && a->arg == 1 && a->ret == 0,
+          "cudaStreamCreateWithFlags record: new stream handle or flags wrong");
+    CHECK(nstreams == 1 && streams[0].handle == stream && streams[0].kind == SS_STREAM_NON_BLOCKING &&
+          streams[0].flags == 1 && streams[0].device == 1,
+          "SS_REC_STREAM for the created stream missing or wrong");
+
+    a = find(CB_MEMCPY_ASYNC, 0, NULL);
+    CHECK(a && a->ret == 0 && a->stream == stream && a->ptr == device && a->ptr2 == pageable &&
+          a->bytes == 1024 && a->arg == 1 /* HostToDevice */ && a->mem_dst == SS_MEM_DEVICE &&
+          a->mem_src == SS_MEM_PAGEABLE && !(a->flags & SS_API_F_PTSZ),
+          "first cudaMemcpyAsync: slots wrong (ret %d bytes %llu dst kind %u src kind %u)",
+          a ? a->ret : -1, a ? (unsigned long long)a->bytes : 0ull, a ? a->mem_dst : 0, a ? a->mem_src : 0);
+    a = find(CB_MEMCPY_ASYNC, 1, NULL);
+    CHECK(a && a->ret == 1 /* cudaErrorInvalidValue */ && a->bytes == 13, "failing cudaMemcpyAsync: ret not recorded");
+
+    a = find(CB_MEMCPY_ASYNC_PTSZ, 0, NULL);
+    CHECK(a && (a->flags & SS_API_F_PTSZ) && a->stream == 0 && a->ptr == pinned && a->ptr2 == device &&
+          a->bytes == 64 && a->arg == 2 && a->mem_dst == SS_MEM_PINNED && a->mem_src == SS_MEM_DEVICE,
+          "cudaMemcpyAsync_ptsz: PTSZ flag or slots wrong");
+
+    a = find(CB_MEMCPY, 0, NULL);
+    CHECK(a && a->t_exit - a->t_enter >= 20000000ull && a->t_exit - a->t_enter < 2000000000ull &&
+          a->ptr == device && a->ptr2 == managed && a->mem_src == SS_MEM_MANAGED && a->mem_dst == SS_MEM_DEVICE && a->arg == 4,
+          "cudaMemcpy: the 20 ms block is not in enter/exit (%llu ns) or kinds wrong",
+          a ? (unsigned long long)(a->t_exit - a->t_enter) : 0ull);
+
+    a = find(CB_STREAM_QUERY, 0, NULL);
+    CHECK(a && a->ret == 600 && a->stream == stream, "cudaStreamQuery: cudaErrorNotReady not recorded");
+
+    int i1 = -1, i2 = -1;
+    a = find(CB_LAUNCH_KERNEL, 0, &i1);
+    CHECK(a && a->func == stub && a->arg == 6 && a->arg2 == 32 && a->stream == 0 && a->nparams == 2 &&
+          !(a->flags & SS_API_F_VIA_CUDA_LAUNCH_KERNEL) && !(a->flags & SS_API_F_PARAMS_TRUNCATED),
+          "cudaLaunchKernel (stub): func/grid/block/params wrong (nparams %u)", a ? a->nparams : 0);
+    if (a && a->nparams == 2)
+        CHECK(api_params[i1][0] == 0x1111000 && api_params[i1][1] == 0x2222000,
+              "cudaLaunchKernel: pointer parameters not recorded in order");
+    a = find(CB_LAUNCH_KERNEL, 1, &i2);
+    CHECK(a && a->func == kernel && (a->flags & SS_API_F_VIA_CUDA_LAUNCH_KERNEL) &&
+          (a->flags & SS_API_F_PARAMS_TRUNCATED) && a->nparams == 32 && a->stream == stream &&
+          a->arg == 4 && a->arg2 == 128,
+          "__cudaLaunchKernel: via flag, truncation or params wrong (nparams %u flags %#x)",
+          a ? a->nparams : 0, a ? a->flags : 0);
+    if (a && a->nparams == 32)
+        CHECK(api_params[i2][0] == 0xA000 && api_params[i2][31] == 0xA000 + 31,
+              "__cudaLaunchKernel: parameter values wrong");
+
+    a = find(CB_FREE, 0, NULL);
+    CHECK(a && a->ptr == device && a->t_exit - a->t_enter >= 10000000ull, "cudaFree: ptr or the 10 ms block wrong");
+
+    /* One name per cbid used, spelled as CUPTI does. */
+    static const struct { uint32_t cbid; const char *name; } want[] = {
+        { CB_SET_DEVICE, "cudaSetDevice" }, { CB_FREE, "cudaFree" }, { CB_MEMCPY, "cudaMemcpy" },
+        { CB_MEMCPY_ASYNC, "cudaMemcpyAsync" }, { CB_STREAM_QUERY, "cudaStreamQuery" },
+        { CB_STREAM_CREATE_WITH_FLAGS, "cudaStreamCreateWithFlags" }, { CB_LAUNCH_KERNEL, "cudaLaunchKernel" },
+        { CB_MEMCPY_ASYNC_PTSZ, "cudaMemcpyAsync_ptsz" },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK(name_count[want[i].cbid] == 1 && strcmp(names[want[i].cbid], want[i].name) == 0,
+              "SS_REC_API_NAME for cbid %u: %d records, name '%s' (want one '%s')", want[i].cbid,
+              name_count[want[i].cbid], names[want[i].cbid], want[i].name);
+
+    if (failures == 0)
+        printf("api_check_trace: %d API records verified\n", napi);
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,100 @@
+/*
+ * The program tests/test_api_interposer.sh runs under the shim, linked
+ * against the fake libcudart.so.13 / libcuda.so.1 (api_fake_cudart.c,
+ * api_fake_cuda.c).  It makes a known sequence of calls, checks that return
+ * values and errno come back exactly as the fake library produced them, and
+ * prints the addresses involved ("key value" lines) so that api_check_trace
+ * can compare the trace with what really happened.  Exit status != 0 when a
+ * call's result was altered by the shim.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime_api.h>
+
+extern unsigned char fake_device_mem[4096];
+extern unsigned char fake_pinned_mem[4096];
+extern unsigned char fake_managed_mem[4096];
+
+/* Declared by cuda_runtime_api.h only under CUDA_API_PER_THREAD_DEFAULT_STREAM
+ * and by crt/device_functions.h only for C++. */
+extern cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                                        cudaStream_t stream);
+extern cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                      size_t sharedMem, cudaStream_t stream);
+
+/* Stands for a kernel's host stub: any code address in the program. */
+void fake_kernel_stub(void *a, int n, void *b);
+void fake_kernel_stub(void *a, int n, void *b) { (void)a; (void)n; (void)b; }
+
+static int failures;
+
+static void expect(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "api_prog: %s\n", what);
+        failures++;
+    }
+}
+
+int main(void)
+{
+    unsigned char pageable[256];
+    cudaStream_t s = NULL;
+
+    expect(cudaSetDevice(1) == cudaSuccess, "cudaSetDevice(1) failed");
+    expect(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess, "stream create failed");
+    printf("stream %llu\n", (unsigned long long)(uintptr_t)s);
+
+    /* H2D from pageable memory: ok; then the failing one (count 13). */
+    expect(cudaMemcpyAsync(fake_device_mem, pageable, 1024, cudaMemcpyHostToDevice, s) == cudaSuccess,
+           "cudaMemcpyAsync did not return cudaSuccess");
+    errno = 0;
+    cudaError_t bad = cudaMemcpyAsync(fake_device_mem, pageable, 13, cudaMemcpyHostToDevice, s);
+    int bad_errno = errno;
+    expect(bad == cudaErrorInvalidValue, "cudaMemcpyAsync's error code was altered");
+    expect(bad_errno == EDOM, "errno after cudaMemcpyAsync was altered");
+    printf("pageable %llu\n", (unsigned long long)(uintptr_t)pageable);
+    printf("device %llu\n", (unsigned long long)(uintptr_t)fake_device_mem);
+    printf("pinned %llu\n", (unsigned long long)(uintptr_t)fake_pinned_mem);
+    printf("managed %llu\n", (unsigned long long)(uintptr_t)fake_managed_mem);
+
+    /* The per-thread-default-stream twin, D2H into pinned memory. */
+    expect(cudaMemcpyAsync_ptsz(fake_pinned_mem, fake_device_mem, 64, cudaMemcpyDeviceToHost, 0) == cudaSuccess,
+           "cudaMemcpyAsync_ptsz failed");
+
+    /* A synchronous copy that blocks 20 ms (managed -> device). */
+    expect(cudaMemcpy(fake_device_mem, fake_managed_mem, 100, cudaMemcpyDefault) == cudaSuccess,
+           "cudaMemcpy failed");
+
+    /* Not-ready is a status, passed through as it is. */
+    expect(cudaStreamQuery(s) == cudaErrorNotReady, "cudaStreamQuery's cudaErrorNotReady was altered");
+
+    /* Launch through a host stub: parameters (void *a, int n, void *b). */
+    void *a = (void *)(uintptr_t)0x1111000;
+    int n = 7;
+    void *b = (void *)(uintptr_t)0x2222000;
+    void *args[3] = { &a, &n, &b };
+    expect(cudaLaunchKernel((const void *)fake_kernel_stub, (dim3){ 2, 3, 1 }, (dim3){ 32, 1, 1 }, args, 0, 0)
+               == cudaSuccess, "cudaLaunchKernel failed");
+    printf("stub %llu\n", (unsigned long long)(uintptr_t)fake_kernel_stub);
+
+    /* The <<<>>> path with a cudaKernel_t of 40 pointer parameters. */
+    uint64_t values[40];
+    void *kargs[40];
+    for (int i = 0; i < 40; i++) {
+        values[i] = 0xA000 + (uint64_t)i;
+        kargs[i] = &values[i];
+    }
+    void *kernel_handle = malloc(64);   /* a heap address, as a driver handle is */
+    expect(__cudaLaunchKernel((cudaKernel_t)kernel_handle, (dim3){ 4, 1, 1 }, (dim3){ 128, 1, 1 }, kargs, 0, s)
+               == cudaSuccess, "__cudaLaunchKernel failed");
+    printf("kernel %llu\n", (unsigned long long)(uintptr_t)kernel_handle);
+
+    /* A free that blocks 10 ms. */
+    expect(cudaFree(fake_device_mem) == cudaSuccess, "cudaFree failed");
+
+    free(kernel_handle);
+    return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,30 @@
+#!/bin/bash
+# The GPU test programs must at least compile on a machine without a GPU:
+# every test_programs/*.cu with nvcc for sm_90 (in parallel; about half a
+# minute on 2 cores), and every test_programs/*.py with py_compile.
+# Skips (exit 77) when nvcc is missing.
+set -u
+cd "$(dirname "$0")/.."
+NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+PYTHON=${PYTHON:-python3}
+if ! command -v "$NVCC" > /dev/null 2>&1; then
+    echo "nvcc not found ($NVCC)"
+    exit 77
+fi
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+jobs=$(nproc 2> /dev/null || echo 2)
+export NVCC T
+# -Werror for host code: the programs are part of the project's code.
+ls test_programs/*.cu | xargs -P "$jobs" -I{} sh -c \
+    'n=$(basename {} .cu); "$NVCC" -arch=sm_90 -std=c++17 -Xcompiler -Wall,-Wextra,-Werror -o "$T/$n" {} > "$T/$n.log" 2>&1 || { echo "FAIL compile {}"; cat "$T/$n.log"; }' > "$T/summary" 2>&1
+failed=0
+if [ -s "$T/summary" ]; then cat "$T/summary"; failed=1; fi
+count=$(ls test_programs/*.cu | wc -l)
+for script in test_programs/*.py; do
+    if ! "$PYTHON" -c 'import sys, py_compile; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)' "$script" "$T/pyc"; then
+        echo "FAIL py_compile $script"; failed=1
+    fi
+done
+[ "$failed" -eq 0 ] && echo "$count CUDA programs and $(ls test_programs/*.py | wc -l) Python scripts compile"
+exit $failed

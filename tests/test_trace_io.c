@@ -1,0 +1,313 @@
+/*
+ * Writer/reader round trip of the trace format, truncation at every byte,
+ * corruption, and the file-creation policy (0600, O_EXCL, no symlinks).
+ */
+#define _GNU_SOURCE
+#include "syncsight/trace_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+static char dir[] = "/tmp/ss_test_trace_io.XXXXXX";
+
+static void path_in_dir(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", dir, name); }
+
+/* Build block payloads: block b holds 3 records (an API call with 2 kernel
+ * params, a string, a kernel) whose fields encode b, so the reader's output
+ * can be checked exactly. */
+static uint32_t build_block(uint8_t *buf, uint32_t cap, int b)
+{
+    uint32_t used = 0;
+    ss_api_rec *a = ss_rec_reserve(buf, cap, &used, SS_REC_API, sizeof *a, 2 * 8);
+    a->cbid = 211;
+    a->tid = 100 + (uint32_t)b;
+    a->t_enter = 1000u * (uint64_t)b;
+    a->t_exit = a->t_enter + 50;
+    a->ret = b % 3;
+    a->stream = 0x1000 + (uint64_t)b;
+    a->nparams = 2;
+    uint64_t params[2] = { 0xdead0000u + (uint64_t)b, 7 };
+    memcpy((char *)a + sizeof *a, params, sizeof params);
+
+    const char *text = "kernel<float>(int*) \x1b[31m";
+    ss_string_rec *s = ss_rec_reserve(buf, cap, &used, SS_REC_STRING, sizeof *s, (uint32_t)strlen(text));
+    s->id = (uint32_t)b + 1;
+    s->len = (uint32_t)strlen(text);
+    memcpy((char *)s + sizeof *s, text, s->len);
+
+    ss_kernel_rec *k = ss_rec_reserve(buf, cap, &used, SS_REC_KERNEL, sizeof *k, 0);
+    k->g.start = 5000u * (uint64_t)b;
+    k->g.end = k->g.start + 10;
+    k->g.corr = (uint32_t)b;
+    k->name_id = (uint32_t)b + 1;
+    return used;
+}
+
+static const int NBLOCKS = 5;
+
+static int write_trace(const char *path)
+{
+    ss_file_header hdr;
+    ss_file_header_init(&hdr, 123, 456);
+    ss_writer w;
+    int rc = ss_writer_open(&w, path, &hdr);
+    if (rc < 0)
+        return rc;
+    uint8_t buf[4096];
+    for (int b = 0; b < NBLOCKS; b++) {
+        uint32_t used = build_block(buf, sizeof buf, b);
+        rc = ss_writer_write_block(&w, buf, used, 3);
+        if (rc < 0)
+            return rc;
+    }
+    return ss_writer_close(&w);
+}
+
+/* Read a whole trace; returns the number of records and sets *status. */
+static int read_all(const char *path, int *status, int verify)
+{
+    char err[256];
+    ss_reader *r = ss_reader_open(path, err, sizeof err);
+    if (!r) {
+        *status = -1;
+        return 0;
+    }
+    const ss_rec_hdr *h;
+    int n = 0, st;
+    while ((st = ss_reader_next(r, &h)) == SS_READ_OK) {
+        int b = n / 3;
+        if (verify) {
+            switch (n % 3) {
+            case 0: {
+                CHECK(h->type == SS_REC_API, "record %d type %u", n, h->type);
+                const ss_api_rec *a = (const void *)h;
+                CHECK(a->tid == 100u + (uint32_t)b && a->t_exit == a->t_enter + 50, "api fields block %d", b);
+                const uint64_t *p = ss_rec_tail(h, sizeof *a);
+                CHECK(a->nparams == 2 && p[0] == 0xdead0000u + (uint64_t)b && p[1] == 7, "api params block %d", b);
+                break;
+            }
+            case 1: {
+                CHECK(h->type == SS_REC_STRING, "record %d type %u", n, h->type);
+                const ss_string_rec *s = (const void *)h;
+                CHECK(s->len == strlen("kernel<float>(int*) \x1b[31m") &&
+                      memcmp(ss_rec_tail(h, sizeof *s), "kernel<float>", 13) == 0, "string block %d", b);
+                break;
+            }
+            case 2:
+                CHECK(h->type == SS_REC_KERNEL && ((const ss_kernel_rec *)(const void *)h)->g.corr == (uint32_t)b,
+                      "kernel block %d", b);
+                break;
+            }
+        }
+        n++;
+    }
+    *status = st;
+    ss_reader_close(r);
+    return n;
+}
+
+static void test_round_trip(void)
+{
+    char path[512];
+    path_in_dir(path, sizeof path, "rt.sstrace");
+    CHECK(write_trace(path) == 0, "write_trace");
+    int st;
+    int n = read_all(path, &st, 1);
+    CHECK(n == 3 * NBLOCKS, "read %d records, want %d", n, 3 * NBLOCKS);
+    CHECK(st == SS_READ_END, "status %d, want END", st);
+
+    char err[256];
+    ss_reader *r = ss_reader_open(path, err, sizeof err);
+    CHECK(r != NULL, "reopen: %s", err);
+    if (r) {
+        const ss_file_header *h = ss_reader_header(r);
+        CHECK(h->start_ns == 123 && h->start_realtime_ns == 456, "header times");
+        CHECK(h->pid == (uint32_t)getpid(), "header pid");
+        CHECK(h->version_major == SS_TRACE_VERSION_MAJOR, "header version");
+        ss_reader_close(r);
+    }
+
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600, "mode %o, want 0600", sb.st_mode & 0777);
+}
+
+/* Cut the file at every length: the reader must never fail to open a file
+ * that still has its header, must return exactly the records of the complete
+ * blocks, and must say TRUNCATED unless the cut falls on a block boundary. */
+static void test_truncation(void)
+{
+    char path[512], cut[512];
+    path_in_dir(path, sizeof path, "full.sstrace");
+    path_in_dir(cut, sizeof cut, "cut.sstrace");
+    CHECK(write_trace(path) == 0, "write_trace");
+    FILE *f = fopen(path, "rb");
+    static uint8_t data[1 << 16];
+    size_t len = fread(data, 1, sizeof data, f);
+    fclose(f);
+
+    /* Block boundaries, to know how many records each cut must keep. */
+    size_t bounds[16];
+    int nb = 0;
+    size_t off = sizeof(ss_file_header);
+    while (off < len && nb < 16) {
+        ss_block_header bh;
+        memcpy(&bh, data + off, sizeof bh);
+        off += sizeof bh + bh.payload_bytes;
+        bounds[nb++] = off;
+    }
+    CHECK(nb == NBLOCKS && bounds[nb - 1] == len, "block walk");
+
+    for (size_t L = 0; L <= len; L++) {
+        unlink(cut);
+        int fd = open(cut, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (write(fd, data, L) != (ssize_t)L)
+            CHECK(0, "write cut");
+        close(fd);
+        int st;
+        int n = read_all(cut, &st, 1);
+        if (L < sizeof(ss_file_header)) {
+            CHECK(st == -1, "len %zu: a file without a whole header must be rejected", L);
+            continue;
+        }
+        int complete = 0;
+        for (int b = 0; b < nb; b++)
+            if (bounds[b] <= L)
+                complete = b + 1;
+        int on_boundary = (L == sizeof(ss_file_header)) || (complete && bounds[complete - 1] == L);
+        CHECK(n == 3 * complete, "len %zu: %d records, want %d", L, n, 3 * complete);
+        CHECK(st == (on_boundary ? SS_READ_END : SS_READ_TRUNCATED), "len %zu: status %d", L, st);
+    }
+}
+
+/* Flip each byte of the payload region: every flip must be caught (CRC or
+ * structure), and no flip may make the reader return records of the broken
+ * block or crash. */
+static void test_corruption(void)
+{
+    char path[512], bad[512];
+    path_in_dir(path, sizeof path, "c.sstrace");
+    path_in_dir(bad, sizeof bad, "bad.sstrace");
+    CHECK(write_trace(path) == 0, "write_trace");
+    FILE *f = fopen(path, "rb");
+    static uint8_t data[1 << 16];
+    size_t len = fread(data, 1, sizeof data, f);
+    fclose(f);
+    for (size_t i = sizeof(ss_file_header); i < len; i++) {
+        data[i] ^= 0x5a;
+        unlink(bad);
+        int fd = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (write(fd, data, len) != (ssize_t)len)
+            CHECK(0, "write bad");
+        close(fd);
+        data[i] ^= 0x5a;
+        int st;
+        int n = read_all(bad, &st, 0);
+        CHECK(st == SS_READ_TRUNCATED, "flip at %zu not detected (status %d)", i, st);
+        CHECK(n % 3 == 0 && n < 3 * NBLOCKS, "flip at %zu: %d records", i, n);
+    }
+    /* Bad magic and future major version are rejected with a reason. */
+    char err[256];
+    memcpy(data, "NOTATRAC", 8);
+    int fd = open(bad, O_WRONLY | O_TRUNC);
+    if (write(fd, data, len) != (ssize_t)len)
+        CHECK(0, "write");
+    close(fd);
+    CHECK(ss_reader_open(bad, err, sizeof err) == NULL && strstr(err, "bad magic"), "bad magic: %s", err);
+    memcpy(data, SS_TRACE_MAGIC, 8);
+    ((ss_file_header *)(void *)data)->version_major = 99;
+    fd = open(bad, O_WRONLY | O_TRUNC);
+    if (write(fd, data, len) != (ssize_t)len)
+        CHECK(0, "write");
+    close(fd);
+    CHECK(ss_reader_open(bad, err, sizeof err) == NULL && strstr(err, "version"), "version: %s", err);
+    CHECK(ss_reader_open(dir, err, sizeof err) == NULL && strstr(err, "directory"), "dir: %s", err);
+}
+
+static void test_creation_policy(void)
+{
+    char path[512], target[512], link[512];
+    path_in_dir(path, sizeof path, "exists.sstrace");
+    ss_file_header hdr;
+    ss_file_header_init(&hdr, 0, 0);
+    ss_writer w;
+    CHECK(ss_writer_open(&w, path, &hdr) == 0, "first open");
+    ss_writer_close(&w);
+    CHECK(ss_writer_open(&w, path, &hdr) == -EEXIST, "an existing file must not be overwritten");
+
+    /* A planted symlink pointing at a file the user owns must not be followed. */
+    path_in_dir(target, sizeof target, "victim");
+    path_in_dir(link, sizeof link, "planted.sstrace");
+    FILE *v = fopen(target, "w");
+    fputs("precious", v);
+    fclose(v);
+    CHECK(symlink(target, link) == 0, "symlink");
+    int rc = ss_writer_open(&w, link, &hdr);
+    CHECK(rc == -EEXIST || rc == -ELOOP, "symlink followed? rc=%d", rc);
+    v = fopen(target, "r");
+    char got[16] = { 0 };
+    CHECK(fread(got, 1, sizeof got - 1, v) == 8 && strcmp(got, "precious") == 0, "victim changed");
+    fclose(v);
+
+    /* After a write error the writer stays failed and returns the error. */
+    path_in_dir(path, sizeof path, "full.sstrace2");
+    CHECK(ss_writer_open(&w, path, &hdr) == 0, "open");
+    int fd = w.fd;
+    w.fd = open("/dev/full", O_WRONLY);
+    close(fd);
+    if (w.fd >= 0) {
+        uint8_t buf[512];
+        uint32_t used = build_block(buf, sizeof buf, 0);
+        CHECK(ss_writer_write_block(&w, buf, used, 3) == -ENOSPC, "ENOSPC expected");
+        CHECK(ss_writer_write_block(&w, buf, used, 3) == -ENOSPC && w.failed_errno == ENOSPC, "sticky failure");
+        ss_writer_close(&w);
+    }
+    /* Misaligned payloads are refused rather than written. */
+    path_in_dir(path, sizeof path, "misaligned.sstrace");
+    CHECK(ss_writer_open(&w, path, &hdr) == 0, "open");
+    uint8_t junk[12] = { 0 };
+    CHECK(ss_writer_write_block(&w, junk, 12, 1) == -EINVAL, "misaligned block accepted");
+    ss_writer_close(&w);
+}
+
+static void test_reserve_bounds(void)
+{
+    uint8_t buf[64];
+    uint32_t used = 0;
+    CHECK(ss_rec_reserve(buf, sizeof buf, &used, SS_REC_API, sizeof(ss_api_rec), 0) == NULL, "oversized reserve");
+    CHECK(used == 0, "used moved on failure");
+    ss_string_rec *s = ss_rec_reserve(buf, sizeof buf, &used, SS_REC_STRING, sizeof *s, 5);
+    CHECK(s && used == 24 && s->h.size == 24 && s->h.type == SS_REC_STRING, "string reserve rounds to 8");
+    CHECK(ss_crc32(0, "123456789", 9) == 0xCBF43926u, "CRC-32 check value");
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    test_round_trip();
+    test_truncation();
+    test_corruption();
+    test_creation_policy();
+    test_reserve_bounds();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "warning: could not remove %s\n", dir);
+    if (failures) {
+        fprintf(stderr, "test_trace_io: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_trace_io: ok\n");
+    return 0;
+}

@@ -1,0 +1,572 @@
+#!/usr/bin/env python3
+"""Generate syncsight's CUDA runtime API recording code from preload/cuda_api.tab.
+
+The table describes each interposed entry point once; everything that repeats
+per entry point and per _ptsz/_ptds twin is produced here:
+
+  <out>/ss_api_wrap.c      interposing wrappers for the base names
+  <out>/ss_api_wrap_pt.c   wrappers for the _ptsz/_ptds twins, compiled with
+                           CUDA_API_PER_THREAD_DEFAULT_STREAM so that
+                           cuda_runtime_api.h declares (and checks) them
+  <out>/ss_api_cupti.c     the CUPTI runtime-callback path (static cudart)
+                           and the list of wanted callback ids
+  <out>/ss_api_symbols.txt every exported wrapper name, one per line
+  --doc FILE               docs/api-coverage.md
+
+Standard library only (the build runs it with $(PYTHON)).
+"""
+import argparse
+import os
+import re
+import sys
+
+SLOT_KEYS = ("stream", "event", "ptr", "ptr2", "bytes", "func", "arg", "arg2")
+MEM_CONSTANTS = {"DEVICE": "SS_MEM_DEVICE", "ARRAY": "SS_MEM_ARRAY",
+                 "PINNED": "SS_MEM_PINNED", "MANAGED": "SS_MEM_MANAGED"}
+
+# class -> (blameable C expression, NVTX category or None, description).
+# Blame follows what the analyzer can hold a call responsible for: waits,
+# blocking calls, copies, memsets, legacy-stream work, event record/wait,
+# allocation and free.  NVTX ranges go around what blocks or synchronizes.
+LEGACY = "ss_api_is_legacy_stream(rec.stream, rec.flags)"
+CLASSES = {
+    "stream-create":  ("0", None, "creates a stream; writes SS_REC_STREAM and names it in NVTX"),
+    "stream-destroy": ("0", None, "destroys a stream (returns at once, the work drains later)"),
+    "stream-sync":    ("1", "SS_NVTX_CAT_STREAM_SYNC", "waits for one stream"),
+    "stream-query":   ("1", None, "polls a stream (cudaErrorNotReady = 600 is not a failure)"),
+    "stream-wait":    ("1", None, "makes a stream wait for an event (a cross-stream fence)"),
+    "host-func":      (LEGACY, None, "enqueues a host function"),
+    "capture":        ("0", None, "begins or ends stream capture"),
+    "event-create":   ("0", None, "creates an event"),
+    "event-record":   ("1", None, "records an event on a stream"),
+    "event-sync":     ("1", "SS_NVTX_CAT_EVENT_SYNC", "waits for an event"),
+    "event-query":    ("1", None, "polls an event"),
+    "event-other":    ("0", None, "event bookkeeping"),
+    "copy-sync":      ("1", "SS_NVTX_CAT_MAY_BLOCK", "synchronous copy (implicit synchronization)"),
+    "copy-async":     ("1", None, "asynchronous copy (synchronous in effect when host memory is pageable)"),
+    "memset-sync":    ("1", "SS_NVTX_CAT_MAY_BLOCK", "synchronous memset (NVTX range only on host memory)"),
+    "memset-async":   ("1", None, "asynchronous memset"),
+    "alloc":          ("1", None, "allocates or registers memory"),
+    "free":           ("1", "SS_NVTX_CAT_MAY_BLOCK", "frees or unregisters memory (synchronizes the device)"),
+    "free-async":     ("1", None, "stream-ordered free"),
+    "launch":         (LEGACY, None, "kernel launch; 8-byte kernel parameters go to the record's tail"),
+    "graph-launch":   (LEGACY, None, "graph launch"),
+    "device-sync":    ("1", "SS_NVTX_CAT_DEVICE_SYNC", "waits for the whole device"),
+    "set-device":     ("0", None, "sets the thread's device (tracked to fill ss_api_rec.device)"),
+    "device-limit":   ("1", "SS_NVTX_CAT_MAY_BLOCK", "changes a device limit (waits for the device)"),
+    "device-reset":   ("1", "SS_NVTX_CAT_DEVICE_SYNC", "destroys the primary context (waits for the device)"),
+}
+
+
+class TableError(Exception):
+    pass
+
+
+class Entry:
+    def __init__(self, lineno, name, cbid, twin, cls, params, slots, options):
+        self.lineno = lineno
+        self.name = name
+        self.cls = cls
+        self.params_text = params
+        self.params = parse_params(params, lineno)
+        self.slots = slots
+        self.options = options
+        self.cbid_name = cbid if not re.fullmatch(r"v\d+", cbid) else "%s_%s" % (name, cbid)
+        self.twin = None          # (symbol, cbid name, flag description)
+        if twin != "-":
+            parts = twin.split()
+            if len(parts) != 2 or parts[0] not in ("ptsz", "ptds"):
+                raise TableError("line %d: twin must be '-' or 'ptsz|ptds <version>'" % lineno)
+            suffix, ver = parts
+            tcbid = ver if not re.fullmatch(r"v\d+", ver) else "%s_%s_%s" % (name, suffix, ver)
+            self.twin = ("%s_%s" % (name, suffix), tcbid, suffix)
+
+    @property
+    def cupti(self):
+        return self.options.get("cupti", "yes") != "no"
+
+
+def parse_params(text, lineno):
+    """Split 'void *dst, const void *src' into [(decl, name)]."""
+    text = text.strip()
+    if text == "void":
+        return []
+    out = []
+    for decl in text.split(","):
+        decl = decl.strip()
+        m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*$", decl)
+        if not m or m.group(1) in ("void", "int", "t"):
+            raise TableError("line %d: cannot find the parameter name in '%s'" % (lineno, decl))
+        out.append((decl, m.group(1)))
+    return out
+
+
+def parse_slots(text, lineno):
+    slots = []
+    for item in text.split(";"):
+        item = item.strip()
+        if not item:
+            continue
+        key, sep, expr = item.partition("=")
+        key, expr = key.strip(), expr.strip()
+        if not sep or not expr:
+            raise TableError("line %d: slot '%s' is not key=expression" % (lineno, item))
+        if key not in SLOT_KEYS + ("mem", "fill"):
+            raise TableError("line %d: unknown slot '%s'" % (lineno, key))
+        slots.append((key, expr))
+    return slots
+
+
+def parse_options(text, lineno):
+    opts = {}
+    for item in text.split(";"):
+        item = item.strip()
+        if not item:
+            continue
+        key, sep, val = item.partition("=")
+        if not sep or key.strip() not in ("via", "cupti", "kernel"):
+            raise TableError("line %d: unknown option '%s'" % (lineno, item))
+        opts[key.strip()] = val.strip()
+    return opts
+
+
+def read_table(path):
+    entries = []
+    seen = set()
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            fields = [x.strip() for x in line.split("|")]
+            if len(fields) not in (6, 7):
+                raise TableError("line %d: expected 6 or 7 '|'-separated fields, got %d" % (lineno, len(fields)))
+            if len(fields) == 6:
+                fields.append("")
+            name, cbid, twin, cls, params, slots, options = fields
+            if cls not in CLASSES:
+                raise TableError("line %d: unknown class '%s'" % (lineno, cls))
+            if name in seen:
+                raise TableError("line %d: %s listed twice" % (lineno, name))
+            seen.add(name)
+            e = Entry(lineno, name, cbid, twin, cls, params,
+                      parse_slots(slots, lineno), parse_options(options, lineno))
+            pnames = {n for _, n in e.params}
+            if e.cls == "launch" and "kernel" not in e.options:
+                raise TableError("line %d: launch entries need kernel=<func>,<args>" % lineno)
+            if "kernel" in e.options:
+                for n in e.options["kernel"].split(","):
+                    if n.strip() not in pnames:
+                        raise TableError("line %d: kernel= names '%s', not a parameter" % (lineno, n))
+            if e.cls == "memset-sync" and not any(k == "mem" for k, _ in e.slots):
+                raise TableError("line %d: memset-sync needs mem= (its NVTX range depends on it)" % lineno)
+            entries.append(e)
+    return entries
+
+
+def api_name(cbid_name):
+    """CUPTI spelling without prefix and version: cudaMemcpyAsync_ptsz."""
+    return re.sub(r"_v\d+$", "", cbid_name)
+
+
+def c_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def slot_code(e, indent, mem_pre):
+    """C statements that fill `rec` from the parameters (and `ret`)."""
+    out = []
+    for key, expr in e.slots:
+        if key in ("stream", "event", "ptr", "ptr2", "func"):
+            if expr.startswith("SS_OUT("):
+                out.append("rec.%s = %s;" % (key, expr))
+            else:
+                out.append("rec.%s = (uint64_t)(uintptr_t)(%s);" % (key, expr))
+        elif key == "bytes":
+            out.append("rec.bytes = (uint64_t)(%s);" % expr)
+        elif key == "arg":
+            out.append("rec.arg = (uint32_t)(%s);" % expr)
+        elif key == "arg2":
+            out.append("rec.arg2 = (int32_t)(%s);" % expr)
+        elif key == "fill":
+            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\((.*)\)", expr)
+            if not m:
+                raise TableError("line %d: fill= must be helper(args)" % e.lineno)
+            args = m.group(2).strip()
+            out.append("%s(&rec%s);" % (m.group(1), (", " + args) if args else ""))
+        elif key == "mem":
+            ends = [x.strip() for x in expr.split(",")]
+            if len(ends) != 2:
+                raise TableError("line %d: mem= needs <dst>,<src>" % e.lineno)
+            for field, end in zip(("mem_dst", "mem_src"), ends):
+                if end == "-":
+                    continue
+                if end in MEM_CONSTANTS:
+                    out.append("rec.%s = %s;" % (field, MEM_CONSTANTS[end]))
+                elif field == "mem_dst" and mem_pre:
+                    out.append("rec.mem_dst = mem_pre;")
+                else:
+                    out.append("rec.%s = ss_api_mem_kind((const void *)(%s));" % (field, end))
+    return ["%s%s" % (indent, s) for s in out]
+
+
+def mem_dst_expr(e):
+    for key, expr in e.slots:
+        if key == "mem":
+            return expr.split(",")[0].strip()
+    return None
+
+
+def post_code(e, indent, t="t"):
+    """Statements after the record is filled, before it is emitted."""
+    out = []
+    if e.cls == "launch":
+        func, args = [x.strip() for x in e.options["kernel"].split(",")]
+        known = "1" if e.options.get("via") == "cuda_launch_kernel" else "0"
+        out.append("uint64_t params[SS_API_MAX_PARAMS];")
+        out.append("uint32_t nparams = ss_api_kernel_params(&rec, (const void *)(%s), %s, %s, params);"
+                   % (func, args, known))
+    if e.cls == "set-device":
+        out.append("ss_api_set_device(%s, device, ret);" % t)
+        out.append("rec.device = %s->device;" % t)
+    return [indent + s for s in out]
+
+
+def emit_code(e, name_expr, indent):
+    blame = CLASSES[e.cls][0]
+    out = []
+    if e.cls == "launch":
+        out.append("ss_api_emit(&rec, %s, %s, params, nparams);" % (name_expr, blame))
+    else:
+        out.append("ss_api_emit(&rec, %s, %s, NULL, 0);" % (name_expr, blame))
+    if e.cls == "stream-create":
+        out.append("if (ret == cudaSuccess)")
+        out.append("    ss_api_stream_created(&rec);")
+    return [indent + s for s in out]
+
+
+def nvtx_condition(e):
+    """C condition under which the call gets an NVTX range, or None."""
+    cat = CLASSES[e.cls][1]
+    if cat is None:
+        return None
+    if e.cls == "memset-sync":
+        return "(mem_pre != SS_MEM_DEVICE && mem_pre != SS_MEM_UNKNOWN)"
+    return "1"
+
+
+def gen_wrapper(e, symbol, cbid_name, ptsz):
+    params = e.params_text if e.params else "void"
+    args = ", ".join(n for _, n in e.params)
+    flags = ["SS_API_F_INTERPOSER"]
+    if ptsz:
+        flags.append("SS_API_F_PTSZ")
+    if e.options.get("via") == "cuda_launch_kernel":
+        flags.append("SS_API_F_VIA_CUDA_LAUNCH_KERNEL")
+    cbid = "CUPTI_RUNTIME_TRACE_CBID_" + cbid_name
+    name = c_string(api_name(cbid_name))
+    fn_t = "ss_real_%s_fn" % symbol
+    slot = "ss_real_%s" % symbol
+    cat = CLASSES[e.cls][1]
+    cond = nvtx_condition(e)
+    L = []
+    L.append("/* %s (table line %d, class %s) */" % (symbol, e.lineno, e.cls))
+    L.append("typedef cudaError_t (CUDARTAPI *%s)(%s);" % (fn_t, params))
+    L.append("static void *volatile %s;" % slot)
+    L.append("SS_EXPORT cudaError_t CUDARTAPI %s(%s)" % (symbol, params))
+    L.append("{")
+    L.append("    %s real = (%s)__atomic_load_n(&%s, __ATOMIC_ACQUIRE);" % (fn_t, fn_t, slot))
+    L.append("    if (__builtin_expect(real == NULL, 0)) {")
+    L.append("        real = (%s)ss_api_resolve(%s, &%s);" % (fn_t, c_string(symbol), slot))
+    L.append("        if (real == NULL)")
+    L.append("            return cudaErrorSymbolNotFound;  /* no cudart exports it: nothing to call */")
+    L.append("    }")
+    L.append("    ss_api_tls *t = ss_api_thread();")
+    L.append("    /* Nested inside another recorded call (cudart calling itself through")
+    L.append("     * the PLT), or recording off: pass straight through. */")
+    L.append("    if (t->active != NULL || !ss_recording())")
+    L.append("        return real(%s);" % args)
+    L.append("    ss_api_rec rec;")
+    L.append("    ss_api_rec_init(&rec, %s, %s, t);" % (cbid, " | ".join(flags)))
+    if e.cls == "memset-sync":
+        L.append("    /* Host-memory memsets block: ask before the call whether to open a range. */")
+        L.append("    uint8_t mem_pre = ss_api_mem_kind((const void *)(%s));" % mem_dst_expr(e))
+    if cond is not None:
+        L.append("    int nvtx = %s;" % cond)
+        L.append("    if (nvtx)")
+        L.append("        ss_nvtx_begin_call(%s, %s, %s);" % (cbid, name, cat))
+    L.append("    t->active = &rec;")
+    L.append("    rec.t_enter = ss_now();")
+    L.append("    cudaError_t ret = real(%s);" % args)
+    L.append("    rec.t_exit = ss_now();")
+    L.append("    int saved_errno = errno;")
+    L.append("    t->active = NULL;")
+    if cond is not None:
+        L.append("    if (nvtx)")
+        L.append("        ss_nvtx_end_call(%s, %s, rec.t_exit - rec.t_enter, 0);" % (cbid, name))
+    L.append("    rec.ret = (int32_t)ret;")
+    L += slot_code(e, "    ", e.cls == "memset-sync")
+    L += post_code(e, "    ")
+    L += emit_code(e, name, "    ")
+    L.append("    errno = saved_errno;")
+    L.append("    return ret;")
+    L.append("}")
+    L.append("")
+    return L
+
+
+def gen_cupti_case(e, cbid_name, ptsz):
+    cbid = "CUPTI_RUNTIME_TRACE_CBID_" + cbid_name
+    name = c_string(api_name(cbid_name))
+    flags = ["SS_API_F_CUPTI_CB"] + (["SS_API_F_PTSZ"] if ptsz else [])
+    cat = CLASSES[e.cls][1]
+    cond = nvtx_condition(e)
+    L = []
+    L.append("    case %s: {  /* table line %d */" % (cbid, e.lineno))
+    if e.params:
+        L.append("        const %s_params *ss_params = (const %s_params *)d->functionParams;"
+                 % (cbid_name, cbid_name))
+        for decl, n in e.params:
+            L.append("        %s = ss_params->%s;" % (decl, n))
+            L.append("        (void)%s;" % n)
+    if e.cls == "memset-sync":
+        L.append("        uint8_t mem_pre = ss_api_mem_kind((const void *)(%s));" % mem_dst_expr(e))
+    if cond is not None:
+        L.append("        int nvtx = %s;" % cond)
+    else:
+        L.append("        int nvtx = 0;")
+    L.append("        if (site == CUPTI_API_ENTER) {")
+    L.append("            ss_api_cb_enter(t, cbid, nvtx, %s, %s);" % (name, cat or "0"))
+    L.append("            return 1;")
+    L.append("        }")
+    L.append("        if (!ss_api_cb_exit(t, cbid, %s))" % name)
+    L.append("            return 1;")
+    L.append("        cudaError_t ret = d->functionReturnValue ? *(const cudaError_t *)d->functionReturnValue : cudaSuccess;")
+    L.append("        ss_api_rec rec;")
+    L.append("        ss_api_rec_init(&rec, cbid, %s, t);" % " | ".join(flags))
+    L.append("        rec.t_enter = t->cb_t_enter;")
+    L.append("        rec.t_exit = ss_now();")
+    L.append("        rec.corr = d->correlationId;")
+    L.append("        rec.ret = (int32_t)ret;")
+    L += slot_code(e, "        ", e.cls == "memset-sync")
+    L += post_code(e, "        ")
+    L += emit_code(e, name, "        ")
+    L.append("        return 1;")
+    L.append("    }")
+    return L
+
+
+HEADER = """/* Generated by tools/gen_api.py from preload/cuda_api.tab: do not edit. */
+"""
+
+WRAP_PRELUDE = """#include <errno.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "api_support.h"
+
+#define SS_EXPORT __attribute__((visibility("default")))
+
+/* Every wrapper has the same shape: resolve the real entry point once, mark
+ * the thread as inside a recorded call (so the CUPTI callback that fires in
+ * the real call only lends its correlation id), call through, build the
+ * record on the stack and copy it into the thread's buffer at exit.  The
+ * return value and errno pass through unchanged. */
+static inline void ss_api_rec_init(ss_api_rec *r, uint32_t cbid, uint32_t flags, const ss_api_tls *t)
+{
+    __builtin_memset(r, 0, sizeof *r);
+    r->cbid = cbid;
+    r->flags = flags;
+    r->tid = ss_tid();
+    r->device = t->device;
+}
+"""
+
+
+def gen_wrap_file(entries, twins):
+    L = [HEADER]
+    if twins:
+        L.append("/* The per-thread-default-stream twins: with this macro cuda_runtime_api.h")
+        L.append(" * declares cudaMemcpyAsync as cudaMemcpyAsync_ptsz (and so on), so each")
+        L.append(" * wrapper below is checked against cudart's own prototype. */")
+        L.append("#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1")
+    L.append("#include <cuda_runtime_api.h>")
+    L.append("#include <cupti_runtime_cbid.h>")
+    L.append(WRAP_PRELUDE)
+    L.append("/* CUDA 13's <<<>>> entry points are declared only for C++ (crt/device_functions.h). */")
+    L.append("cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t);")
+    L.append("cudaError_t CUDARTAPI __cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t);")
+    L.append("")
+    for e in entries:
+        if twins:
+            if e.twin:
+                L += gen_wrapper(e, e.twin[0], e.twin[1], True)
+        else:
+            L += gen_wrapper(e, e.name, e.cbid_name, False)
+    return "\n".join(L) + "\n"
+
+
+CUPTI_PRELUDE = """#include <errno.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>   /* also brings generated_cuda_runtime_api_meta.h: the params structs */
+#include "api_support.h"
+
+static inline void ss_api_rec_init(ss_api_rec *r, uint32_t cbid, uint32_t flags, const ss_api_tls *t)
+{
+    __builtin_memset(r, 0, sizeof *r);
+    r->cbid = cbid;
+    r->flags = flags;
+    r->tid = ss_tid();
+    r->device = t->device;
+}
+
+/* API_ENTER of a call the interposer does not see.  Only the outermost call
+ * of a thread is recorded: runtime calls that cudart makes while serving it
+ * are part of it. */
+static void ss_api_cb_enter(ss_api_tls *t, uint32_t cbid, int nvtx, const char *name, int category)
+{
+    if (t->cb_depth++ != 0)
+        return;
+    t->cb_cbid = cbid;
+    t->cb_nvtx = (uint8_t)(nvtx != 0);
+    if (nvtx)
+        ss_nvtx_begin_call(cbid, name, category);
+    t->cb_t_enter = ss_now();
+}
+
+/* API_EXIT: returns 1 when this exit closes the outermost call and the
+ * record should be written. */
+static int ss_api_cb_exit(ss_api_tls *t, uint32_t cbid, const char *name)
+{
+    if (t->cb_depth == 0)          /* subscribed in the middle of a call */
+        return 0;
+    if (--t->cb_depth != 0)
+        return 0;
+    if (t->cb_cbid != cbid)        /* unbalanced callbacks: do not guess */
+        return 0;
+    if (t->cb_nvtx) {
+        ss_nvtx_end_call(cbid, name, ss_now() - t->cb_t_enter, 0);
+        t->cb_nvtx = 0;
+    }
+    return 1;
+}
+"""
+
+
+def gen_cupti_file(entries):
+    L = [HEADER, CUPTI_PRELUDE]
+    L.append("int ss_api_cupti_dispatch(uint32_t cbid, const void *cbdata, ss_api_tls *t, int site)")
+    L.append("{")
+    L.append("    const CUpti_CallbackData *d = (const CUpti_CallbackData *)cbdata;")
+    L.append("    switch (cbid) {")
+    for e in entries:
+        if not e.cupti:
+            continue
+        L += gen_cupti_case(e, e.cbid_name, False)
+        if e.twin:
+            L += gen_cupti_case(e, e.twin[1], True)
+    L.append("    default:")
+    L.append("        return 0;")
+    L.append("    }")
+    L.append("}")
+    L.append("")
+    ids = []
+    for e in entries:
+        if not e.cupti:
+            continue
+        ids.append(e.cbid_name)
+        if e.twin:
+            ids.append(e.twin[1])
+    L.append("const uint32_t ss_api_cbids[] = {")
+    for i in ids:
+        L.append("    CUPTI_RUNTIME_TRACE_CBID_%s," % i)
+    L.append("};")
+    L.append("const size_t ss_api_cbid_count = sizeof ss_api_cbids / sizeof ss_api_cbids[0];")
+    return "\n".join(L) + "\n"
+
+
+def gen_doc(entries, table_path):
+    L = ["# CUDA runtime entry points recorded by syncsight", "",
+         "Generated by `tools/gen_api.py --doc` from `%s`; do not edit by hand "
+         "(`make api-docs` regenerates it)." % table_path, "",
+         "Each entry point is caught two ways: by an exported wrapper in `libsyncsight.so` when the program",
+         "links the shared cudart (`LD_PRELOAD`), and by a CUPTI runtime-API callback when it links cudart",
+         "statically (the nvcc default). Both write the same `SS_REC_API` record, keyed by CUPTI's callback id;",
+         "a call is never recorded twice. `_ptsz`/`_ptds` twins (per-thread default stream builds) set",
+         "`SS_API_F_PTSZ`.", "",
+         "| entry point | twin | CUPTI cbid | class | blamed | NVTX range | record slots |",
+         "|---|---|---|---|---|---|---|"]
+    for e in entries:
+        blame = {"1": "yes", "0": "no"}.get(CLASSES[e.cls][0], "on legacy stream")
+        nvtx = "yes" if CLASSES[e.cls][1] else "no"
+        if e.cls == "memset-sync":
+            nvtx = "on host memory"
+        twin = "`%s`" % e.twin[0] if e.twin else "-"
+        cb = "`%s`" % e.cbid_name
+        if e.twin:
+            cb += ", `%s`" % e.twin[1]
+        slots = "; ".join("%s=`%s`" % (k, v) for k, v in e.slots) or "-"
+        L.append("| `%s` | %s | %s | %s | %s | %s | %s |" % (e.name, twin, cb, e.cls, blame, nvtx,
+                                                          slots.replace("|", "\\|")))
+    L += ["", "## Classes", ""]
+    for c, (_, _, desc) in CLASSES.items():
+        L.append("- **%s**: %s" % (c, desc))
+    L += ["", "## Notes", "",
+          "- `__cudaLaunchKernel` is what CUDA 13 compiles `kernel<<<...>>>` into; CUPTI reports it as",
+          "  `cudaLaunchKernel_v7000`, so the record carries that id plus `SS_API_F_VIA_CUDA_LAUNCH_KERNEL`",
+          "  (interposer only: the CUPTI path cannot tell the two apart).",
+          "- Kernel launches store the 8-byte parameters (candidate pointers) in the record's tail, at most 32;",
+          "  `SS_API_F_PARAMS_TRUNCATED` marks more. Parameter layouts come from `cuKernelGetParamInfo` /",
+          "  `cuFuncGetParamInfo`, cached per function.",
+          "- Memory kinds (`mem_dst`, `mem_src`) come from the driver (`cuPointerGetAttributes`); a host",
+          "  pointer the driver does not know is pageable. cudart is never asked (it would re-enter CUPTI).",
+          "- `device` is the device the thread last set with `cudaSetDevice`; -1 when it never did (then",
+          "  the runtime's default, device 0, unless the program made a context current through the driver).",
+          "- Nothing here queries or synchronizes a stream or an event, so stream capture stays valid.",
+          ""]
+    return "\n".join(L)
+
+
+def write_file(path, text):
+    """Write through a temporary name so an interrupted run leaves no half file."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("table")
+    ap.add_argument("--out", help="directory for the generated C sources")
+    ap.add_argument("--doc", help="write the coverage document here")
+    ap.add_argument("--list-symbols", action="store_true",
+                    help="print every exported wrapper name and exit")
+    a = ap.parse_args()
+    try:
+        entries = read_table(a.table)
+    except (TableError, OSError) as err:
+        print("gen_api.py: %s: %s" % (a.table, err), file=sys.stderr)
+        return 1
+    symbols = []
+    for e in entries:
+        symbols.append(e.name)
+        if e.twin:
+            symbols.append(e.twin[0])
+    if a.list_symbols:
+        print("\n".join(symbols))
+        return 0
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        write_file(os.path.join(a.out, "ss_api_wrap.c"), gen_wrap_file(entries, False))
+        write_file(os.path.join(a.out, "ss_api_wrap_pt.c"), gen_wrap_file(entries, True))
+        write_file(os.path.join(a.out, "ss_api_cupti.c"), gen_cupti_file(entries))
+        write_file(os.path.join(a.out, "ss_api_symbols.txt"), "\n".join(symbols) + "\n")
+    if a.doc:
+        write_file(a.doc, gen_doc(entries, a.table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
