@@ -91,13 +91,15 @@ char **ss_expand_inputs(char **args, int n, int *out_n)
         struct dirent *e;
         while ((e = readdir(d))) {
             if (!ends_with(e->d_name, ".sstrace")) continue;
-            char *p = ss_xrealloc(NULL, strlen(args[i]) + strlen(e->d_name) + 2);
-            sprintf(p, "%s/%s", args[i], e->d_name);
+            size_t dl = strlen(args[i]);
+            while (dl > 1 && args[i][dl - 1] == '/') dl--;   /* "dir/" -> "dir/x", not "dir//x" */
+            char *p = ss_xrealloc(NULL, dl + strlen(e->d_name) + 2);
+            sprintf(p, "%.*s/%s", (int)dl, args[i], e->d_name);
             SS_PUSH(v, nv, cap, p);
         }
         closedir(d);
         if (nv == first) { err_path(args[i], "no *.sstrace files in this directory"); ss_free_paths(v, (int)nv); return NULL; }
-        qsort(v + first, nv - first, sizeof(char *), cmp_str);
+        ss_qsort(v + first, nv - first, sizeof(char *), cmp_str);
     }
     *out_n = (int)nv;
     return v;

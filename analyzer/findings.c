@@ -8,8 +8,13 @@
 #include "rule.h"
 #include "escape.h"
 #include "util.h"
-#ifdef SS_HAVE_SYMBOLIZER
+/* Call sites come from engineer C's symbolizer (analyzer/symbolize.c, always
+ * linked into the analyzer); the module+offset code below is only used when
+ * it cannot be created.  Define SS_NO_SYMBOLIZER to build without it. */
+#ifndef SS_NO_SYMBOLIZER
+#define SS_HAVE_SYMBOLIZER 1
 #include "symbolize.h"
+#include "callsite_view.h"
 #endif
 
 struct ss_sitemap { ss_u64map map; };
@@ -133,23 +138,13 @@ static void frame_text(ss_findings *f, const ss_model *m, uint64_t addr, int inn
         /* return addresses point after the call: look up addr-1 above the innermost */
         size_t n = ss_symbolizer_resolve(f->sym, innermost ? addr : addr - 1, fr, 8);
         if (n > 0) {
-            const ss_frame *x = &fr[n - 1];   /* the outermost of the inlined chain is the real frame */
+            /* inlined chain innermost first: name the innermost user frame */
+            const ss_frame *x = &fr[n - 1];
             for (size_t i = 0; i < n; i++) if (fr[i].is_user) { x = &fr[i]; break; }
             *is_user = x->is_user;
-            char fn[256], file[512];
-            ss_escape_term_buf(fn, sizeof fn, x->function ? x->function : "", x->function ? strlen(x->function) : 0);
-            ss_escape_term_buf(file, sizeof file, x->file ? x->file : "", x->file ? strlen(x->file) : 0);
-            if (x->file && x->line)
-                snprintf(out, outlen, "%s:%d%s%s", file, x->line, x->function ? " " : "", fn);
-            else if (x->function)
-                snprintf(out, outlen, "%s", fn);
-            else {
-                const char *mod = x->module ? strrchr(x->module, '/') : NULL;
-                mod = mod ? mod + 1 : x->module;
-                char mb[256];
-                ss_escape_term_buf(mb, sizeof mb, mod ? mod : "?", mod ? strlen(mod) : 1);
-                snprintf(out, outlen, "%s+0x%llx", mb, (unsigned long long)x->offset);
-            }
+            char raw[1024];
+            ss_frame_format(x, raw, sizeof raw);
+            ss_escape_term_buf(out, outlen, raw, strlen(raw));
             return;
         }
     }
@@ -186,16 +181,35 @@ void ss_findings_stack_frames(ss_findings *f, const ss_model *m, uint32_t stack_
     }
 }
 
+static int py_is_user(const char *file, uint32_t len)
+{
+#ifdef SS_HAVE_SYMBOLIZER
+    char buf[512];
+    size_t n = len < sizeof buf - 1 ? len : sizeof buf - 1;
+    memcpy(buf, file, n);
+    buf[n] = 0;
+    return ss_pyfile_is_user(buf);
+#else
+    return len > 0 && file[0] != '<' && !path_is_system(file, len);
+#endif
+}
+
+/* First user frame of a Python stack (innermost first), else the innermost. */
 static int python_site(const ss_model *m, uint32_t pystack_id, char *out, size_t outlen)
 {
     const ss_pystack_rec *p = ss_model_pystack(m, pystack_id);
     if (!p || !p->depth) return 0;
     const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
-    ss_string_ref file = ss_model_string(m, fr[0].file_id), fn = ss_model_string(m, fr[0].func_id);
+    uint32_t pick = 0;
+    for (uint32_t i = 0; i < p->depth; i++) {
+        ss_string_ref file = ss_model_string(m, fr[i].file_id);
+        if (file.s && py_is_user(file.s, file.len)) { pick = i; break; }
+    }
+    ss_string_ref file = ss_model_string(m, fr[pick].file_id), fn = ss_model_string(m, fr[pick].func_id);
     char fb[384], nb[256];
     ss_escape_term_buf(fb, sizeof fb, file.s ? file.s : "?", file.s ? file.len : 1);
     ss_escape_term_buf(nb, sizeof nb, fn.s ? fn.s : "?", fn.s ? fn.len : 1);
-    snprintf(out, outlen, "%s:%u %s", fb, fr[0].line, nb);
+    snprintf(out, outlen, "%s:%u %s", fb, fr[pick].line, nb);
     return 1;
 }
 
@@ -216,6 +230,16 @@ static void call_site(ss_findings *f, const ss_model *m, const ss_call *c, char 
     char py[1024];
     int have_py = python_site(m, c->rec->pystack_id, py, sizeof py);
     const ss_stack_rec *s = ss_model_stack(m, c->rec->stack_id);
+#ifdef SS_HAVE_SYMBOLIZER
+    if (s) {
+        ensure_symbolizer(f, m);
+        char raw[1024];
+        if (f->sym && ss_site_format(f->sym, ss_rec_tail(&s->h, sizeof(*s)), s->depth, raw, sizeof raw) >= 0) {
+            ss_escape_term_buf(out, outlen, raw, strlen(raw));
+            return;
+        }
+    }
+#endif
     if (s) {
         const uint64_t *addrs = ss_rec_tail(&s->h, sizeof(*s));
         for (uint32_t i = 0; i < s->depth; i++) {
@@ -300,7 +324,7 @@ void ss_findings_finish(ss_findings *f, uint64_t wall_ns)
         x->severity = (x->cost_ms >= 1.0 || (wall_ms > 0 && x->cost_ms >= 0.01 * wall_ms))
                       ? SS_SEV_WARNING : SS_SEV_INFO;
     }
-    qsort(f->v, f->n, sizeof(ss_finding), cmp_finding);
+    ss_qsort(f->v, f->n, sizeof(ss_finding), cmp_finding);
     /* the fold map indexes are stale after sorting: no adds after finish */
     ss_u64map_free(&f->fold->map);
 }

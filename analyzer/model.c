@@ -555,11 +555,22 @@ static void build_streams_and_joins(ss_model *m, loader *L)
 
     /* 2. calls in time order: creation (handles can be reused after a
      * destroy, so the mapping at the time of each call is what counts) */
+    /* correlation ids are CUPTI's running counter: dense, so a plain array
+     * indexed by id is used when it is small enough (else a hash map) */
+    uint32_t max_corr = 0;
+    for (uint32_t i = 0; i < m->ncalls; i++)
+        if (m->calls[i].rec->corr > max_corr) max_corr = m->calls[i].rec->corr;
+    int dense = (uint64_t)max_corr <= 4ull * m->ncalls + 4096;
+    int32_t *corr_dense = dense ? ss_xcalloc((size_t)max_corr + 1, sizeof(int32_t)) : NULL;
+    if (dense) for (uint32_t k = 0; k <= max_corr; k++) corr_dense[k] = -1;
     ss_u64map corr_call = { 0 };
     for (uint32_t i = 0; i < m->ncalls; i++) {
         ss_call *c = &m->calls[i];
         const ss_api_rec *r = c->rec;
-        if (r->corr) ss_u64map_put(&corr_call, r->corr, i);
+        if (r->corr) {
+            if (dense) corr_dense[r->corr] = (int32_t)i;
+            else ss_u64map_put(&corr_call, r->corr, i);
+        }
         int32_t dev = r->device >= 0 ? r->device : 0;
         if (c->cls == SS_API_STREAM_CREATE) {
             if (r->ret != 0 || r->stream == 0) continue;
@@ -587,7 +598,9 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     for (uint32_t i = 0; i < m->nops; i++) {
         ss_gpu_op *op = &m->ops[i];
         const ss_gpu_common *g = op->rec;
-        int64_t ci = g->corr ? ss_u64map_get(&corr_call, g->corr, -1) : -1;
+        int64_t ci = !g->corr ? -1
+                   : dense ? (g->corr <= max_corr ? corr_dense[g->corr] : -1)
+                           : ss_u64map_get(&corr_call, g->corr, -1);
         int32_t s_by_id = -1;
         if (g->stream_id) {
             int64_t v = ss_u64map_get(&L->sid_map, g->stream_id, -1);
@@ -624,6 +637,7 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         op->stream = s;
     }
     ss_u64map_free(&corr_call);
+    free(corr_dense);
     free(last_op);
 
     /* 4. compact the union-find into final indices */
@@ -707,7 +721,7 @@ static void build_events_allocs(ss_model *m)
     /* sort allocations by address; remap the call indices */
     alloc_sort *tmp = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(alloc_sort));
     for (uint32_t i = 0; i < m->nallocs; i++) { tmp[i].a = m->allocs[i]; tmp[i].old = (int32_t)i; }
-    qsort(tmp, m->nallocs, sizeof(alloc_sort), cmp_alloc);
+    ss_qsort(tmp, m->nallocs, sizeof(alloc_sort), cmp_alloc);
     int32_t *newidx = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(int32_t));
     for (uint32_t i = 0; i < m->nallocs; i++) { m->allocs[i] = tmp[i].a; newidx[tmp[i].old] = (int32_t)i; }
     for (uint32_t i = 0; i < m->ncalls; i++)
@@ -806,15 +820,15 @@ static void build_timelines(ss_model *m)
             pts[2 * k + 1] = (sweep_pt){ end, op->stream, -1, op->kind };
             k++;
         }
-        qsort(sp, n, sizeof(submit_pair), cmp_submit);
-        qsort(tl->starts, n, 8, cmp_u64);
+        ss_qsort(sp, n, sizeof(submit_pair), cmp_submit);
+        ss_qsort(tl->starts, n, 8, cmp_u64);
         uint64_t mx = 0;
         for (uint32_t i = 0; i < n; i++) {
             tl->submit[i] = sp[i].submit;
             if (sp[i].end > mx) mx = sp[i].end;
             tl->maxend[i] = mx;
         }
-        qsort(pts, 2 * (size_t)n, sizeof(sweep_pt), cmp_sweep);
+        ss_qsort(pts, 2 * (size_t)n, sizeof(sweep_pt), cmp_sweep);
         int32_t active = 0, copies = 0, kernels = 0, kstreams = 0;
         for (size_t i = 0; i < 2 * (size_t)n; i++) {
             if (i > 0) {
@@ -942,10 +956,10 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         c->is_async = ends_with(base, "Async");
         c->stream = c->first_op = c->event = c->alloc = -1;
     }
-    qsort(m->calls, m->ncalls, sizeof(ss_call), cmp_call);
+    ss_qsort(m->calls, m->ncalls, sizeof(ss_call), cmp_call);
 
     /* GPU ops, sorted by start */
-    qsort(L.gpu, L.ngpu, sizeof(*L.gpu), cmp_gpu_ptr);
+    ss_qsort(L.gpu, L.ngpu, sizeof(*L.gpu), cmp_gpu_ptr);
     m->nops = L.ngpu;
     m->ops = ss_xcalloc(L.ngpu, sizeof(ss_gpu_op));
     for (uint32_t i = 0; i < L.ngpu; i++) {
@@ -967,9 +981,9 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     m->nnvtx = L.nnvtx;
     m->nvtx = ss_xcalloc(L.nnvtx, sizeof(ss_nvtx));
     for (uint32_t i = 0; i < L.nnvtx; i++) m->nvtx[i].rec = L.nvtx[i];
-    qsort(m->nvtx, m->nnvtx, sizeof(ss_nvtx), cmp_nvtx);
-    qsort(m->stacks, m->nstacks, sizeof(*m->stacks), cmp_idrec);
-    qsort(m->pystacks, m->npystacks, sizeof(*m->pystacks), cmp_idrec);
+    ss_qsort(m->nvtx, m->nnvtx, sizeof(ss_nvtx), cmp_nvtx);
+    ss_qsort(m->stacks, m->nstacks, sizeof(*m->stacks), cmp_idrec);
+    ss_qsort(m->pystacks, m->npystacks, sizeof(*m->pystacks), cmp_idrec);
 
     build_timelines(m);
 

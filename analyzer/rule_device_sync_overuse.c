@@ -3,10 +3,9 @@
  * stream, which waits for every blocking stream too) where a stream or event
  * sync would have served.
  *
- * What the host needed from the sync is read from its next calls (until its
- * next synchronizing call): streams it synchronizes or queries next (directly
- * or through an event), the legacy stream for synchronous copies (and with it
- * every blocking stream), streams whose in-flight work shares a buffer with a
+ * What the host needed from the sync is read from its next calls (up to and
+ * including its next synchronizing call): the default stream for synchronous
+ * copies/memsets (for the legacy stream, with it every blocking stream), streams whose in-flight work shares a buffer with a
  * call made next (the device sync acted as a cross-stream fence), and streams
  * whose finished work the host can read directly (copies to host memory,
  * kernels or memsets on pinned or managed memory).  Submitting more work to a
@@ -27,6 +26,7 @@
 
 #define MIN_EXCESS_NS 20000ull   /* 20 us */
 #define WINDOW_CALLS 64
+#define FENCE_CHECK_LIMIT 256
 
 typedef struct scan {
     const ss_model *m;
@@ -99,17 +99,6 @@ static void run(const ss_model *m, ss_findings *out)
     uint32_t ns = m->nstreams ? m->nstreams : 1;
     scan s = { m, ss_xcalloc(ns, 1), ss_xcalloc(ns, 8), ss_xcalloc(ns, 4), ss_xcalloc(ns, 1), NULL, 0, 0 };
     uint8_t *touched = ss_xcalloc(ns, 1);
-    /* latest record call of each event, maintained in time order */
-    int32_t *last_record = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(int32_t));
-    for (uint32_t i = 0; i < m->nevents; i++) last_record[i] = -1;
-    int32_t *record_at = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(int32_t));   /* for event syncs */
-    for (uint32_t i = 0; i < m->ncalls; i++) {
-        const ss_call *c = &m->calls[i];
-        record_at[i] = -1;
-        if (c->event < 0) continue;
-        if (c->cls == SS_API_EVENT_RECORD && c->rec->ret == 0) last_record[c->event] = (int32_t)i;
-        else record_at[i] = last_record[c->event];
-    }
     ss_findings idle;
     ss_findings_init(&idle);
 
@@ -147,18 +136,15 @@ static void run(const ss_model *m, ss_findings *out)
             int32_t ni = t->calls[pos];
             const ss_call *n = &m->calls[ni];
             if (n->rec->ret != 0) continue;
-            if (n->cls == SS_API_DEVICE_SYNC) { memset(touched, 1, ns); used++; break; }
-            if (n->cls == SS_API_STREAM_SYNC || n->cls == SS_API_STREAM_QUERY ||
-                n->cls == SS_API_COPY_SYNC || n->cls == SS_API_MEMSET_SYNC) {
-                if (n->stream >= 0) touched[n->stream] = 1;
-            }
-            if (n->cls == SS_API_EVENT_SYNC || n->cls == SS_API_EVENT_QUERY) {
-                int32_t rc = record_at[ni];
-                if (rc >= 0 && m->calls[rc].stream >= 0) touched[m->calls[rc].stream] = 1;
-            }
+            /* a synchronous copy/memset runs on the default stream and needs
+             * what that stream (and, for the legacy one, every blocking
+             * stream) has queued */
+            if ((n->cls == SS_API_COPY_SYNC || n->cls == SS_API_MEMSET_SYNC) && n->stream >= 0)
+                touched[n->stream] = 1;
             /* work on another stream that produced or uses this call's memory:
              * the device sync served as a cross-stream fence for it */
-            for (uint32_t k = 0; k < s.nlist; k++) {
+            /* bounded: the ops closest to the sync (queued, then running) */
+            for (uint32_t k = 0; k < s.nlist && k < FENCE_CHECK_LIMIT; k++) {
                 const ss_gpu_op *op = &m->ops[s.list[k]];
                 if (op->stream != n->stream && !touched[op->stream] && op->call >= 0 &&
                     ss_calls_share_memory(m, op->call, ni))
@@ -167,6 +153,15 @@ static void run(const ss_model *m, ss_findings *out)
             if (is_sync_point((ss_api_class)n->cls)) { used++; break; }
         }
         if (used == 0) continue;   /* nothing follows: the program uses everything */
+        /* the legacy stream waits for the blocking streams: using it uses them */
+        for (uint32_t k = 0; k < ns; k++)
+            if (touched[k] && m->streams[k].kind == SS_STREAM_LEGACY_NULL)
+                for (uint32_t j = 0; j < ns; j++)
+                    if (m->streams[j].kind == SS_STREAM_BLOCKING && m->streams[j].device == m->streams[k].device)
+                        touched[j] = 1;
+        /* a legacy-stream sync needs its own stream: only what it waited for
+         * beyond that is overuse */
+        if (c->cls == SS_API_STREAM_SYNC && c->stream >= 0) touched[c->stream] = 1;
         uint64_t needed = t0;
         int32_t worst = -1;
         for (uint32_t k = 0; k < ns; k++) {
@@ -214,7 +209,6 @@ static void run(const ss_model *m, ss_findings *out)
     idle.n = 0;
     ss_findings_free(&idle);
     free(s.inflight); free(s.inflight_end); free(s.inflight_last); free(s.host_reads); free(s.list); free(touched);
-    free(last_record); free(record_at);
 }
 
 const ss_rule ss_rule_device_sync_overuse = {

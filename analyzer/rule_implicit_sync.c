@@ -1,10 +1,14 @@
 /*
  * implicit-sync: the host blocked inside a call that is not an explicit
  * synchronization (cudaFree, a synchronous cudaMemcpy, cudaMemset on pinned
- * memory, cudaDeviceSetLimit ...).  CUPTI writes no SYNCHRONIZATION record
+ * memory, cudaDeviceSetLimit ...), or inside a sync that a framework issued
+ * for the user's code (PyTorch's .item(): see framework_sync()).  CUPTI writes no SYNCHRONIZATION record
  * for these: the evidence is the call's own duration compared with how long
  * the same API takes when nothing is in flight, plus GPU work in flight at
  * its start.
+ *
+ * To be sure the call waited for the GPU (and was not merely slow), its
+ * release must follow the end of an op that was in flight at its entry.
  *
  * Cost = host time blocked + GPU idle time after the call when nothing else
  * was queued (the device waited for the host to catch up).
@@ -14,12 +18,37 @@
 #include <string.h>
 #include "rule.h"
 #include "util.h"
+#include "callsite_view.h"   /* ss_pyfile_is_user */
 
 #define MIN_BLOCK_NS 50000ull   /* 50 us: below this a call is not worth a finding */
+#define RELEASE_AFTER_NS 20000ull   /* timestamps of the host and GPU clocks may differ a little */
+#define RELEASE_SLACK_NS 200000ull  /* the call may return up to 200 us (or 10%) after the op ended */
 
-static int candidate(const ss_call *c)
+/* An explicit CUDA sync issued by a framework operation called straight
+ * from the user's Python code: loss.item(), .cpu(), .tolist(), bool(t),
+ * print(t), nonzero, boolean masks... (at::cuda::memcpy_and_sync and the
+ * like).  The user did not ask to synchronize: for them it is implicit.  A sync
+ * the user asked for (torch.cuda.synchronize(), stream/event.synchronize())
+ * has torch's own Python wrapper as its innermost Python frame. */
+static int framework_sync(const ss_model *m, const ss_call *c)
+{
+    const ss_pystack_rec *p = ss_model_pystack(m, c->rec->pystack_id);
+    if (!p || !p->depth) return 0;
+    const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
+    ss_string_ref file = ss_model_string(m, fr[0].file_id);
+    if (!file.s) return 0;
+    char buf[512];
+    size_t n = file.len < sizeof buf - 1 ? file.len : sizeof buf - 1;
+    memcpy(buf, file.s, n);
+    buf[n] = 0;
+    return ss_pyfile_is_user(buf);
+}
+
+static int candidate(const ss_model *m, const ss_call *c)
 {
     switch (c->cls) {
+    case SS_API_STREAM_SYNC: case SS_API_EVENT_SYNC: case SS_API_DEVICE_SYNC:
+        return framework_sync(m, c);
     case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC: case SS_API_SET_LIMIT:
     case SS_API_OTHER: case SS_API_STREAM_CREATE: case SS_API_STREAM_DESTROY:
     case SS_API_EVENT_CREATE: case SS_API_EVENT_DESTROY:
@@ -55,19 +84,32 @@ typedef struct dep_ctx {
     const ss_model *m;
     const ss_call *c;
     int32_t a_dst, a_src;
+    uint64_t release, slack; /* when the call stopped waiting, and the tolerance */
     int depends;             /* an in-flight op touches the call's memory */
-    int32_t longest;         /* in-flight op that ended last */
+    int32_t released_by;     /* in-flight op whose end released the call, -1 */
 } dep_ctx;
 
+/* A call that waited for the GPU is released when in-flight work ends: its
+ * return (or, for a synchronous copy, the start of its own copy) follows the
+ * end of an op that was in flight when it was entered.  A call that is merely
+ * slow (pinning a large buffer, creating a context) shows no such edge. */
 static void visit(void *ctx, int32_t op)
 {
     dep_ctx *d = ctx;
-    if (d->longest < 0 || d->m->ops[op].end > d->m->ops[d->longest].end) d->longest = op;
+    uint64_t end = d->m->ops[op].end;
+    if (end + d->slack >= d->release && end <= d->release + RELEASE_AFTER_NS) {
+        if (d->released_by < 0 || end > d->m->ops[d->released_by].end) d->released_by = op;
+    }
     if (ss_op_touches_alloc(d->m, op, d->a_dst) || ss_op_touches_alloc(d->m, op, d->a_src)) d->depends = 1;
 }
 
 static const char *fix_for(const char *base, ss_api_class cls)
 {
+    if (cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC || cls == SS_API_DEVICE_SYNC)
+        return "This synchronization was issued by a PyTorch operation called from this line (.item(), .cpu(), "
+               ".tolist(), .numpy(), bool(tensor), print(tensor), nonzero(), boolean-mask indexing...): keep the "
+               "value on the GPU (e.g. accumulate the loss in a tensor) and read it once, or less often; "
+               "torch.cuda.set_sync_debug_mode('warn') lists every such call.";
     if (!strcmp(base, "cudaFreeHost") || !strcmp(base, "cudaHostUnregister"))
         return "Keep pinned buffers alive and reuse them (a pinned-buffer pool); free or unregister them "
                "once, at the end, after the work that uses them has finished.";
@@ -99,16 +141,18 @@ static void run(const ss_model *m, ss_findings *out)
     uint32_t *nun = ss_xcalloc(m->napi_names, sizeof(uint32_t)), *cap = ss_xcalloc(m->napi_names, sizeof(uint32_t));
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
-        if (!candidate(c)) continue;
+        if (!candidate(m, c)) continue;
         int32_t dev = ss_model_call_device(m, c);
         if (ss_model_busy_at(m, dev, c->rec->t_enter)) continue;
         uint64_t d = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit - c->rec->t_enter : 0;
         SS_PUSH(unblocked[c->name_idx], nun[c->name_idx], cap[c->name_idx], d);
     }
     uint64_t *median = ss_xcalloc(m->napi_names, sizeof(uint64_t));
+    uint8_t *has_median = ss_xcalloc(m->napi_names, 1);
     for (uint32_t k = 0; k < m->napi_names; k++) {
         if (!nun[k]) continue;
-        qsort(unblocked[k], nun[k], sizeof(uint64_t), cmp_u64);
+        has_median[k] = 1;
+        ss_qsort(unblocked[k], nun[k], sizeof(uint64_t), cmp_u64);
         median[k] = unblocked[k][nun[k] / 2];
         free(unblocked[k]);
     }
@@ -116,7 +160,7 @@ static void run(const ss_model *m, ss_findings *out)
 
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
-        if (!candidate(c)) continue;
+        if (!candidate(m, c)) continue;
         uint64_t dur = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit - c->rec->t_enter : 0;
         uint64_t threshold = 3 * median[c->name_idx];
         if (threshold < MIN_BLOCK_NS) threshold = MIN_BLOCK_NS;
@@ -126,7 +170,8 @@ static void run(const ss_model *m, ss_findings *out)
         uint64_t blocked = blocked_ns(m, c);
         if (blocked < MIN_BLOCK_NS) continue;
 
-        dep_ctx d = { m, c, -1, -1, 0, -1 };
+        uint64_t release = c->rec->t_enter + blocked;
+        dep_ctx d = { m, c, -1, -1, release, RELEASE_SLACK_NS > blocked / 10 ? RELEASE_SLACK_NS : blocked / 10, 0, -1 };
         if (c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC) {
             /* a synchronous copy of a buffer that in-flight work produces or
              * uses had to wait: that wait is the program's intent */
@@ -134,23 +179,26 @@ static void run(const ss_model *m, ss_findings *out)
             d.a_src = c->rec->ptr2 ? ss_model_alloc_at(m, c->rec->ptr2, c->rec->t_enter) : -1;
         }
         ss_inflight_ops(m, dev, c->rec->t_enter, visit, &d);
-        if (d.depends) continue;
+        if (d.depends || d.released_by < 0) continue;
 
         uint64_t idle = 0;
         if (!ss_model_busy_at(m, dev, c->rec->t_exit)) {
             uint64_t next = ss_model_next_start(m, dev, c->rec->t_exit);
             if (next != UINT64_MAX) idle = next - c->rec->t_exit;
         }
-        char base[128], msg[640], basis[256], lbl[192], sd[96];
+        char base[128], msg[768], basis[256], lbl[192], sd[96], idle_ref[96];
         ss_api_base_name(ss_model_call_name(m, c), base, sizeof base);
-        ss_op_label(m, d.longest, lbl, sizeof lbl);
+        ss_op_label(m, d.released_by, lbl, sizeof lbl);
+        if (has_median[c->name_idx])
+            snprintf(idle_ref, sizeof idle_ref, "it takes %.3f ms when the device is idle", ss_ms(median[c->name_idx]));
+        else
+            snprintf(idle_ref, sizeof idle_ref, "no call of it on an idle device to compare with");
+        char stream_desc[100] = "";
+        if (c->stream >= 0) snprintf(stream_desc, sizeof stream_desc, " on %s", ss_stream_describe(m, c->stream, sd, sizeof sd));
         snprintf(msg, sizeof msg,
-                 "%s%s%s blocked the host for %.3f ms (it takes %.3f ms when the device is idle) because it "
-                 "waited for GPU work in flight (%s on %s)%s",
-                 ss_model_call_name(m, c), c->stream >= 0 ? " on " : "",
-                 c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "",
-                 ss_ms(blocked), ss_ms(median[c->name_idx]), lbl,
-                 d.longest >= 0 ? ss_stream_describe(m, m->ops[d.longest].stream, sd, sizeof sd) : "?",
+                 "%s%s blocked the host for %.3f ms (%s) because it waited for GPU work in flight (%s on %s)%s",
+                 ss_model_call_name(m, c), stream_desc, ss_ms(blocked), idle_ref, lbl,
+                 d.released_by >= 0 ? ss_stream_describe(m, m->ops[d.released_by].stream, sd, sizeof sd) : "?",
                  idle ? "; afterwards the GPU sat idle until the host queued more work" : "");
         snprintf(basis, sizeof basis,
                  "host time blocked in the call (%.3f ms) + GPU idle time after it while nothing was queued "
@@ -161,13 +209,14 @@ static void run(const ss_model *m, ss_findings *out)
             .cost_basis = basis,
             .message = msg,
             .fix = fix_for(base, (ss_api_class)c->cls),
-            .refs = { { (int32_t)i, c->first_op, "blocking call" }, { d.longest >= 0 ? m->ops[d.longest].call : -1, d.longest, "work it waited for" } },
-            .nrefs = d.longest >= 0 ? 2 : 1,
+            .refs = { { (int32_t)i, c->first_op, "blocking call" }, { d.released_by >= 0 ? m->ops[d.released_by].call : -1, d.released_by, "work it waited for" } },
+            .nrefs = d.released_by >= 0 ? 2 : 1,
             .alloc = c->alloc,
         };
         ss_findings_add(out, m, &o);
     }
     free(median);
+    free(has_median);
 }
 
 const ss_rule ss_rule_implicit_sync = {

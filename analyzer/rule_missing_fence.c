@@ -18,6 +18,9 @@
  * such pairs are reported as "may race".  Per allocation the accesses since
  * the last ordered write are kept (bounded), like CSAN's per-tensor state.
  *
+ * Calls recorded during stream capture are skipped (they do not execute;
+ * the graph's kernels run in order on the launch stream).
+ *
  * Cost 0 ms: a race costs correctness, not time.  Severity error.
  */
 #include <stdio.h>
@@ -135,7 +138,7 @@ static void on_access(fence_state *f, int32_t alloc, access x)
 {
     shadow *sh = &f->sh[alloc];
     const uint32_t *vc = SV(f, x.stream);
-    for (uint32_t i = 0; i < sh->n; i++) {
+    for (uint32_t i = sh->n; i-- > 0; ) {   /* latest first: the most direct conflict */
         const access *e = &sh->v[i];
         if (e->stream == x.stream || e->lo >= x.hi || x.lo >= e->hi) continue;
         if (e->kind == ACC_READ && x.kind == ACC_READ) continue;
@@ -209,6 +212,9 @@ static void run(const ss_model *m, ss_findings *out)
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
         if (c->rec->ret != 0) continue;
+        /* calls made while their stream is being captured do not run: they
+         * become graph nodes, ordered by the graph and its launch stream */
+        if (c->rec->flags & SS_API_F_CAPTURING) continue;
         uint32_t *tv = TV(&f, c->rec->tid);
         int32_t s = c->stream;
         switch (c->cls) {

@@ -94,28 +94,50 @@ void ss_call_label(const ss_model *m, int32_t call, char *buf, size_t len)
     snprintf(buf, len, "%s", ss_model_call_name(m, c));
 }
 
+/* The memory ranges a call touches: copies and memsets exactly, kernels as
+ * the single byte their pointer arguments point at (the trace has no sizes:
+ * two kernels are taken to share a buffer when they get the same pointer),
+ * frees the whole freed allocation. */
+#define MAX_RANGES 260
+static uint32_t call_ranges(const ss_model *m, const ss_call *c, uint64_t *lo, uint64_t *hi)
+{
+    const ss_api_rec *r = c->rec;
+    uint32_t n = 0;
+    switch (c->cls) {
+    case SS_API_COPY_SYNC: case SS_API_COPY_ASYNC:
+        if (r->ptr2) { lo[n] = r->ptr2; hi[n++] = r->ptr2 + (r->bytes ? r->bytes : 1); }
+        /* fall through */
+    case SS_API_MEMSET_SYNC: case SS_API_MEMSET_ASYNC:
+        if (r->ptr) { lo[n] = r->ptr; hi[n++] = r->ptr + (r->bytes ? r->bytes : 1); }
+        break;
+    case SS_API_LAUNCH: {
+        uint32_t np;
+        const uint64_t *p = ss_call_params(c, &np);
+        for (uint32_t i = 0; i < np && n < MAX_RANGES; i++)
+            if (p[i] && ss_model_alloc_at(m, p[i], r->t_enter) >= 0) { lo[n] = p[i]; hi[n++] = p[i] + 1; }
+        break;
+    }
+    case SS_API_FREE:
+        if (c->alloc >= 0) {
+            lo[n] = m->allocs[c->alloc].ptr;
+            hi[n++] = m->allocs[c->alloc].ptr + (m->allocs[c->alloc].size ? m->allocs[c->alloc].size : 1);
+        }
+        break;
+    default: break;
+    }
+    return n;
+}
+
 int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b)
 {
     if (a < 0 || b < 0) return 0;
-    const ss_call *ca = &m->calls[a], *cb = &m->calls[b];
-    for (int pass = 0; pass < 2; pass++) {
-        /* every allocation the first call touches, checked against the second */
-        uint64_t ptrs[2] = { ca->rec->ptr, ca->rec->ptr2 };
-        uint32_t n = 0;
-        const uint64_t *params = ca->cls == SS_API_LAUNCH ? ss_call_params(ca, &n) : NULL;
-        if (ca->cls != SS_API_LAUNCH && ca->cls != SS_API_COPY_SYNC && ca->cls != SS_API_COPY_ASYNC &&
-            ca->cls != SS_API_MEMSET_SYNC && ca->cls != SS_API_MEMSET_ASYNC && ca->cls != SS_API_FREE)
-            ptrs[0] = ptrs[1] = 0;
-        for (uint32_t i = 0; i < 2 + n; i++) {
-            uint64_t p = i < 2 ? ptrs[i] : params[i - 2];
-            if (!p) continue;
-            int32_t al = ss_model_alloc_at(m, p, ca->rec->t_enter);
-            if (al >= 0 && (ss_call_touches_alloc(m, cb, al) ||
-                            (cb->cls == SS_API_FREE && cb->rec->ptr == m->allocs[al].ptr)))
-                return 1;
-        }
-        const ss_call *t = ca; ca = cb; cb = t;
-    }
+    uint64_t alo[MAX_RANGES], ahi[MAX_RANGES], blo[MAX_RANGES], bhi[MAX_RANGES];
+    uint32_t na = call_ranges(m, &m->calls[a], alo, ahi);
+    if (!na) return 0;
+    uint32_t nb = call_ranges(m, &m->calls[b], blo, bhi);
+    for (uint32_t i = 0; i < na; i++)
+        for (uint32_t j = 0; j < nb; j++)
+            if (alo[i] < bhi[j] && blo[j] < ahi[i]) return 1;
     return 0;
 }
 

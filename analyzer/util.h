@@ -32,6 +32,18 @@ static inline void *ss_xcalloc(size_t n, size_t sz)
     return q;
 }
 
+/* qsort that accepts an empty (possibly NULL) array, and skips arrays that
+ * are already sorted (records of one thread arrive in time order: the common
+ * case costs one linear pass instead of n log n). */
+static inline void ss_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n < 2) return;
+    const char *p = base;
+    size_t i = 1;
+    while (i < n && cmp(p + (i - 1) * size, p + i * size) <= 0) i++;
+    if (i < n) qsort(base, n, size, cmp);
+}
+
 /* Append one element to a (ptr, n, cap) triple. */
 #define SS_PUSH(ptr, n, cap, value) do {                                    \
         if ((n) == (cap)) {                                                 \

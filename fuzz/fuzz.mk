@@ -26,7 +26,7 @@ $(BUILD)/fuzz/fuzz_reader: fuzz/fuzz_reader.c fuzz/fuzz_common.h $(COMMON_SRCS) 
 
 $(BUILD)/fuzz/fuzz_analyzer: fuzz/fuzz_analyzer.c fuzz/fuzz_common.h $(COMMON_SRCS) $(ANALYZER_LIB_SRCS) $(wildcard analyzer/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ianalyzer $(ANALYZER_LIB_CFLAGS) -o $@ fuzz/fuzz_analyzer.c $(ANALYZER_LIB_SRCS) $(COMMON_SRCS) $(ANALYZER_LIB_LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ianalyzer $(SYMBOLIZE_CFLAGS) -o $@ fuzz/fuzz_analyzer.c $(ANALYZER_LIB_SRCS) $(COMMON_SRCS) $(SYMBOLIZE_LIBS) -lm
 
 # Seeds: recorded fixtures, small generated traces and their truncations.
 $(BUILD)/fuzz/seeds/.stamp: $(BUILD)/ss-gen-trace fuzz/make_seeds.sh $(wildcard tests/fixtures/*.sstrace)

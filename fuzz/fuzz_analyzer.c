@@ -1,8 +1,10 @@
 /*
- * libFuzzer target: the analyzer's load + analysis path, in process, on
- * arbitrary files: ss_model_load, every rule, finding folding/severities
- * (which symbolize call sites from the trace's own module and stack records),
- * and the rendering of each finding's stacks.  A crash, an ASan/UBSan report,
+ * libFuzzer target: the analyzer's load + analysis + report path, in
+ * process, on arbitrary files: ss_model_load, every rule, finding
+ * folding/severities (which symbolize call sites from the trace's own module
+ * and stack records), the JSON and the text report (rendered into /dev/null:
+ * what is checked is that rendering survives, escaping included), and the
+ * rendering of each finding's stacks.  A crash, an ASan/UBSan report,
  * a leak or a hang is a bug: the analyzer must survive any input.
  *
  * Like fuzz_reader, every input is tried as it is and with its blocks' CRCs
@@ -12,6 +14,7 @@
 
 #include "findings.h"
 #include "model.h"
+#include "report.h"
 #include "rule.h"
 
 static void frame_sink(void *ctx, const char *frame_text, int is_user)
@@ -32,18 +35,26 @@ static void analyze(const char *path)
         }
         return;
     }
-    ss_findings f;
-    ss_findings_init(&f);
-    ss_rules_run_all(m, &f);
-    ss_findings_finish(&f, m->t_last > m->t_first ? m->t_last - m->t_first : 0);
+    static FILE *devnull;
+    if (!devnull && !(devnull = fopen("/dev/null", "w"))) {
+        perror("/dev/null");
+        abort();
+    }
+    ss_process_result proc = { .path = path, .model = m };
+    ss_findings *f = &proc.findings;
+    ss_findings_init(f);
+    ss_rules_run_all(m, f);
+    ss_findings_finish(f, m->t_last > m->t_first ? m->t_last - m->t_first : 0);
+    ss_report_json(devnull, &proc, 1);
+    ss_report_text(devnull, &proc, 1, 1);
     size_t total = 0;
-    for (uint32_t i = 0; i < f.n; i++) {
-        const ss_finding *x = &f.v[i];
+    for (uint32_t i = 0; i < f->n; i++) {
+        const ss_finding *x = &f->v[i];
         total += strlen(x->message) + strlen(x->fix) + strlen(x->site);
         if (x->stack_id > 0)
-            ss_findings_stack_frames(&f, m, (uint32_t)x->stack_id, frame_sink, &total);
+            ss_findings_stack_frames(f, m, (uint32_t)x->stack_id, frame_sink, &total);
     }
-    ss_findings_free(&f);
+    ss_findings_free(f);
     ss_model_free(m);
 }
 

@@ -213,13 +213,35 @@ void ss_api_set_device(ss_api_tls *t, int device, cudaError_t ret)
 #define SS_KCACHE_SLOTS  8192u        /* power of two */
 #define SS_KCACHE_PROBES 64u
 #define SS_KLAYOUT_BITS  64u
+#define SS_KSTRUCT_MAX   8u           /* struct parameters scanned per kernel */
+#define SS_KSTRUCT_SCAN  1024u        /* bytes scanned per struct parameter */
 
 typedef struct ss_klayout {
     uintptr_t key;                    /* function pointer; 0 = empty */
     uint64_t  wide_mask;              /* bit i: parameter i is 8 bytes */
+    uint64_t  struct_mask;            /* bit i: parameter i is wider than 8 bytes */
+    uint32_t  struct_bytes[SS_KSTRUCT_MAX]; /* sizes of the first wide ones */
     uint16_t  nparams;                /* all parameters, any size */
     uint8_t   known;                  /* 0: the layout could not be learned */
 } ss_klayout;
+
+/* Lowest and highest address of any allocation seen (device, pinned,
+ * managed): the filter for pointers found inside struct parameters. */
+static uint64_t ss_alloc_lo = UINT64_MAX, ss_alloc_hi;
+
+void ss_api_note_alloc(uint64_t ptr, uint64_t bytes)
+{
+    if (ptr == 0 || bytes == 0)
+        return;
+    uint64_t lo = __atomic_load_n(&ss_alloc_lo, __ATOMIC_RELAXED);
+    while (ptr < lo && !__atomic_compare_exchange_n(&ss_alloc_lo, &lo, ptr, 1, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED))
+        ;
+    uint64_t end = ptr + bytes, hi = __atomic_load_n(&ss_alloc_hi, __ATOMIC_RELAXED);
+    while (end > hi && !__atomic_compare_exchange_n(&ss_alloc_hi, &hi, end, 1, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED))
+        ;
+}
 
 static ss_klayout ss_kcache[SS_KCACHE_SLOTS];
 static pthread_mutex_t ss_kcache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -304,7 +326,8 @@ static void ss_learn_layout(ss_klayout *out, const void *func, int known_kernel)
         if (ss_drv.func_get_param_info == NULL || (cufunc = ss_stub_function(func)) == NULL)
             return;
     }
-    uint64_t mask = 0;
+    uint64_t mask = 0, smask = 0;
+    uint32_t nstruct = 0;
     uint16_t n = 0;
     for (;;) {
         size_t offset = 0, size = 0;
@@ -315,10 +338,15 @@ static void ss_learn_layout(ss_klayout *out, const void *func, int known_kernel)
             break;
         if (size == 8 && n < SS_KLAYOUT_BITS)
             mask |= 1ull << n;
+        if (size > 8 && n < SS_KLAYOUT_BITS && nstruct < SS_KSTRUCT_MAX) {
+            smask |= 1ull << n;
+            out->struct_bytes[nstruct++] = (uint32_t)(size < SS_KSTRUCT_SCAN ? size : SS_KSTRUCT_SCAN);
+        }
         if (++n == UINT16_MAX)
             break;
     }
     out->wide_mask = mask;
+    out->struct_mask = smask;
     out->nparams = n;
     out->known = 1;
 }
@@ -359,9 +387,30 @@ uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args, int 
     const ss_klayout *layout = ss_kernel_layout(func, known_kernel);
     if (layout == NULL || !layout->known)
         return 0;
-    uint32_t n = 0;
+    uint32_t n = 0, nstruct = 0;
     uint32_t limit = layout->nparams < SS_KLAYOUT_BITS ? layout->nparams : SS_KLAYOUT_BITS;
+    uint64_t lo = __atomic_load_n(&ss_alloc_lo, __ATOMIC_RELAXED);
+    uint64_t hi = __atomic_load_n(&ss_alloc_hi, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < limit; i++) {
+        if (layout->struct_mask & (1ull << i)) {
+            /* A struct parameter: keep the aligned words that point into the
+             * allocated range (pointers inside structs are 8-aligned). */
+            uint32_t bytes = layout->struct_bytes[nstruct++];
+            if (args[i] == NULL)
+                continue;
+            for (uint32_t off = 0; off + 8 <= bytes; off += 8) {
+                uint64_t v;
+                memcpy(&v, (const char *)args[i] + off, sizeof v);
+                if (v < lo || v >= hi)
+                    continue;
+                if (n == SS_API_MAX_PARAMS) {
+                    r->flags |= SS_API_F_PARAMS_TRUNCATED;
+                    return n;
+                }
+                params[n++] = v;
+            }
+            continue;
+        }
         if (!(layout->wide_mask & (1ull << i)))
             continue;
         if (n == SS_API_MAX_PARAMS) {

@@ -71,6 +71,13 @@ SS_HIDDEN void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t
  * `func` may be a host stub or a cudaKernel_t; `known_kernel` says it is
  * certainly a cudaKernel_t (__cudaLaunchKernel). */
 #define SS_API_MAX_PARAMS 32
+
+/* Widen the address range [lo, hi) that holds every allocation seen so far.
+ * Kernel parameters passed inside structs (PyTorch's TensorIterator
+ * arguments, cuBLAS parameter blocks) are scanned for 8-byte words in this
+ * range: a cheap filter that keeps buffer pointers and drops sizes, strides
+ * and float values. */
+SS_HIDDEN void ss_api_note_alloc(uint64_t ptr, uint64_t bytes);
 SS_HIDDEN uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args,
                                         int known_kernel, uint64_t *params);
 

@@ -10,9 +10,13 @@ int main(void)
     cudaStream_t stream;
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
-    int *result, *scratch;
+    int *result, *scratch, *host_result;
     CK(cudaMalloc(&result, sizeof(int)));
     CK(cudaMalloc(&scratch, 1 << 20));
+    // Pinned, so the read-back below is a real async copy and the only
+    // pathology in this program is the cudaFree.
+    CK(cudaMallocHost(&host_result, sizeof(int)));
+    *host_result = 0;
 
     // 50 ms of work whose result the program wants later.
     spin_kernel<<<1, 1, 0, stream>>>(ss_ms_to_ns(50), result, 42);
@@ -21,11 +25,12 @@ int main(void)
     // and waits here for the kernel above.
     CK(cudaFree(scratch)); // EXPECT-SITE implicit-sync
 
-    int host_result = 0;
-    CK(cudaMemcpyAsync(&host_result, result, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    CK(cudaMemcpyAsync(host_result, result, sizeof(int), cudaMemcpyDeviceToHost, stream));
     CK(cudaStreamSynchronize(stream));
-    printf("implicit_sync_free: result=%d\n", host_result);
+    int value = *host_result;
+    printf("implicit_sync_free: result=%d\n", value);
+    CK(cudaFreeHost(host_result));
     CK(cudaFree(result));
     CK(cudaStreamDestroy(stream));
-    return host_result == 42 ? 0 : 1;
+    return value == 42 ? 0 : 1;
 }

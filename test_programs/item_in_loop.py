@@ -9,9 +9,11 @@ Accumulating the loss on the GPU and reading it once at the end avoids it.
 import torch
 
 torch.manual_seed(0)
+# Built on the GPU directly: .cuda() would copy the parameters from pageable
+# memory, which is not what this program is about.
 model = torch.nn.Sequential(
-    torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 1024)
-).cuda()
+    torch.nn.Linear(1024, 4096, device="cuda"), torch.nn.ReLU(), torch.nn.Linear(4096, 1024, device="cuda")
+)
 optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
 inputs = torch.randn(512, 1024, device="cuda")
 targets = torch.randn(512, 1024, device="cuda")

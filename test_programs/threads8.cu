@@ -17,7 +17,17 @@ __global__ void scale_add(int *data, int n, int factor, int addend)
         data[i] = data[i] * factor + addend;
 }
 
-static void worker(int index, long long *result)
+// What a worker leaves for the main thread to free.  Freeing is done after
+// every thread has finished: cudaFree/cudaFreeHost wait for the whole device,
+// so a thread freeing early would wait for the other threads' kernels -- an
+// implicit sync this program is not about.
+struct worker_state {
+    long long sum;
+    cudaStream_t stream;
+    int *device_data, *host_data;
+};
+
+static void worker(int index, worker_state *state)
 {
     CK(cudaSetDevice(0)); // each thread says which device it uses
     cudaStream_t stream;
@@ -37,19 +47,19 @@ static void worker(int index, long long *result)
     long long sum = 0;
     for (int i = 0; i < N; i++)
         sum += host_data[i];
-    *result = sum;
-    CK(cudaFreeHost(host_data));
-    CK(cudaFree(device_data));
-    CK(cudaStreamDestroy(stream));
+    state->sum = sum;
+    state->stream = stream;
+    state->device_data = device_data;
+    state->host_data = host_data;
 }
 
 int main(void)
 {
     ss_init_device();
-    long long results[THREADS] = {0};
+    worker_state states[THREADS] = {};
     std::vector<std::thread> threads;
     for (int t = 0; t < THREADS; t++)
-        threads.emplace_back(worker, t, &results[t]);
+        threads.emplace_back(worker, t, &states[t]);
     for (auto &thread : threads)
         thread.join();
     int failed = 0;
@@ -58,8 +68,11 @@ int main(void)
         base += i % 97;
     for (int t = 0; t < THREADS; t++) {
         long long expected = base + (long long)N * ROUNDS * (t + 1);
-        printf("threads8: thread %d sum=%lld %s\n", t, results[t], results[t] == expected ? "ok" : "WRONG");
-        failed |= results[t] != expected;
+        printf("threads8: thread %d sum=%lld %s\n", t, states[t].sum, states[t].sum == expected ? "ok" : "WRONG");
+        failed |= states[t].sum != expected;
+        CK(cudaFreeHost(states[t].host_data));
+        CK(cudaFree(states[t].device_data));
+        CK(cudaStreamDestroy(states[t].stream));
     }
     return failed;
 }

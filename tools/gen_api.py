@@ -226,6 +226,9 @@ def post_code(e, indent, t="t"):
         out.append("uint64_t params[SS_API_MAX_PARAMS];")
         out.append("uint32_t nparams = ss_api_kernel_params(&rec, (const void *)(%s), %s, %s, params);"
                    % (func, args, known))
+    if e.cls == "alloc":
+        out.append("if (ret == cudaSuccess)")
+        out.append("    ss_api_note_alloc(rec.ptr, rec.bytes);")
     if e.cls == "set-device":
         out.append("ss_api_set_device(%s, device, ret);" % t)
         out.append("rec.device = %s->device;" % t)

@@ -186,8 +186,10 @@ enum ss_api_flags {
  *
  * 2D/3D copies and memsets store the total bytes moved. Batch copies store
  * the first dst/src and the sum of the sizes.  For kernel launches the tail
- * holds `nparams` uint64 values: the kernel parameters that are 8 bytes wide
- * (candidate pointers), in parameter order.
+ * holds `nparams` uint64 values, in parameter order: every kernel parameter
+ * that is 8 bytes wide, and, inside wider (struct) parameters, the 8-aligned
+ * words that fall within the address range of the allocations seen so far —
+ * the candidate pointers the analyzer matches against known allocations.
  */
 typedef struct ss_api_rec {
     ss_rec_hdr h;

@@ -1,0 +1,46 @@
+/* build/syncsight: dispatch to one file per subcommand (run, report, dump). */
+#include <stdio.h>
+#include <string.h>
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: syncsight <command> [options]\n"
+          "\n"
+          "Find out why CUDA streams do not overlap and where the program waits.\n"
+          "\n"
+          "commands:\n"
+          "  run [-o FILE|DIR] -- PROG ARGS   run a program under the recorder, then report\n"
+          "  report [--format text|json] [--fail-on SEV] FILE|DIR...   analyze traces\n"
+          "  dump [--json] FILE               print every record of a trace\n"
+          "\n"
+          "  syncsight <command> --help       options of a command\n"
+          "  syncsight --version\n"
+          "\n"
+          "exit status: 0 ok, 1 findings at/above --fail-on, 2 usage or input error;\n"
+          "run: the program's exit status.  Documentation: docs/cli.md\n", f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) { usage(stderr); return SS_EXIT_USAGE; }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { usage(stdout); return 0; }
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("syncsight %s\n", SS_VERSION);
+        return 0;
+    }
+    /* --version after a command too */
+    for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--version")) { printf("syncsight %s\n", SS_VERSION); return 0; }
+    if (!strcmp(cmd, "run") || !strcmp(cmd, "record")) return ss_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report")) return ss_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "dump")) return ss_cmd_dump(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export")) {
+        if (ss_cmd_export) return ss_cmd_export(argc - 1, argv + 1);
+        fputs("syncsight: export is not built into this binary\n", stderr);
+        return SS_EXIT_USAGE;
+    }
+    fprintf(stderr, "syncsight: unknown command '%s' (see syncsight --help)\n", cmd);
+    return SS_EXIT_USAGE;
+}
