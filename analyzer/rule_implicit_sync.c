@@ -8,7 +8,8 @@
  * its start.
  *
  * To be sure the call waited for the GPU (and was not merely slow), its
- * release must follow the end of an op that was in flight at its entry.
+ * release must coincide with the end of the work it waits for that was in
+ * flight at its entry.
  *
  * Cost = host time blocked + GPU idle time after the call when nothing else
  * was queued (the device waited for the host to catch up).
@@ -22,7 +23,7 @@
 
 #define MIN_BLOCK_NS 50000ull   /* 50 us: below this a call is not worth a finding */
 #define RELEASE_AFTER_NS 20000ull   /* timestamps of the host and GPU clocks may differ a little */
-#define RELEASE_SLACK_NS 200000ull  /* the call may return up to 200 us (or 10%) after the op ended */
+#define RELEASE_SLACK_NS 200000ull  /* the call may return up to 200 us (or 10%) after the work ended */
 
 /* An explicit CUDA sync issued by a framework operation called straight
  * from the user's Python code: loss.item(), .cpu(), .tolist(), bool(t),
@@ -84,22 +85,28 @@ typedef struct dep_ctx {
     const ss_model *m;
     const ss_call *c;
     int32_t a_dst, a_src;
-    uint64_t release, slack; /* when the call stopped waiting, and the tolerance */
     int depends;             /* an in-flight op touches the call's memory */
-    int32_t released_by;     /* in-flight op whose end released the call, -1 */
+    int32_t last;            /* the relevant in-flight op that ends last, -1 */
 } dep_ctx;
 
-/* A call that waited for the GPU is released when in-flight work ends: its
- * return (or, for a synchronous copy, the start of its own copy) follows the
- * end of an op that was in flight when it was entered.  A call that is merely
- * slow (pinning a large buffer, creating a context) shows no such edge. */
+/* Which in-flight work a call waits for, if it waits: its own stream for
+ * syncs and copies on a stream (plus, for the legacy stream, every blocking
+ * stream), else the whole device (cudaFree & co. synchronize the device). */
+static int waits_for(const ss_model *m, const ss_call *c, const ss_gpu_op *op)
+{
+    int32_t s = c->stream;
+    int stream_scoped = c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC || c->cls == SS_API_STREAM_SYNC;
+    if (!stream_scoped || s < 0) return 1;
+    if (op->stream == s) return 1;
+    return m->streams[s].kind == SS_STREAM_LEGACY_NULL && m->streams[op->stream].kind == SS_STREAM_BLOCKING;
+}
+
 static void visit(void *ctx, int32_t op)
 {
     dep_ctx *d = ctx;
-    uint64_t end = d->m->ops[op].end;
-    if (end + d->slack >= d->release && end <= d->release + RELEASE_AFTER_NS) {
-        if (d->released_by < 0 || end > d->m->ops[d->released_by].end) d->released_by = op;
-    }
+    const ss_gpu_op *o = &d->m->ops[op];
+    if (!waits_for(d->m, d->c, o)) return;
+    if (d->last < 0 || o->end > d->m->ops[d->last].end) d->last = op;
     if (ss_op_touches_alloc(d->m, op, d->a_dst) || ss_op_touches_alloc(d->m, op, d->a_src)) d->depends = 1;
 }
 
@@ -170,8 +177,7 @@ static void run(const ss_model *m, ss_findings *out)
         uint64_t blocked = blocked_ns(m, c);
         if (blocked < MIN_BLOCK_NS) continue;
 
-        uint64_t release = c->rec->t_enter + blocked;
-        dep_ctx d = { m, c, -1, -1, release, RELEASE_SLACK_NS > blocked / 10 ? RELEASE_SLACK_NS : blocked / 10, 0, -1 };
+        dep_ctx d = { m, c, -1, -1, 0, -1 };
         if (c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC) {
             /* a synchronous copy of a buffer that in-flight work produces or
              * uses had to wait: that wait is the program's intent */
@@ -179,7 +185,16 @@ static void run(const ss_model *m, ss_findings *out)
             d.a_src = c->rec->ptr2 ? ss_model_alloc_at(m, c->rec->ptr2, c->rec->t_enter) : -1;
         }
         ss_inflight_ops(m, dev, c->rec->t_enter, visit, &d);
-        if (d.depends || d.released_by < 0) continue;
+        if (d.depends || d.last < 0) continue;
+        /* A call that waited for the GPU is released when the work it waits
+         * for ends: its return (for a synchronous copy, the start of its own
+         * copy) follows the end of the last such op in flight at its entry.
+         * A call that is merely slow (pinning a large buffer, creating a
+         * context) shows no such edge. */
+        uint64_t release = c->rec->t_enter + blocked;
+        uint64_t expected = m->ops[d.last].end;
+        uint64_t slack = RELEASE_SLACK_NS > blocked / 10 ? RELEASE_SLACK_NS : blocked / 10;
+        if (expected > release + RELEASE_AFTER_NS || expected + slack < release) continue;
 
         uint64_t idle = 0;
         if (!ss_model_busy_at(m, dev, c->rec->t_exit)) {
@@ -188,7 +203,7 @@ static void run(const ss_model *m, ss_findings *out)
         }
         char base[128], msg[768], basis[256], lbl[192], sd[96], idle_ref[96];
         ss_api_base_name(ss_model_call_name(m, c), base, sizeof base);
-        ss_op_label(m, d.released_by, lbl, sizeof lbl);
+        ss_op_label(m, d.last, lbl, sizeof lbl);
         if (has_median[c->name_idx])
             snprintf(idle_ref, sizeof idle_ref, "it takes %.3f ms when the device is idle", ss_ms(median[c->name_idx]));
         else
@@ -198,7 +213,7 @@ static void run(const ss_model *m, ss_findings *out)
         snprintf(msg, sizeof msg,
                  "%s%s blocked the host for %.3f ms (%s) because it waited for GPU work in flight (%s on %s)%s",
                  ss_model_call_name(m, c), stream_desc, ss_ms(blocked), idle_ref, lbl,
-                 d.released_by >= 0 ? ss_stream_describe(m, m->ops[d.released_by].stream, sd, sizeof sd) : "?",
+                 d.last >= 0 ? ss_stream_describe(m, m->ops[d.last].stream, sd, sizeof sd) : "?",
                  idle ? "; afterwards the GPU sat idle until the host queued more work" : "");
         snprintf(basis, sizeof basis,
                  "host time blocked in the call (%.3f ms) + GPU idle time after it while nothing was queued "
@@ -209,8 +224,8 @@ static void run(const ss_model *m, ss_findings *out)
             .cost_basis = basis,
             .message = msg,
             .fix = fix_for(base, (ss_api_class)c->cls),
-            .refs = { { (int32_t)i, c->first_op, "blocking call" }, { d.released_by >= 0 ? m->ops[d.released_by].call : -1, d.released_by, "work it waited for" } },
-            .nrefs = d.released_by >= 0 ? 2 : 1,
+            .refs = { { (int32_t)i, c->first_op, "blocking call" }, { d.last >= 0 ? m->ops[d.last].call : -1, d.last, "work it waited for" } },
+            .nrefs = d.last >= 0 ? 2 : 1,
             .alloc = c->alloc,
         };
         ss_findings_add(out, m, &o);

@@ -72,7 +72,7 @@ configs_c=(none default stacks interposer callbacks kernel activity nsys)
 configs_py=(none default stacks interposer activity torchprof nsys)
 
 # run_one PROGRAM CONFIG REP: one run in a fresh directory (the shim writes its
-# trace into the working directory); appends a row to $raw.
+# trace into $dir/traces); appends a row to $raw.
 run_one() {
     local prog=$1 cfg=$2 rep=$3 dir=$tmp/run
     rm -rf "$dir"; mkdir -p "$dir"
@@ -93,6 +93,8 @@ run_one() {
                     cmd=("$NSYS" profile -t cuda,nvtx -o "$dir/nsys-report" --force-overwrite true "${cmd[@]}") ;;
         torchprof)  cmd+=(--torch-profiler) ;;
     esac
+    # the shim's trace goes to a known place (default: ./syncsight.data/)
+    [ "${#envs[@]}" -gt 0 ] && envs+=(SYNCSIGHT_OUTPUT_DIR="$dir/traces")
     local t0 t1 rc
     t0=$(date +%s.%N)
     (cd "$dir" && env "${envs[@]}" "${cmd[@]}") > "$dir/out.txt" 2>&1
@@ -114,7 +116,7 @@ run_one() {
     # records of the first default run gives the train loop's call count.
     local traces=0 bytes=0 apis=NA
     shopt -s nullglob
-    local files=("$dir"/*.sstrace)
+    local files=("$dir"/traces/*.sstrace "$dir"/syncsight.data/*.sstrace)
     shopt -u nullglob
     traces=${#files[@]}
     if [ "$traces" -gt 0 ]; then

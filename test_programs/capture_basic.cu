@@ -44,7 +44,9 @@ int main(void)
     CK(cudaMalloc(&device_a, bytes));
     CK(cudaMalloc(&device_b, bytes));
     CK(cudaMallocManaged(&managed, bytes));
-    CK(cudaMallocHost(&host_pinned, bytes));
+    // The C entry point, not the C++ template in cuda_runtime.h (which calls
+    // cudaHostAlloc): the test wants a cudaMallocHost record.
+    CK(cudaMallocHost((void **)&host_pinned, bytes));
     CK(cudaHostAlloc(&host_alloc, bytes, cudaHostAllocDefault));
     int *host_registered = (int *)malloc(bytes);
     int *host_pageable = (int *)malloc(bytes);

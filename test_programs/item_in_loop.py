@@ -11,12 +11,14 @@ import torch
 torch.manual_seed(0)
 # Built on the GPU directly: .cuda() would copy the parameters from pageable
 # memory, which is not what this program is about.
+# Large enough (a few ms of GPU work per step on an H100) that .item() really
+# waits: with a tiny model the GPU finishes before Python reaches .item().
 model = torch.nn.Sequential(
-    torch.nn.Linear(1024, 4096, device="cuda"), torch.nn.ReLU(), torch.nn.Linear(4096, 1024, device="cuda")
+    torch.nn.Linear(4096, 8192, device="cuda"), torch.nn.ReLU(), torch.nn.Linear(8192, 4096, device="cuda")
 )
 optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
-inputs = torch.randn(512, 1024, device="cuda")
-targets = torch.randn(512, 1024, device="cuda")
+inputs = torch.randn(2048, 4096, device="cuda")
+targets = torch.randn(2048, 4096, device="cuda")
 
 losses = []
 for step in range(30):

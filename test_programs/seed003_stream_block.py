@@ -28,7 +28,7 @@ for i in range(LOOPS):
 calc_end = time.time()
 
 # Count stream time
-calc_stream = torch.cuda.Stream()
+calc_stream = torch.cuda.Stream()  # EXPECT-SITE implicit-sync
 torch.cuda.synchronize()
 stream_start = time.time()
 with torch.cuda.stream(calc_stream):

@@ -1,0 +1,163 @@
+/*
+ * SARIF 2.1.0 (OASIS Static Analysis Results Interchange Format), the input of
+ * GitHub code scanning and of SARIF viewers.  One run, tool "syncsight", one
+ * reportingDescriptor per rule id (all six, whether or not they fired, so a
+ * viewer can show what was checked), one result per finding:
+ *
+ *   level      error / warning / note  (syncsight's error / warning / info)
+ *   message    "<what happened> Cost: <ms> ms (<n> occurrences). Fix: <fix>"
+ *   locations  physicalLocation from the finding's call site when the site is
+ *              "file:line function" (symbolized native frame or Python frame);
+ *              otherwise a logicalLocation with the site text (e.g.
+ *              "cudaFree on stream 0x0 (legacy default)").
+ *   properties cost_ms, occurrences, cost_basis, fix, process, trace.
+ *
+ * helpUri is docs/rules/<id>.md, made absolute when SYNCSIGHT_DOC_BASE (e.g.
+ * a repository URL ending in "/") is set.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "json.h"
+#include "rule.h"
+
+static const char *level_of(ss_severity s)
+{
+    return s == SS_SEV_ERROR ? "error" : s == SS_SEV_WARNING ? "warning" : "note";
+}
+
+/* Rules whose findings are errors whatever their cost (docs/cli.md). */
+static const char *default_level(const char *id)
+{
+    return !strcmp(id, "missing-fence") || !strcmp(id, "unrecorded-event-wait") ? "error" : "warning";
+}
+
+/* Split "file:line rest" (the site forms findings.c produces for a
+ * symbolized or Python frame) into file and line.  Returns 0 when the site
+ * names no source line. */
+static int site_file_line(const char *site, size_t *file_len, unsigned long *line)
+{
+    for (const char *p = strchr(site, ':'); p; p = strchr(p + 1, ':')) {
+        const char *d = p + 1;
+        if (*d < '0' || *d > '9') continue;
+        char *end;
+        unsigned long v = strtoul(d, &end, 10);
+        if ((*end == ' ' || *end == 0) && p > site && v > 0) {
+            *file_len = (size_t)(p - site);
+            *line = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A file path as a URI reference: absolute paths become file:// URIs; bytes
+ * outside RFC 3986's unreserved set (and '/') are percent-encoded. */
+static void write_uri(ss_json *j, const char *path, size_t len)
+{
+    size_t cap = 8 + 3 * len + 1;
+    char *u = malloc(cap), *o = u;
+    if (!u) { ss_json_strn(j, path, len); return; }
+    if (len && path[0] == '/') { memcpy(o, "file://", 7); o += 7; }
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)path[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("-._~/", c)) *o++ = (char)c;
+        else { *o++ = '%'; *o++ = hex[c >> 4]; *o++ = hex[c & 15]; }
+    }
+    *o = 0;
+    ss_json_str(j, u);
+    free(u);
+}
+
+static int rule_index(const char *id)
+{
+    for (int i = 0; ss_rules[i]; i++)
+        if (!strcmp(ss_rules[i]->id, id)) return i;
+    return -1;
+}
+
+void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n)
+{
+    const char *doc_base = getenv("SYNCSIGHT_DOC_BASE");
+    ss_json j;
+    ss_json_init(&j, out, 1);
+    ss_json_obj_begin(&j);
+    ss_json_kstr(&j, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+    ss_json_kstr(&j, "version", "2.1.0");
+    ss_json_key(&j, "runs"); ss_json_arr_begin(&j);
+    ss_json_obj_begin(&j);
+
+    ss_json_key(&j, "tool"); ss_json_obj_begin(&j);
+    ss_json_key(&j, "driver"); ss_json_obj_begin(&j);
+    ss_json_kstr(&j, "name", "syncsight");
+    ss_json_kstr(&j, "version", SS_VERSION);
+    ss_json_key(&j, "rules"); ss_json_arr_begin(&j);
+    for (int i = 0; ss_rules[i]; i++) {
+        const ss_rule *r = ss_rules[i];
+        ss_json_obj_begin(&j);
+        ss_json_kstr(&j, "id", r->id);
+        ss_json_kstr(&j, "name", r->id);
+        ss_json_key(&j, "shortDescription"); ss_json_obj_begin(&j); ss_json_kstr(&j, "text", r->title); ss_json_obj_end(&j);
+        char *uri = ss_strdup_printf("%sdocs/rules/%s.md", doc_base ? doc_base : "", r->id);
+        ss_json_kstr(&j, "helpUri", uri);
+        free(uri);
+        ss_json_key(&j, "defaultConfiguration"); ss_json_obj_begin(&j);
+        ss_json_kstr(&j, "level", default_level(r->id));
+        ss_json_obj_end(&j);
+        ss_json_obj_end(&j);
+    }
+    ss_json_arr_end(&j);
+    ss_json_obj_end(&j);
+    ss_json_obj_end(&j);
+
+    ss_json_key(&j, "results"); ss_json_arr_begin(&j);
+    for (uint32_t p = 0; p < n; p++) {
+        for (uint32_t k = 0; k < procs[p].findings.n; k++) {
+            const ss_finding *x = &procs[p].findings.v[k];
+            ss_json_obj_begin(&j);
+            ss_json_kstr(&j, "ruleId", x->rule);
+            int ri = rule_index(x->rule);
+            if (ri >= 0) ss_json_kint(&j, "ruleIndex", ri);
+            ss_json_kstr(&j, "level", level_of(x->severity));
+            char *text = ss_strdup_printf("%s Cost: %.3f ms (%u occurrence%s). Fix: %s", x->message, x->cost_ms,
+                                          x->count, x->count == 1 ? "" : "s", x->fix);
+            ss_json_key(&j, "message"); ss_json_obj_begin(&j); ss_json_kstr(&j, "text", text); ss_json_obj_end(&j);
+            free(text);
+            ss_json_key(&j, "locations"); ss_json_arr_begin(&j);
+            ss_json_obj_begin(&j);
+            size_t flen;
+            unsigned long line;
+            if (x->site && site_file_line(x->site, &flen, &line)) {
+                ss_json_key(&j, "physicalLocation"); ss_json_obj_begin(&j);
+                ss_json_key(&j, "artifactLocation"); ss_json_obj_begin(&j);
+                ss_json_key(&j, "uri"); write_uri(&j, x->site, flen);
+                ss_json_obj_end(&j);
+                ss_json_key(&j, "region"); ss_json_obj_begin(&j); ss_json_kuint(&j, "startLine", line); ss_json_obj_end(&j);
+                ss_json_obj_end(&j);
+            }
+            ss_json_key(&j, "logicalLocations"); ss_json_arr_begin(&j);
+            ss_json_obj_begin(&j);
+            ss_json_kstr(&j, "fullyQualifiedName", x->site ? x->site : "(no call)");
+            ss_json_obj_end(&j);
+            ss_json_arr_end(&j);
+            ss_json_obj_end(&j);
+            ss_json_arr_end(&j);
+            ss_json_key(&j, "properties"); ss_json_obj_begin(&j);
+            ss_json_kdouble(&j, "cost_ms", x->cost_ms);
+            ss_json_kuint(&j, "occurrences", x->count);
+            ss_json_kstr(&j, "cost_basis", x->cost_basis);
+            ss_json_kstr(&j, "fix", x->fix);
+            ss_json_kuint(&j, "process", x->pid);
+            ss_json_kstr(&j, "trace", procs[p].path);
+            ss_json_obj_end(&j);
+            ss_json_obj_end(&j);
+        }
+    }
+    ss_json_arr_end(&j);
+    ss_json_obj_end(&j);
+    ss_json_arr_end(&j);
+    ss_json_obj_end(&j);
+    fputc('\n', out);
+}
