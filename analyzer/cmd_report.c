@@ -8,18 +8,20 @@
 
 #include "commands.h"
 #include "escape.h"
+#include "export.h"
 #include "report.h"
 #include "rule.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
-    fputs("usage: syncsight report [--format text|json] [--fail-on info|warning|error] [-o OUT] FILE|DIR...\n"
+    fputs("usage: syncsight report [--format text|json|sarif] [--fail-on info|warning|error] [-o OUT] FILE|DIR...\n"
           "\n"
           "Analyze syncsight traces and print the findings, ranked by the time they cost.\n"
           "A DIR reports every *.sstrace inside it (the processes of one job), then a total.\n"
           "\n"
-          "  --format text|json   output format (default text; JSON schema: docs/report-format.md)\n"
+          "  --format text|json|sarif   output format (default text; JSON schema: docs/report-format.md;\n"
+          "                       SARIF 2.1.0 for code scanning: docs/viewing.md)\n"
           "  --fail-on SEVERITY   exit 1 when a finding at or above SEVERITY exists (default: never)\n"
           "  -o OUT               write the report to OUT instead of stdout\n"
           "\n"
@@ -43,7 +45,8 @@ int ss_report_parse_opt(ss_report_opts *o, int argc, char **argv, int *i)
     if (!strncmp(a, "--format", 8)) {
         if (!strcmp(val, "json")) o->json = 1;
         else if (!strcmp(val, "text")) o->json = 0;
-        else { fputs("syncsight: --format must be text or json\n", stderr); return -1; }
+        else if (!strcmp(val, "sarif")) o->json = 2;   /* SARIF 2.1.0: export_sarif.c */
+        else { fputs("syncsight: --format must be text, json or sarif\n", stderr); return -1; }
     } else if (!strncmp(a, "--fail-on", 9)) {
         ss_severity s;
         if (ss_severity_parse(val, &s)) { fputs("syncsight: --fail-on must be info, warning or error\n", stderr); return -1; }
@@ -141,7 +144,8 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
         }
         if (out) {
             int color = !o->json && !o->output && isatty(fileno(out)) && !getenv("NO_COLOR");
-            if (o->json) ss_report_json(out, procs, (uint32_t)loaded);
+            if (o->json == 2) ss_export_sarif(out, procs, (uint32_t)loaded);
+            else if (o->json) ss_report_json(out, procs, (uint32_t)loaded);
             else ss_report_text(out, procs, (uint32_t)loaded, color);
             if (fflush(out) != 0 || ferror(out)) { fputs("syncsight: error writing the report\n", stderr); rc = SS_EXIT_USAGE; }
             if (out != fallback_out) fclose(out);

@@ -730,6 +730,62 @@ static void build_events_allocs(ss_model *m)
     free(newidx);
 }
 
+int ss_call_is_graph_launch(const ss_model *m, const ss_call *c)
+{
+    return c->cls == SS_API_LAUNCH && !strncmp(ss_model_call_name(m, c), "cudaGraphLaunch", 15);
+}
+
+/* Stream capture: calls on a stream between cudaStreamBeginCapture and
+ * cudaStreamEndCapture build graph nodes and execute nothing.  A capture
+ * spreads to other streams through events: cudaStreamWaitEvent on an event
+ * recorded in a capturing stream makes the waiting stream join that capture
+ * (the fork/join pattern), until the origin stream ends the capture.  The
+ * shim's SS_API_F_CAPTURING flag is honoured too, but it is not always set
+ * (a CUPTI-only recording cannot ask the runtime), so the state is rebuilt
+ * here from the calls themselves. */
+static void build_capture(ss_model *m)
+{
+    uint32_t *stream_capture = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(uint32_t));
+    uint32_t *event_capture = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(uint32_t));
+    uint32_t next_capture = 0;
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        ss_call *c = &m->calls[i];
+        const ss_api_rec *r = c->rec;
+        int32_t s = c->stream;
+        uint32_t cap = s >= 0 ? stream_capture[s] : 0;
+        if (c->cls == SS_API_CAPTURE) {
+            if (s < 0) continue;
+            if (!strncmp(ss_model_call_name(m, c), "cudaStreamBeginCapture", 22)) {
+                if (r->ret == 0) stream_capture[s] = ++next_capture;
+            } else if (cap) {   /* EndCapture ends it for every joined stream, even when it failed */
+                for (uint32_t k = 0; k < m->nstreams; k++)
+                    if (stream_capture[k] == cap) stream_capture[k] = 0;
+            }
+            continue;
+        }
+        switch (c->cls) {
+        case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
+        case SS_API_ALLOC: case SS_API_FREE:   /* stream-ordered cudaMallocAsync/cudaFreeAsync */
+            if (cap || (r->flags & SS_API_F_CAPTURING)) c->captured = 1;
+            break;
+        case SS_API_EVENT_RECORD:
+            if (cap || (r->flags & SS_API_F_CAPTURING)) c->captured = 1;
+            if (c->event >= 0 && r->ret == 0) event_capture[c->event] = cap;
+            break;
+        case SS_API_STREAM_WAIT:
+            if (s >= 0 && c->event >= 0 && r->ret == 0 && event_capture[c->event]) {
+                stream_capture[s] = event_capture[c->event];
+                cap = stream_capture[s];
+            }
+            if (cap || (r->flags & SS_API_F_CAPTURING)) c->captured = 1;
+            break;
+        default: break;
+        }
+    }
+    free(stream_capture);
+    free(event_capture);
+}
+
 static void build_threads(ss_model *m, loader *L)
 {
     ss_u64map idx = { 0 };
@@ -976,6 +1032,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
 
     build_streams_and_joins(m, &L);
     build_events_allocs(m);
+    build_capture(m);
     build_threads(m, &L);
 
     m->nnvtx = L.nnvtx;

@@ -71,7 +71,9 @@ typedef struct ss_call {
     uint32_t name_idx;          /* index into ss_model.api_names */
     uint8_t  cls;               /* ss_api_class */
     uint8_t  is_async;          /* name ends in Async (copies, memsets, malloc/free) */
-    uint16_t pad;
+    uint8_t  captured;          /* recorded into a CUDA graph during stream capture: it
+                                   did not execute then (its graph's launches do) */
+    uint8_t  pad;
     int32_t  stream;            /* ss_model.streams index of rec->stream, -1 none */
     int32_t  first_op;          /* first GPU op joined by corr (ops of one call are
                                    chained through ss_gpu_op.next_of_call), -1 none */
@@ -195,6 +197,9 @@ const char *ss_stream_kind_name(uint32_t kind);
 const ss_nvtx_rec *ss_model_nvtx_at(const ss_model *m, uint32_t tid, uint64_t t0, uint64_t t1);
 /* Allocation containing addr at time t (live then), or -1. */
 int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t);
+/* Is a stream-ordered call a capture (cudaGraphLaunch) whose GPU work the
+ * launch stream orders as one unit?  Its ops may run on internal streams. */
+int ss_call_is_graph_launch(const ss_model *m, const ss_call *c);
 /* Thread entry of tid or NULL. */
 const ss_thread *ss_model_thread(const ss_model *m, uint32_t tid);
 const ss_stack_rec *ss_model_stack(const ss_model *m, uint32_t id);

@@ -5,6 +5,7 @@
 #include "report.h"
 #include "escape.h"
 #include "rule.h"
+#include "callsite_view.h"   /* ss_pyfile_is_user */
 
 double ss_rel_ms(const ss_model *m, uint64_t t)
 {
@@ -89,12 +90,64 @@ static void print_summary(FILE *out, const ss_process_result *p)
     }
 }
 
-typedef struct frame_ctx { FILE *out; int n; } frame_ctx;
+/* Native frames: the user's frames are shown, runs of other frames (the
+ * recorder, CUDA, PyTorch, the interpreter) fold into one line with their
+ * count, and at most MAX_USER_FRAMES user frames are printed. */
+#define MAX_USER_FRAMES 8
+#define MAX_PY_FRAMES 12
+typedef struct frame_ctx { FILE *out; uint32_t user_shown, folded, total_folded, total; } frame_ctx;
+
+static void flush_folded(frame_ctx *f)
+{
+    if (!f->folded) return;
+    fprintf(f->out, "        ... %u frame%s not in your code\n", f->folded, f->folded == 1 ? "" : "s");
+    f->folded = 0;
+}
+
 static void print_frame(void *ctx, const char *text, int is_user)
 {
     frame_ctx *f = ctx;
-    if (f->n++ >= 8) return;
-    fprintf(f->out, "      %s %s\n", is_user ? "*" : " ", text);   /* text is escaped by findings.c */
+    f->total++;
+    if (!is_user || f->user_shown >= MAX_USER_FRAMES) { f->folded++; f->total_folded++; return; }
+    flush_folded(f);
+    fprintf(f->out, "      * %s\n", text);   /* text is escaped by findings.c */
+    f->user_shown++;
+}
+
+static void print_python_stack(FILE *out, const ss_model *m, uint32_t pystack_id)
+{
+    const ss_pystack_rec *p = ss_model_pystack(m, pystack_id);
+    if (!p || !p->depth) return;
+    if (sizeof(*p) + (uint64_t)p->depth * sizeof(ss_pyframe) > p->h.size) return;
+    const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
+    fputs("  python stack (* = your code, innermost first):\n", out);
+    for (uint32_t i = 0; i < p->depth && i < MAX_PY_FRAMES; i++) {
+        ss_string_ref file = ss_model_string(m, fr[i].file_id), func = ss_model_string(m, fr[i].func_id);
+        char path[512];
+        size_t n = file.s ? (file.len < sizeof path - 1 ? file.len : sizeof path - 1) : 0;
+        if (n) memcpy(path, file.s, n);
+        path[n] = 0;
+        fprintf(out, "      %s ", ss_pyfile_is_user(path) ? "*" : " ");
+        if (file.s) ss_escape_term(out, file.s, file.len); else fputs("?", out);
+        fprintf(out, ":%u ", fr[i].line);
+        if (func.s) ss_escape_term(out, func.s, func.len); else fputs("?", out);
+        fputs("\n", out);
+    }
+    if (p->depth > MAX_PY_FRAMES) fprintf(out, "        ... %u outer frames\n", p->depth - MAX_PY_FRAMES);
+}
+
+static void print_stacks(FILE *out, ss_process_result *p, const ss_model *m, const ss_finding *x)
+{
+    if (x->pystack_id) print_python_stack(out, m, (uint32_t)x->pystack_id);
+    if (!x->stack_id) return;
+    fputs(x->pystack_id ? "  native stack (* = your code):\n" : "  stack (* = your code):\n", out);
+    frame_ctx fc = { out, 0, 0, 0, 0 };
+    ss_findings_stack_frames(&p->findings, m, (uint32_t)x->stack_id, print_frame, &fc);
+    if (!fc.user_shown) {   /* nothing of the user's: one line instead of a list of library frames */
+        fprintf(out, "        %u frame%s, none in your code\n", fc.total, fc.total == 1 ? "" : "s");
+        return;
+    }
+    flush_folded(&fc);
 }
 
 static void print_finding(FILE *out, ss_process_result *p, const ss_finding *x, int color)
@@ -135,11 +188,7 @@ static void print_finding(FILE *out, ss_process_result *p, const ss_finding *x, 
         }
         fputs("\n", out);
     }
-    if (x->stack_id) {
-        fputs("  stack (* = your code):\n", out);
-        frame_ctx fc = { out, 0 };
-        ss_findings_stack_frames(&p->findings, m, (uint32_t)x->stack_id, print_frame, &fc);
-    }
+    print_stacks(out, p, m, x);
     fputs("  fix: ", out);
     esc(out, x->fix);
     fputs("\n", out);

@@ -15,6 +15,11 @@
  * A sync after which the thread makes no more calls is assumed to be needed
  * for everything (the program reads its results).
  *
+ * Severity: a sync whose call site runs once (a benchmark's
+ * torch.cuda.synchronize() before reading a host timer, a one-time
+ * hand-over) is `info` unless its waste is large (LARGE_ONE_OFF_*); a site
+ * that syncs repeatedly (a loop) is ranked by cost like every finding.
+ *
  * Info findings: syncs with nothing in flight, reported only when the same
  * call site does it repeatedly (a loop), cost = their duration.
  */
@@ -27,6 +32,10 @@
 #define MIN_EXCESS_NS 20000ull   /* 20 us */
 #define WINDOW_CALLS 64
 #define FENCE_CHECK_LIMIT 256
+/* A one-off sync is worth a warning only when it wasted this much: at least
+ * 10% of the traced wall time and at least 10 ms. */
+#define LARGE_ONE_OFF_WALL_FRACTION 0.10
+#define LARGE_ONE_OFF_MIN_MS 10.0
 
 typedef struct scan {
     const ss_model *m;
@@ -99,8 +108,11 @@ static void run(const ss_model *m, ss_findings *out)
     uint32_t ns = m->nstreams ? m->nstreams : 1;
     scan s = { m, ss_xcalloc(ns, 1), ss_xcalloc(ns, 8), ss_xcalloc(ns, 4), ss_xcalloc(ns, 1), NULL, 0, 0 };
     uint8_t *touched = ss_xcalloc(ns, 1);
-    ss_findings idle;
+    /* occurrences are folded by call site privately first: the severity
+     * depends on how often a site synchronized */
+    ss_findings idle, busy;
     ss_findings_init(&idle);
+    ss_findings_init(&busy);
 
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
@@ -195,11 +207,29 @@ static void run(const ss_model *m, ss_findings *out)
                       { m->ops[s.inflight_last[worst]].call, s.inflight_last[worst], "unneeded work waited for" } },
             .nrefs = 2, .alloc = -1,
         };
-        ss_findings_add(out, m, &o);
+        ss_findings_add(&busy, m, &o);
     }
+    double wall_ms = ss_ms(m->t_last > m->t_first ? m->t_last - m->t_first : 0);
+    for (uint32_t k = 0; k < busy.n; k++) {
+        ss_finding *x = &busy.v[k];
+        int large = x->cost_ms >= LARGE_ONE_OFF_MIN_MS && x->cost_ms >= LARGE_ONE_OFF_WALL_FRACTION * wall_ms;
+        if (x->count == 1 && !large) {
+            x->fixed_severity = 1;
+            x->severity = SS_SEV_INFO;
+            char *msg = ss_strdup_printf("%s (this call site synchronized once, e.g. before reading a host timer: "
+                                         "cheap unless it sits on a hot path)", x->message);
+            free(x->message);
+            x->message = msg;
+        }
+        SS_PUSH(out->v, out->n, out->cap, *x);
+    }
+    busy.n = 0;
+    ss_findings_free(&busy);
     /* idle syncs count only when repeated at one site */
     for (uint32_t k = 0; k < idle.n; k++) {
         if (idle.v[k].count >= 2) {
+            idle.v[k].fixed_severity = 1;   /* wasted little, whatever the count: info */
+            idle.v[k].severity = SS_SEV_INFO;
             SS_PUSH(out->v, out->n, out->cap, idle.v[k]);
         } else {
             ss_finding *x = &idle.v[k];

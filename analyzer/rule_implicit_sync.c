@@ -87,6 +87,7 @@ typedef struct dep_ctx {
     int32_t a_dst, a_src;
     int depends;             /* an in-flight op touches the call's memory */
     int32_t last;            /* the relevant in-flight op that ends last, -1 */
+    uint32_t nwaited;        /* relevant ops in flight (running or queued) at entry */
 } dep_ctx;
 
 /* Which in-flight work a call waits for, if it waits: its own stream for
@@ -98,6 +99,9 @@ static int waits_for(const ss_model *m, const ss_call *c, const ss_gpu_op *op)
     int stream_scoped = c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC || c->cls == SS_API_STREAM_SYNC;
     if (!stream_scoped || s < 0) return 1;
     if (op->stream == s) return 1;
+    /* a graph launch runs its nodes on internal streams, ordered as one unit
+     * on the stream it was launched on */
+    if (op->call >= 0 && m->calls[op->call].stream == s) return 1;
     return m->streams[s].kind == SS_STREAM_LEGACY_NULL && m->streams[op->stream].kind == SS_STREAM_BLOCKING;
 }
 
@@ -106,6 +110,7 @@ static void visit(void *ctx, int32_t op)
     dep_ctx *d = ctx;
     const ss_gpu_op *o = &d->m->ops[op];
     if (!waits_for(d->m, d->c, o)) return;
+    d->nwaited++;
     if (d->last < 0 || o->end > d->m->ops[d->last].end) d->last = op;
     if (ss_op_touches_alloc(d->m, op, d->a_dst) || ss_op_touches_alloc(d->m, op, d->a_src)) d->depends = 1;
 }
@@ -130,6 +135,10 @@ static const char *fix_for(const char *base, ss_api_class cls)
     if (cls == SS_API_MEMSET_SYNC)
         return "Use cudaMemsetAsync on a stream; fill pinned host memory from the host (memset) instead of "
                "cudaMemset.";
+    if (cls == SS_API_STREAM_CREATE)
+        return "Create streams up front, before queuing GPU work (PyTorch: make every torch.cuda.Stream() at "
+               "start-up and reuse it), not between launches: here stream creation waited for the work "
+               "already queued on the device.";
     if (cls == SS_API_SET_LIMIT)
         return "Call cudaDeviceSetLimit once at start-up, before launching work, not in the loop: "
                "changing a limit waits for the whole device.";
@@ -177,7 +186,7 @@ static void run(const ss_model *m, ss_findings *out)
         uint64_t blocked = blocked_ns(m, c);
         if (blocked < MIN_BLOCK_NS) continue;
 
-        dep_ctx d = { m, c, -1, -1, 0, -1 };
+        dep_ctx d = { m, c, -1, -1, 0, -1, 0 };
         if (c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC) {
             /* a synchronous copy of a buffer that in-flight work produces or
              * uses had to wait: that wait is the program's intent */
@@ -201,20 +210,37 @@ static void run(const ss_model *m, ss_findings *out)
             uint64_t next = ss_model_next_start(m, dev, c->rec->t_exit);
             if (next != UINT64_MAX) idle = next - c->rec->t_exit;
         }
-        char base[128], msg[768], basis[256], lbl[192], sd[96], idle_ref[96];
+        char base[128], msg[1024], basis[256], lbl[192], sd[96], idle_ref[96], what[160], waited[320];
         ss_api_base_name(ss_model_call_name(m, c), base, sizeof base);
         ss_op_label(m, d.last, lbl, sizeof lbl);
         if (has_median[c->name_idx])
             snprintf(idle_ref, sizeof idle_ref, "it takes %.3f ms when the device is idle", ss_ms(median[c->name_idx]));
         else
             snprintf(idle_ref, sizeof idle_ref, "no call of it on an idle device to compare with");
-        char stream_desc[100] = "";
-        if (c->stream >= 0) snprintf(stream_desc, sizeof stream_desc, " on %s", ss_stream_describe(m, c->stream, sd, sizeof sd));
-        snprintf(msg, sizeof msg,
-                 "%s%s blocked the host for %.3f ms (%s) because it waited for GPU work in flight (%s on %s)%s",
-                 ss_model_call_name(m, c), stream_desc, ss_ms(blocked), idle_ref, lbl,
-                 d.last >= 0 ? ss_stream_describe(m, m->ops[d.last].stream, sd, sizeof sd) : "?",
-                 idle ? "; afterwards the GPU sat idle until the host queued more work" : "");
+        /* what the call is, in the user's terms */
+        if (c->cls == SS_API_STREAM_CREATE)
+            snprintf(what, sizeof what, "%s (creating %s)", ss_model_call_name(m, c),
+                     c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "a stream");
+        else if (c->cls == SS_API_STREAM_SYNC || c->cls == SS_API_EVENT_SYNC || c->cls == SS_API_DEVICE_SYNC)
+            snprintf(what, sizeof what, "%s%s%s, issued by a framework operation on your line (.item(), .cpu(), "
+                     "print(tensor)...)", ss_model_call_name(m, c), c->stream >= 0 ? " on " : "",
+                     c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "");
+        else
+            snprintf(what, sizeof what, "%s%s%s", ss_model_call_name(m, c), c->stream >= 0 ? " on " : "",
+                     c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "");
+        snprintf(waited, sizeof waited, "%u GPU operation%s queued or running; the last to finish: %s on %s",
+                 d.nwaited, d.nwaited == 1 ? "" : "s", lbl, ss_stream_describe(m, m->ops[d.last].stream, sd, sizeof sd));
+        if (c->cls == SS_API_STREAM_CREATE)
+            snprintf(msg, sizeof msg,
+                     "stream creation waited for queued work: %s blocked the host for %.3f ms (%s) until the GPU "
+                     "work already queued had finished (%s)%s",
+                     what, ss_ms(blocked), idle_ref, waited,
+                     idle ? "; afterwards the GPU sat idle until the host queued more work" : "");
+        else
+            snprintf(msg, sizeof msg,
+                     "%s blocked the host for %.3f ms (%s) because it waited for GPU work in flight (%s)%s",
+                     what, ss_ms(blocked), idle_ref, waited,
+                     idle ? "; afterwards the GPU sat idle until the host queued more work" : "");
         snprintf(basis, sizeof basis,
                  "host time blocked in the call (%.3f ms) + GPU idle time after it while nothing was queued "
                  "(%.3f ms)", ss_ms(blocked), ss_ms(idle));

@@ -214,7 +214,7 @@ static void run(const ss_model *m, ss_findings *out)
         if (c->rec->ret != 0) continue;
         /* calls made while their stream is being captured do not run: they
          * become graph nodes, ordered by the graph and its launch stream */
-        if (c->rec->flags & SS_API_F_CAPTURING) continue;
+        if (c->captured) continue;
         uint32_t *tv = TV(&f, c->rec->tid);
         int32_t s = c->stream;
         switch (c->cls) {

@@ -24,10 +24,14 @@
 
 /* ------------------------------------------------------------------ CRC-32 */
 
-/* Table-driven CRC-32 (reflected 0xEDB88320), computed at first use.  The
- * table is built by a pure function, so two threads racing to build it write
- * the same values: no lock needed. */
-static uint32_t crc_table[256];
+/* CRC-32 (IEEE, reflected 0xEDB88320, zlib's), slicing-by-8: crc_table[k][b]
+ * is the CRC of byte b followed by k zero bytes, so eight input bytes are
+ * folded with eight independent table lookups instead of eight dependent
+ * ones (about 4x the byte-at-a-time speed; the analyzer checks every block it
+ * reads).  Same values as the bytewise loop, which handles the unaligned head
+ * and the tail.  The tables are built by a pure function at first use, so two
+ * threads racing to build them write the same values: no lock needed. */
+static uint32_t crc_table[8][256];
 static volatile int crc_ready;
 
 static void crc_init(void)
@@ -36,8 +40,11 @@ static void crc_init(void)
         uint32_t c = i;
         for (int k = 0; k < 8; k++)
             c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[i] = c;
+        crc_table[0][i] = c;
     }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int k = 1; k < 8; k++)
+            crc_table[k][i] = crc_table[0][crc_table[k - 1][i] & 0xff] ^ (crc_table[k - 1][i] >> 8);
     __atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -47,8 +54,25 @@ uint32_t ss_crc32(uint32_t crc, const void *data, size_t len)
         crc_init();
     const uint8_t *p = data;
     crc = ~crc;
+    while (len && ((uintptr_t)p & 7)) {
+        crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+        len--;
+    }
+    /* the trace format is little-endian only (trace_format.h): the low byte
+     * of each loaded word is the first byte in memory */
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint32_t lo = (uint32_t)w ^ crc, hi = (uint32_t)(w >> 32);
+        crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
+              crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
+              crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+              crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+        p += 8;
+        len -= 8;
+    }
     while (len--)
-        crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+        crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
     return ~crc;
 }
 

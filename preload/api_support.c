@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cuda.h>
-#include <cupti.h>
+#include <cupti.h>   /* also generated_cuda_meta.h: the driver params structs */
 #include "api_support.h"
 
 /* ------------------------------------------------------------ per thread */
@@ -221,6 +221,8 @@ typedef struct ss_klayout {
     uint64_t  wide_mask;              /* bit i: parameter i is 8 bytes */
     uint64_t  struct_mask;            /* bit i: parameter i is wider than 8 bytes */
     uint32_t  struct_bytes[SS_KSTRUCT_MAX]; /* sizes of the first wide ones */
+    uint16_t  offset[SS_KLAYOUT_BITS]; /* byte offsets in the packed parameter
+                                          buffer (driver launches with `extra`) */
     uint16_t  nparams;                /* all parameters, any size */
     uint8_t   known;                  /* 0: the layout could not be learned */
 } ss_klayout;
@@ -304,38 +306,23 @@ static CUfunction ss_stub_function(const void *stub)
     return (CUfunction)f;
 }
 
-/* Learn a layout (called once per function, under the lock). */
-static void ss_learn_layout(ss_klayout *out, const void *func, int known_kernel)
+/* Fill `out` by asking the driver about each parameter in turn; `is_kernel`
+ * picks cuKernelGetParamInfo (a CUkernel / cudaKernel_t) over
+ * cuFuncGetParamInfo (a CUfunction). */
+static void ss_query_layout(ss_klayout *out, uintptr_t handle, int is_kernel)
 {
-    out->known = 0;
-    if (!ss_driver_ready())
-        return;
-    int is_kernel = known_kernel;
-    if (!is_kernel) {
-        /* A host stub is code inside a loaded object; a cudaKernel_t is a
-         * driver handle on the heap.  cudaLaunchKernel accepts both and the
-         * CUPTI path cannot tell __cudaLaunchKernel from cudaLaunchKernel. */
-        Dl_info info;
-        is_kernel = dladdr(func, &info) == 0;
-    }
-    CUfunction cufunc = NULL;
-    if (is_kernel) {
-        if (ss_drv.kernel_get_param_info == NULL)
-            return;
-    } else {
-        if (ss_drv.func_get_param_info == NULL || (cufunc = ss_stub_function(func)) == NULL)
-            return;
-    }
     uint64_t mask = 0, smask = 0;
     uint32_t nstruct = 0;
     uint16_t n = 0;
     for (;;) {
         size_t offset = 0, size = 0;
         CUresult rc = is_kernel
-            ? ss_drv.kernel_get_param_info((CUkernel)(uintptr_t)func, n, &offset, &size)
-            : ss_drv.func_get_param_info(cufunc, n, &offset, &size);
+            ? ss_drv.kernel_get_param_info((CUkernel)handle, n, &offset, &size)
+            : ss_drv.func_get_param_info((CUfunction)handle, n, &offset, &size);
         if (rc != CUDA_SUCCESS)   /* CUDA_ERROR_INVALID_VALUE past the last one */
             break;
+        if (n < SS_KLAYOUT_BITS)
+            out->offset[n] = (uint16_t)(offset <= UINT16_MAX ? offset : UINT16_MAX);
         if (size == 8 && n < SS_KLAYOUT_BITS)
             mask |= 1ull << n;
         if (size > 8 && n < SS_KLAYOUT_BITS && nstruct < SS_KSTRUCT_MAX) {
@@ -351,9 +338,57 @@ static void ss_learn_layout(ss_klayout *out, const void *func, int known_kernel)
     out->known = 1;
 }
 
-static const ss_klayout *ss_kernel_layout(const void *func, int known_kernel)
+/* Driver-level cache keys carry this bit so that a CUfunction never meets a
+ * runtime key (host stub address or cudaKernel_t) with the same value:
+ * user-space addresses never have it set. */
+#define SS_KEY_DRIVER (1ull << 63)
+
+/* Learn a layout (called once per key, under the lock). */
+static void ss_learn_layout(ss_klayout *out, uintptr_t key, int known_kernel)
 {
-    uintptr_t key = (uintptr_t)func;
+    out->known = 0;
+    if (!ss_driver_ready())
+        return;
+    if (key & SS_KEY_DRIVER) {
+        /* cuLaunchKernel* accept a CUkernel cast to CUfunction as well:
+         * cuFuncGetParamInfo says INVALID_HANDLE for one (and INVALID_VALUE
+         * for index 0 of a function without parameters). */
+        uintptr_t handle = key & ~(uintptr_t)SS_KEY_DRIVER;
+        if (ss_drv.func_get_param_info == NULL)
+            return;
+        size_t offset = 0, size = 0;
+        CUresult rc = ss_drv.func_get_param_info((CUfunction)handle, 0, &offset, &size);
+        int is_kernel = rc != CUDA_SUCCESS && rc != CUDA_ERROR_INVALID_VALUE;
+        if (is_kernel && ss_drv.kernel_get_param_info == NULL)
+            return;
+        ss_query_layout(out, handle, is_kernel);
+        return;
+    }
+    const void *func = (const void *)key;
+    int is_kernel = known_kernel;
+    if (!is_kernel) {
+        /* A host stub is code inside a loaded object; a cudaKernel_t is a
+         * driver handle on the heap.  cudaLaunchKernel accepts both and the
+         * CUPTI path cannot tell __cudaLaunchKernel from cudaLaunchKernel. */
+        Dl_info info;
+        is_kernel = dladdr(func, &info) == 0;
+    }
+    if (is_kernel) {
+        if (ss_drv.kernel_get_param_info == NULL)
+            return;
+        ss_query_layout(out, key, 1);
+    } else {
+        /* Fails for a stub registered with another cudart (a library's or
+         * the program's static one): the driver-level callback covers it. */
+        CUfunction cufunc;
+        if (ss_drv.func_get_param_info == NULL || (cufunc = ss_stub_function(func)) == NULL)
+            return;
+        ss_query_layout(out, (uintptr_t)cufunc, 0);
+    }
+}
+
+static const ss_klayout *ss_kernel_layout(uintptr_t key, int known_kernel)
+{
     const ss_klayout *e = ss_kcache_find(key);
     if (__builtin_expect(e != NULL, 1))
         return e;
@@ -367,7 +402,7 @@ static const ss_klayout *ss_kernel_layout(const void *func, int known_kernel)
             ss_klayout *slot = &ss_kcache[(h + i) & (SS_KCACHE_SLOTS - 1u)];
             if (__atomic_load_n(&slot->key, __ATOMIC_RELAXED) != 0)
                 continue;
-            ss_learn_layout(slot, func, known_kernel);
+            ss_learn_layout(slot, key, known_kernel);
             __atomic_store_n(&slot->key, key, __ATOMIC_RELEASE);
             e = slot;
             break;
@@ -379,51 +414,205 @@ static const ss_klayout *ss_kernel_layout(const void *func, int known_kernel)
     return e;
 }
 
-uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args, int known_kernel, uint64_t *params)
+/* The candidate pointers of one launch: every 8-byte parameter, and the
+ * 8-aligned words of struct parameters that fall in the allocated range.
+ * Parameter i is at args[i] (kernelParams form) or, when args is NULL, at
+ * buf + offset[i] within buf_bytes (the packed buffer of a driver launch's
+ * `extra`).  Sets *truncated when more existed than fit. */
+static uint32_t ss_collect_params(const ss_klayout *layout, void **args, const char *buf, size_t buf_bytes,
+                                  uint64_t *params, int *truncated)
 {
-    /* A failed launch may have been given anything: learn nothing from it. */
-    if (r->ret != cudaSuccess || func == NULL || args == NULL)
-        return 0;
-    const ss_klayout *layout = ss_kernel_layout(func, known_kernel);
-    if (layout == NULL || !layout->known)
-        return 0;
     uint32_t n = 0, nstruct = 0;
     uint32_t limit = layout->nparams < SS_KLAYOUT_BITS ? layout->nparams : SS_KLAYOUT_BITS;
     uint64_t lo = __atomic_load_n(&ss_alloc_lo, __ATOMIC_RELAXED);
     uint64_t hi = __atomic_load_n(&ss_alloc_hi, __ATOMIC_RELAXED);
+    *truncated = layout->nparams > SS_KLAYOUT_BITS;
     for (uint32_t i = 0; i < limit; i++) {
-        if (layout->struct_mask & (1ull << i)) {
+        int is_struct = (layout->struct_mask & (1ull << i)) != 0;
+        if (!is_struct && !(layout->wide_mask & (1ull << i)))
+            continue;
+        uint32_t bytes = is_struct ? layout->struct_bytes[nstruct++] : 8u;
+        const char *arg;
+        if (args != NULL) {
+            arg = args[i];
+        } else {
+            arg = (size_t)layout->offset[i] + bytes <= buf_bytes ? buf + layout->offset[i] : NULL;
+        }
+        if (is_struct) {
             /* A struct parameter: keep the aligned words that point into the
              * allocated range (pointers inside structs are 8-aligned). */
-            uint32_t bytes = layout->struct_bytes[nstruct++];
-            if (args[i] == NULL)
+            if (arg == NULL)
                 continue;
             for (uint32_t off = 0; off + 8 <= bytes; off += 8) {
                 uint64_t v;
-                memcpy(&v, (const char *)args[i] + off, sizeof v);
+                memcpy(&v, arg + off, sizeof v);
                 if (v < lo || v >= hi)
                     continue;
                 if (n == SS_API_MAX_PARAMS) {
-                    r->flags |= SS_API_F_PARAMS_TRUNCATED;
+                    *truncated = 1;
                     return n;
                 }
                 params[n++] = v;
             }
             continue;
         }
-        if (!(layout->wide_mask & (1ull << i)))
-            continue;
         if (n == SS_API_MAX_PARAMS) {
-            r->flags |= SS_API_F_PARAMS_TRUNCATED;
+            *truncated = 1;
             break;
         }
-        if (args[i] == NULL)
+        if (arg == NULL)
             continue;
-        memcpy(&params[n++], args[i], sizeof(uint64_t));   /* args[i] need not be aligned */
+        memcpy(&params[n++], arg, sizeof(uint64_t));   /* need not be aligned */
     }
-    if (layout->nparams > SS_KLAYOUT_BITS)
+    return n;
+}
+
+uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args, int known_kernel, uint64_t *params)
+{
+    /* A failed launch may have been given anything: learn nothing from it. */
+    if (r->ret != cudaSuccess || func == NULL || args == NULL)
+        return 0;
+    const ss_klayout *layout = ss_kernel_layout((uintptr_t)func, known_kernel);
+    if (layout == NULL || !layout->known)
+        return 0;
+    int truncated = 0;
+    uint32_t n = ss_collect_params(layout, args, NULL, 0, params, &truncated);
+    if (truncated)
         r->flags |= SS_API_F_PARAMS_TRUNCATED;
     return n;
+}
+
+/* Is the runtime-level layout of `func` already known (a cache hit that
+ * needs no lock)?  Then the driver level has nothing to add. */
+static int ss_runtime_layout_known(const void *func)
+{
+    const ss_klayout *e = func != NULL ? ss_kcache_find((uintptr_t)func) : NULL;
+    return e != NULL && e->known;
+}
+
+uint32_t ss_api_launch_params(ss_api_rec *r, ss_api_tls *t, const void *func, void **args, int known_kernel,
+                              uint64_t *params)
+{
+    uint32_t n = 0;
+    if (r->ret == cudaSuccess && func != NULL && args != NULL) {
+        const ss_klayout *layout = ss_kernel_layout((uintptr_t)func, known_kernel);
+        if (layout != NULL && layout->known) {
+            int truncated = 0;
+            n = ss_collect_params(layout, args, NULL, 0, params, &truncated);
+            if (truncated)
+                r->flags |= SS_API_F_PARAMS_TRUNCATED;
+        } else if (t->drv_have) {
+            /* The runtime could not map the function (stub of another
+             * cudart): what the driver-level callback read inside this call. */
+            n = t->drv_nparams;
+            memcpy(params, t->drv_params, n * sizeof(uint64_t));
+            if (t->drv_truncated)
+                r->flags |= SS_API_F_PARAMS_TRUNCATED;
+        }
+    }
+    t->launch_pending = 0;
+    t->drv_have = 0;
+    t->launch_func = NULL;
+    return n;
+}
+
+/* ------------------------------------------------- driver-level launches */
+
+static const uint32_t ss_driver_cbids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+};
+
+size_t ss_api_wanted_driver_cbids(const uint32_t **ids)
+{
+    *ids = ss_driver_cbids;
+    return sizeof ss_driver_cbids / sizeof ss_driver_cbids[0];
+}
+
+/* The packed parameter buffer of a launch given `extra` instead of
+ * kernelParams: {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE,
+ * &size, CU_LAUNCH_PARAM_END}.  Returns NULL when it is not there. */
+static const char *ss_extra_buffer(void **extra, size_t *bytes)
+{
+    const char *buf = NULL;
+    size_t size = 0;
+    int have_size = 0;
+    for (int i = 0; extra != NULL && i < 32 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+            buf = extra[i + 1];
+        } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1] != NULL) {
+            memcpy(&size, extra[i + 1], sizeof size);
+            have_size = 1;
+        }
+    }
+    if (buf == NULL || !have_size)
+        return NULL;
+    *bytes = size;
+    return buf;
+}
+
+void ss_api_on_driver_callback(uint32_t cbid, const void *cbdata)
+{
+    const CUpti_CallbackData *d = (const CUpti_CallbackData *)cbdata;
+    if (d->callbackSite != CUPTI_API_ENTER)
+        return;
+    ss_api_tls *t = ss_api_thread();
+    /* Only launches made inside a runtime launch this thread is recording:
+     * the record is the runtime call's, written once at its exit.  The first
+     * driver launch inside it is that launch. */
+    if (!t->launch_pending)
+        return;
+    t->launch_pending = 0;
+    /* Where the runtime level knows the layout it reads the same values more
+     * cheaply at exit; only the first launch of a function gets here twice. */
+    if (ss_runtime_layout_known(t->launch_func))
+        return;
+    CUfunction f = NULL;
+    void **kernel_params = NULL, **extra = NULL;
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+        const cuLaunchKernel_params *p = d->functionParams;
+        f = p->f;
+        kernel_params = p->kernelParams;
+        extra = p->extra;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+        const cuLaunchKernelEx_params *p = d->functionParams;
+        f = p->f;
+        kernel_params = p->kernelParams;
+        extra = p->extra;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+        const cuLaunchCooperativeKernel_params *p = d->functionParams;
+        f = p->f;
+        kernel_params = p->kernelParams;
+        break;
+    }
+    default:
+        return;
+    }
+    if (f == NULL)
+        return;
+    const char *buf = NULL;
+    size_t buf_bytes = 0;
+    if (kernel_params == NULL && (buf = ss_extra_buffer(extra, &buf_bytes)) == NULL)
+        return;
+    const ss_klayout *layout = ss_kernel_layout((uintptr_t)f | SS_KEY_DRIVER, 0);
+    if (layout == NULL || !layout->known)
+        return;
+    int truncated = 0;
+    t->drv_nparams = (uint8_t)ss_collect_params(layout, kernel_params, buf, buf_bytes, t->drv_params, &truncated);
+    t->drv_truncated = (uint8_t)truncated;
+    t->drv_have = 1;
 }
 
 /* ------------------------------------------------------------- emission */
@@ -452,11 +641,13 @@ static void ss_api_write_name(uint32_t cbid, const char *name)
     ss_rec_commit(n);
 }
 
-void ss_api_emit(ss_api_rec *r, const char *name, int blameable, const uint64_t *params, uint32_t nparams)
+void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t *params, uint32_t nparams)
 {
     /* Stacks first: the call-site part may write records of its own, and
      * at most one record may be open per thread. */
-    ss_callsite_capture(r, blameable);
+    ss_api_tls *t = ss_api_thread();
+    ss_callsite_capture_launch(r, stack_want, t->launch_caller);
+    t->launch_caller = 0;
     ss_api_write_name(r->cbid, name);
     r->nparams = (uint8_t)nparams;
     uint32_t tail = nparams * (uint32_t)sizeof(uint64_t);
@@ -543,6 +734,9 @@ void ss_api_atfork_child(void)
     t->active = NULL;
     t->cb_depth = 0;
     t->cb_nvtx = 0;
+    t->launch_pending = 0;
+    t->drv_have = 0;
+    t->launch_caller = 0;
     /* Another thread may have held the lock at fork(); it does not exist here. */
     pthread_mutex_init(&ss_kcache_lock, NULL);
 }

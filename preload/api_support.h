@@ -24,9 +24,24 @@
 /* NVTX ranges (ss_nvtx_begin_call/end_call, enum ss_nvtx_category) and
  * stream names (ss_nvtx_name_stream) come from the runtime part via shim.h. */
 
+/* Kernel parameters: at most this many 8-byte values per launch record. */
+#define SS_API_MAX_PARAMS 32
+
 /* Per-thread state of the API part. */
 typedef struct ss_api_tls {
     ss_api_rec *active;     /* interposer record of the call in flight, or NULL */
+    /* A recorded runtime launch in flight on this thread (interposer wrapper
+     * or CUPTI path between API_ENTER and API_EXIT): the driver-level
+     * callback that fires inside it hands it the kernel parameters when the
+     * runtime level cannot learn the layout (a stub registered with another,
+     * static, cudart: cuBLAS, statically linked programs). */
+    const void *launch_func;    /* the runtime call's function (stub or cudaKernel_t) */
+    uintptr_t   launch_caller;  /* interposer: the wrapper's return address, else 0 */
+    uint8_t     launch_pending; /* set at the runtime enter, cleared by the first driver launch */
+    uint8_t     drv_have;       /* drv_params below belong to the launch in flight */
+    uint8_t     drv_nparams;
+    uint8_t     drv_truncated;
+    uint64_t    drv_params[SS_API_MAX_PARAMS];
     uint64_t    cb_t_enter; /* CUPTI path: enter time of the outermost call    */
     uint32_t    cb_depth;   /* CUPTI path: nesting of runtime calls            */
     uint32_t    cb_cbid;    /* CUPTI path: cbid of the outermost call          */
@@ -70,7 +85,6 @@ SS_HIDDEN void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t
  * sets SS_API_F_PARAMS_TRUNCATED in r->flags when more existed.
  * `func` may be a host stub or a cudaKernel_t; `known_kernel` says it is
  * certainly a cudaKernel_t (__cudaLaunchKernel). */
-#define SS_API_MAX_PARAMS 32
 
 /* Widen the address range [lo, hi) that holds every allocation seen so far.
  * Kernel parameters passed inside structs (PyTorch's TensorIterator
@@ -81,10 +95,29 @@ SS_HIDDEN void ss_api_note_alloc(uint64_t ptr, uint64_t bytes);
 SS_HIDDEN uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args,
                                         int known_kernel, uint64_t *params);
 
+/* Start of a recorded runtime launch (before the real call / at API_ENTER
+ * of the outermost runtime call): arms the driver-level fallback. */
+static inline void ss_api_launch_enter(ss_api_tls *t, const void *func, uintptr_t caller)
+{
+    t->launch_func = func;
+    t->launch_caller = caller;
+    t->drv_have = 0;
+    t->launch_pending = 1;
+}
+
+/* At the launch's exit: the runtime-level parameters (ss_api_kernel_params)
+ * when the runtime level knows the function's layout, else those the
+ * driver-level callback captured inside the call.  Disarms the fallback. */
+SS_HIDDEN uint32_t ss_api_launch_params(ss_api_rec *r, ss_api_tls *t, const void *func, void **args,
+                                        int known_kernel, uint64_t *params);
+
+/* ss_api_on_driver_callback / ss_api_wanted_driver_cbids: see shim.h. */
+
+
 /* Emit the record built in `r` (with `nparams` kernel parameters): call-site
- * capture, the SS_REC_API_NAME record the first time this cbid is seen, the
+ * capture as `stack_want` (enum ss_stack_want) says, the SS_REC_API_NAME record the first time this cbid is seen, the
  * record itself. `name` is the CUPTI spelling of the cbid. */
-SS_HIDDEN void ss_api_emit(ss_api_rec *r, const char *name, int blameable,
+SS_HIDDEN void ss_api_emit(ss_api_rec *r, const char *name, int stack_want,
                            const uint64_t *params, uint32_t nparams);
 
 /* After a successful stream creation: SS_REC_STREAM and the NVTX name. */

@@ -1,8 +1,8 @@
 /*
  * Native call stacks and the module map (see docs/call-sites.md).
  *
- * At a call the analyzer can blame, the shim records the return addresses of
- * the calling thread (glibc backtrace(): libgcc's DWARF unwinder, which works
+ * At the calls that ss_callsite_capture's policy selects (shim.h), the shim
+ * records the return addresses of the calling thread (glibc backtrace(): libgcc's DWARF unwinder, which works
  * on code built without frame pointers, i.e. most of what runs in a CUDA or
  * PyTorch process).  Each distinct stack is written once per trace as an
  * SS_REC_STACK and referenced by id; the dedup table is looked up without a
@@ -32,11 +32,25 @@
 
 /* ------------------------------------------------------------ settings */
 
-#define STACK_DEPTH_DEFAULT 24
+/* Frames kept per stack, innermost first.  glibc's backtrace() (the only
+ * unwinder on a machine without libunwind, e.g. the GPU machines we run on)
+ * costs ~200 ns per frame, so the default is only as deep as a call site
+ * needs: the interposer's wrapper is called by the program itself, whose
+ * frames start right after ours (16 = the user frame + 15 callers); a
+ * CUPTI-path capture has the static cudart, libcuda and libcupti frames on
+ * top of the program's (about 10-16), so it gets 24.  SYNCSIGHT_STACK_DEPTH
+ * sets both. */
+#define STACK_DEPTH_INTERPOSER 16
+#define STACK_DEPTH_CUPTI      24
 #define STACK_DEPTH_MAX     64
 #define OWN_FRAMES_MAX      8
 
-static int g_depth = STACK_DEPTH_DEFAULT;
+static int g_depth_interposer = STACK_DEPTH_INTERPOSER;
+static int g_depth_cupti = STACK_DEPTH_CUPTI;
+
+/* Address range of the shim itself: leading frames inside it (the CUPTI
+ * callback's dispatch) are dropped from captured stacks. */
+static uint64_t g_self_lo, g_self_hi;
 
 /* The unwinder.  libunwind's unw_backtrace caches what it learns about each
  * frame and took ~160 ns for 24 frames where glibc's backtrace() (libgcc,
@@ -333,15 +347,19 @@ static void maybe_rescan_modules(void)
 static __thread int t_in_capture;
 
 __attribute__((noinline))
-static uint32_t capture_native_stack(void)
+static uint32_t capture_native_stack(int max_depth)
 {
     void *raw[STACK_DEPTH_MAX + OWN_FRAMES_MAX];
     int own = g_own_frames;
-    int n = g_unwind(raw, g_depth + own);
+    int n = g_unwind(raw, max_depth + own);
+    /* Our own frames below the capture (the CUPTI callback's dispatch):
+     * never the call site, so not worth a slot. */
+    while (own < n && (uint64_t)(uintptr_t)raw[own] - g_self_lo < g_self_hi - g_self_lo)
+        own++;
     if (n <= own)
         return 0;
     uint32_t depth = (uint32_t)(n - own);
-    uint64_t addrs[STACK_DEPTH_MAX];
+    uint64_t addrs[STACK_DEPTH_MAX + OWN_FRAMES_MAX];
     const mod_set *set = atomic_load_explicit(&g_mods, memory_order_acquire);
     int unknown = 0;
     for (uint32_t i = 0; i < depth; i++) {
@@ -354,18 +372,106 @@ static uint32_t capture_native_stack(void)
     return stack_id_for(addrs, depth);
 }
 
-__attribute__((noinline))
-void ss_callsite_capture(ss_api_rec *r, int blameable)
+/* Kernel launches off the legacy stream are the most frequent calls (tens of
+ * thousands per second in a training loop) and most come from a handful of
+ * sites, so their native stack is sampled: a per-thread direct-mapped cache
+ * keyed by (launched function, interposer return address) unwinds the first
+ * LAUNCH_FULL_FIRST launches of a key and then 1 in LAUNCH_SAMPLE_EVERY, and
+ * gives the others the stack id captured last for that key.  The price: when
+ * one kernel is launched from several places that the key cannot tell apart
+ * (the CUPTI path has no return address; a helper that launches for many
+ * callers), a launch may carry the stack of a recent launch of the same
+ * kernel from another place: the site is approximate, never invented. */
+#define LAUNCH_CACHE_SLOTS  64u        /* power of two */
+#define LAUNCH_FULL_FIRST   4u
+#define LAUNCH_SAMPLE_EVERY 256u
+
+typedef struct launch_site {
+    uint64_t func;
+    uint64_t caller;
+    uint64_t count;                   /* launches seen for this key */
+    uint32_t stack_id;                /* last stack captured for it, 0 none */
+} launch_site;
+
+static __thread launch_site t_launch_cache[LAUNCH_CACHE_SLOTS];
+
+/* Always inlined: capture_native_stack() must be called from
+ * ss_callsite_capture's own frame for g_own_frames to hold. */
+static inline __attribute__((always_inline))
+uint32_t sampled_launch_stack(uint64_t func, uint64_t caller, int max_depth)
+{
+    uint64_t h = (func ^ (caller * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+    launch_site *e = &t_launch_cache[(h >> 32) & (LAUNCH_CACHE_SLOTS - 1u)];
+    if (e->func != func || e->caller != caller) {
+        e->func = func;
+        e->caller = caller;
+        e->count = 0;
+        e->stack_id = 0;
+    }
+    uint64_t c = ++e->count;
+    if (e->stack_id != 0 && c > LAUNCH_FULL_FIRST && (c - LAUNCH_FULL_FIRST) % LAUNCH_SAMPLE_EVERY != 0)
+        return e->stack_id;
+    uint32_t id = capture_native_stack(max_depth);
+    if (id != 0)
+        e->stack_id = id;
+    return id;
+}
+
+/* Always inlined into the two entry points below, so that capture_native_stack()
+ * is called from their frame (g_own_frames is measured for that shape). */
+static inline __attribute__((always_inline))
+void callsite_capture_body(ss_api_rec *r, int want, uintptr_t caller)
 {
     int mode = ss_cfg.stacks;
-    if (mode <= 0 || (mode == 1 && !blameable) || t_in_capture)
+    if (mode <= 0 || t_in_capture)
         return;
     t_in_capture = 1;
-    r->stack_id = capture_native_stack();
+    int depth = (r->flags & SS_API_F_CUPTI_CB) ? g_depth_cupti : g_depth_interposer;
+    if (mode >= 2 || want == SS_STACK_FULL)
+        r->stack_id = capture_native_stack(depth);
+    else if (want == SS_STACK_SAMPLED)
+        r->stack_id = sampled_launch_stack(r->func, caller, depth);
+    /* The Python stack of every call: the direct reader costs ~100-500 ns
+     * and returns at once on a thread that runs no Python. */
     r->pystack_id = ss_pystack_capture();
     t_in_capture = 0;
+}
+
+__attribute__((noinline))
+void ss_callsite_capture_launch(ss_api_rec *r, int want, uintptr_t caller)
+{
+    callsite_capture_body(r, want, caller);
     /* Keep this frame a real frame for g_own_frames (no tail call). */
     __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline))
+void ss_callsite_capture(ss_api_rec *r, int want)
+{
+    callsite_capture_body(r, want, 0);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* The extent of the object that holds the shim (for capture_native_stack). */
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uint64_t self = (uint64_t)(uintptr_t)arg;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (ph->p_vaddr < lo)
+            lo = ph->p_vaddr;
+        if (ph->p_vaddr + ph->p_memsz > hi)
+            hi = ph->p_vaddr + ph->p_memsz;
+    }
+    if (hi == 0 || self < info->dlpi_addr + lo || self >= info->dlpi_addr + hi)
+        return 0;
+    g_self_lo = info->dlpi_addr + lo;
+    g_self_hi = info->dlpi_addr + hi;
+    return 1;
 }
 
 static void map_stack_table(void)
@@ -423,10 +529,12 @@ void ss_callsite_init(void)
     const char *d = getenv("SYNCSIGHT_STACK_DEPTH");
     if (d && *d) {
         long v = strtol(d, NULL, 10);
-        g_depth = v < 1 ? 1 : v > STACK_DEPTH_MAX ? STACK_DEPTH_MAX : (int)v;
+        g_depth_interposer = v < 1 ? 1 : v > STACK_DEPTH_MAX ? STACK_DEPTH_MAX : (int)v;
+        g_depth_cupti = g_depth_interposer;
     }
     if (ss_cfg.stacks <= 0)
         return;
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)&find_self);
     if (!g_stacks)
         map_stack_table();
     choose_unwinder();
@@ -446,5 +554,7 @@ void ss_callsite_atfork_child(void)
     atomic_store(&g_mods, NULL);
     __atomic_store_n(&g_adds_seen, 0, __ATOMIC_RELAXED);
     t_in_capture = 0;
+    /* The cached launch stacks name the parent's ids. */
+    memset(t_launch_cache, 0, sizeof t_launch_cache);
     ss_pystack_atfork_child();
 }

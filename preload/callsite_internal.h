@@ -22,7 +22,9 @@ SS_HIDDEN uint32_t ss_callsite_module_generation(void);
 SS_HIDDEN const char *ss_callsite_unwinder(void);
 
 /* Python stack of the calling thread as an SS_REC_PYSTACK id, or 0 when the
- * thread is not running Python, does not hold the GIL, or Python is absent. */
+ * thread is not running Python or Python is absent.  The GIL is not needed:
+ * the direct reader reads the interpreter's frames itself (pystack.c); only
+ * the fallback C-API reader (unknown interpreter layouts) needs it. */
 SS_HIDDEN uint32_t ss_pystack_capture(void);
 
 /* After fork() in the child: forget the ids of the parent's trace. */

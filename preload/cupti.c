@@ -381,6 +381,9 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
     case CUPTI_CB_DOMAIN_RUNTIME_API:
         ss_api_on_runtime_callback(cbid, cbdata);
         break;
+    case CUPTI_CB_DOMAIN_DRIVER_API:
+        ss_api_on_driver_callback(cbid, cbdata);
+        break;
     case CUPTI_CB_DOMAIN_RESOURCE:
         on_resource(cbid, cbdata);
         break;
@@ -490,6 +493,12 @@ void ss_cupti_start(void)
     size_t n = ss_api_wanted_cbids(&ids);
     for (size_t i = 0; i < n; i++)
         p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, ids[i]);
+    /* Only the kernel-launch driver cbids: they give launches made through
+     * another cudart (cuBLAS's static one, a static program's stubs) their
+     * kernel parameters.  Every other driver call stays callback-free. */
+    n = ss_api_wanted_driver_cbids(&ids);
+    for (size_t i = 0; i < n; i++)
+        p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
     p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_CREATED);
     p_cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);

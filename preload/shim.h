@@ -53,7 +53,7 @@ SS_HIDDEN int ss_recording(void);
 typedef struct ss_settings {
     int      cupti;          /* SYNCSIGHT_CUPTI: 0 = never subscribe */
     int      nvtx_emit;      /* SYNCSIGHT_NVTX: 0 = emit no NVTX ranges of our own */
-    int      stacks;         /* SYNCSIGHT_STACKS: 0 off, 1 blameable calls (default), 2 every call */
+    int      stacks;         /* SYNCSIGHT_STACKS: 0 off, 1 default policy (callsite.c), 2 every call fully */
     uint32_t flush_ms;       /* SYNCSIGHT_FLUSH_MS, default 200 */
     uint32_t activity_mask;  /* SYNCSIGHT_ACTIVITY: bit per SS_ACT_* */
 } ss_settings;
@@ -78,6 +78,13 @@ SS_HIDDEN void ss_api_init(void);
  * stores the correlation id; otherwise it records the call itself. */
 SS_HIDDEN void ss_api_on_runtime_callback(uint32_t cbid, const void *cbdata);
 
+/* The CUPTI driver-API callback (CUPTI_CB_DOMAIN_DRIVER_API), enabled only for
+ * the kernel-launch cbids ss_api_wanted_driver_cbids() lists: it gives the
+ * runtime launch being recorded on this thread its kernel parameters when the
+ * runtime level cannot (stubs registered with another, static, cudart). */
+SS_HIDDEN void ss_api_on_driver_callback(uint32_t cbid, const void *cbdata);
+SS_HIDDEN size_t ss_api_wanted_driver_cbids(const uint32_t **ids);
+
 /* The runtime cbids the API part wants callbacks for (runtime.c enables just
  * these with cuptiEnableCallback). Returns the count, fills *ids. */
 SS_HIDDEN size_t ss_api_wanted_cbids(const uint32_t **ids);
@@ -91,16 +98,31 @@ SS_HIDDEN void ss_api_atfork_child(void);
  * arrange to record ones loaded later. */
 SS_HIDDEN void ss_callsite_init(void);
 
-/* Fill r->stack_id (native) and r->pystack_id (Python, when the calling
- * thread runs Python and holds the GIL) according to ss_cfg.stacks;
- * `blameable` says whether the analyzer can blame this call (syncs, blocking
- * calls, copies, memsets, legacy-stream launches, event record/wait,
- * allocation/free).  Called on the recording thread while the API record is
- * still being assembled in a local struct, i.e. before ss_rec_begin() for it:
- * it may itself write SS_REC_STACK / SS_REC_PYSTACK / SS_REC_STRING records.
+/* What call-site capture a record wants (ss_callsite_capture's `want`). */
+enum ss_stack_want {
+    SS_STACK_NONE = 0,      /* SYNCSIGHT_STACKS=1: Python stack only (if any) */
+    SS_STACK_FULL = 1,      /* native + Python stack, every call */
+    SS_STACK_SAMPLED = 2,   /* kernel launch off the legacy stream: native stack
+                               sampled per launched function (callsite.c) */
+};
+
+/* Fill r->stack_id (native) and r->pystack_id (Python: read straight from
+ * the interpreter's memory, with or without the GIL; see pystack.c) as
+ * ss_cfg.stacks and `want` (enum ss_stack_want) say:
+ *   SYNCSIGHT_STACKS=1: the Python stack for every call of a Python thread;
+ *     the native stack for SS_STACK_FULL, and for SS_STACK_SAMPLED through a
+ *     per-thread cache keyed by (r->func, `caller`): the first 4 launches of
+ *     a key and then 1 in 256 are unwound, the others reuse the cached id;
+ *   SYNCSIGHT_STACKS=2: both stacks, fully, for every call.
+ * ss_callsite_capture_launch also takes `caller`, the interposer wrapper's
+ * return address (0 on the CUPTI path), part of the sampling key.
+ * Called on the recording thread while the API record is still being
+ * assembled in a local struct, i.e. before ss_rec_begin() for it: it may
+ * itself write SS_REC_STACK / SS_REC_PYSTACK / SS_REC_STRING records.
  * (The API part builds each call's record on its own stack and copies it into
  * the buffer at the call's exit, so no record is open across the real call.) */
-SS_HIDDEN void ss_callsite_capture(ss_api_rec *r, int blameable);
+SS_HIDDEN void ss_callsite_capture(ss_api_rec *r, int want);
+SS_HIDDEN void ss_callsite_capture_launch(ss_api_rec *r, int want, uintptr_t caller);
 
 SS_HIDDEN void ss_callsite_atfork_child(void);
 

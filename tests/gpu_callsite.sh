@@ -43,6 +43,6 @@ tr=$(newest_trace "$T/py"); [ -n "$tr" ] || fail "python: no trace"
 "$T/check" "$tr" > "$T/out" || fail "python: check failed"
 grep -qxF "py $P:$L_PY <module>" "$T/out" || fail "python: no Python call site for cudaDeviceSynchronize"
 echo "ok: python (GIL held)"
-echo "info: Python stacks recorded for the torch calls (0 = GIL released by PyTorch):"
+echo "info: Python stacks recorded for the torch calls (read without the GIL, so PyTorch's released GIL does not hide them):"
 grep -E "^py $P:" "$T/out" | sort | uniq -c
 echo "PASS gpu_callsite"

@@ -31,9 +31,10 @@ P=$ROOT/tests/callsite/gpu_pyprog.py
 line_of() { grep -n "$1" "$P" | head -1 | cut -d: -f1; }
 L_ITEM=$(line_of LINE-GPU-ITEM); L_LOOP=$(line_of LINE-GPU-LOOP); L_COPY=$(line_of LINE-GPU-COPY)
 mkdir -p "$T/run"
-(cd "$T/run" && LD_PRELOAD=$ROOT/build/libsyncsight.so "$PY" "$P" -) || fail "python program failed"
+# The shim writes to ./syncsight.data/ unless told: name the directory.
+(cd "$T/run" && SYNCSIGHT_OUTPUT_DIR=$T/run LD_PRELOAD=$ROOT/build/libsyncsight.so "$PY" "$P" -) || fail "python program failed"
 tr=""
-for f in $(ls -t "$T/run"); do [ "$(head -c 8 "$T/run/$f")" = SYNCSGHT ] && { tr="$T/run/$f"; break; }; done
+for f in $(ls -t "$T/run"); do [ -f "$T/run/$f" ] && [ "$(head -c 8 "$T/run/$f")" = SYNCSGHT ] && { tr="$T/run/$f"; break; }; done
 [ -n "$tr" ] || fail "no trace in $T/run"
 "$T/check" "$tr" > "$T/out" || fail "check failed"
 

@@ -224,8 +224,8 @@ def post_code(e, indent, t="t"):
         func, args = [x.strip() for x in e.options["kernel"].split(",")]
         known = "1" if e.options.get("via") == "cuda_launch_kernel" else "0"
         out.append("uint64_t params[SS_API_MAX_PARAMS];")
-        out.append("uint32_t nparams = ss_api_kernel_params(&rec, (const void *)(%s), %s, %s, params);"
-                   % (func, args, known))
+        out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, (const void *)(%s), %s, %s, params);"
+                   % (t, func, args, known))
     if e.cls == "alloc":
         out.append("if (ret == cudaSuccess)")
         out.append("    ss_api_note_alloc(rec.ptr, rec.bytes);")
@@ -235,13 +235,34 @@ def post_code(e, indent, t="t"):
     return [indent + s for s in out]
 
 
-def emit_code(e, name_expr, indent):
+# Calls that get a full native stack although the analyzer does not blame
+# them: they can block (stream creation took 134 ms on a real run), and a
+# finding about a stream or event is easier to act on with where it was made.
+STACK_ALWAYS_CLASSES = ("stream-create", "stream-destroy", "event-create", "set-device", "device-limit")
+STACK_ALWAYS_NAMES = ("cudaEventDestroy",)
+
+
+def stack_want(e):
+    """C expression for ss_api_emit's stack_want (enum ss_stack_want)."""
     blame = CLASSES[e.cls][0]
+    if e.cls == "launch":
+        # Legacy-stream launches are blamed (they serialize): every one gets
+        # its stack; launches elsewhere get a sampled one (callsite.c).
+        return "(%s ? SS_STACK_FULL : SS_STACK_SAMPLED)" % blame
+    if e.cls in STACK_ALWAYS_CLASSES or e.name in STACK_ALWAYS_NAMES or blame == "1":
+        return "SS_STACK_FULL"
+    if blame == "0":
+        return "SS_STACK_NONE"
+    return "(%s ? SS_STACK_FULL : SS_STACK_NONE)" % blame
+
+
+def emit_code(e, name_expr, indent):
+    want = stack_want(e)
     out = []
     if e.cls == "launch":
-        out.append("ss_api_emit(&rec, %s, %s, params, nparams);" % (name_expr, blame))
+        out.append("ss_api_emit(&rec, %s, %s, params, nparams);" % (name_expr, want))
     else:
-        out.append("ss_api_emit(&rec, %s, %s, NULL, 0);" % (name_expr, blame))
+        out.append("ss_api_emit(&rec, %s, %s, NULL, 0);" % (name_expr, want))
     if e.cls == "stream-create":
         out.append("if (ret == cudaSuccess)")
         out.append("    ss_api_stream_created(&rec);")
@@ -298,6 +319,11 @@ def gen_wrapper(e, symbol, cbid_name, ptsz):
         L.append("    int nvtx = %s;" % cond)
         L.append("    if (nvtx)")
         L.append("        ss_nvtx_begin_call(%s, %s, %s);" % (cbid, name, cat))
+    if e.cls == "launch":
+        func = e.options["kernel"].split(",")[0].strip()
+        L.append("    /* Arms the driver-level parameter fallback; the return address keys")
+        L.append("     * the launch-stack sampling cache (callsite.c). */")
+        L.append("    ss_api_launch_enter(t, (const void *)(%s), (uintptr_t)__builtin_return_address(0));" % func)
     L.append("    t->active = &rec;")
     L.append("    rec.t_enter = ss_now();")
     L.append("    cudaError_t ret = real(%s);" % args)
@@ -339,6 +365,10 @@ def gen_cupti_case(e, cbid_name, ptsz):
     else:
         L.append("        int nvtx = 0;")
     L.append("        if (site == CUPTI_API_ENTER) {")
+    if e.cls == "launch":
+        func = e.options["kernel"].split(",")[0].strip()
+        L.append("            if (t->cb_depth == 0)   /* outermost: the call this record is for */")
+        L.append("                ss_api_launch_enter(t, (const void *)(%s), 0);" % func)
     L.append("            ss_api_cb_enter(t, cbid, nvtx, %s, %s);" % (name, cat or "0"))
     L.append("            return 1;")
     L.append("        }")

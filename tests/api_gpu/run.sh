@@ -39,5 +39,36 @@ run shared        prog_shared interposer 0 LD_PRELOAD="$SHIM"
 run shared_ptsz   prog_ptsz   interposer 1 LD_PRELOAD="$SHIM"
 run static        prog_static cupti      0 LD_PRELOAD="$SHIM"
 run static_inject prog_static cupti      0 CUDA_INJECTION64_PATH="$SHIM"
+
+# Kernel parameters of launches inside cuBLAS (its own static cudart): the
+# driver-level launch callback must give the gemm's launch record params that
+# include the device pointers of A, B and C, in a shared- and a static-cudart
+# build.  Needs build/syncsight for `dump`.
+cublas_check() {  # name cudart
+    local name=$1 cudart=$2
+    if ! $NVCC -O2 --cudart "$cudart" -o "$OUT/$name" tests/api_gpu/cublas_prog.cu -lcublas 2> "$OUT/$name.build"; then
+        echo "FAIL $name: build"; cat "$OUT/$name.build"; fail=1; return
+    fi
+    mkdir -p "$OUT/$name.out"
+    local ptrs; ptrs=$(SYNCSIGHT_OUTPUT_DIR="$OUT/$name.out" LD_PRELOAD="$SHIM" "$OUT/$name") \
+        || { echo "FAIL $name: program failed"; fail=1; return; }
+    "$BUILD/syncsight" dump "$OUT/$name.out"/*.sstrace > "$OUT/$name.dump" 2>&1
+    local a b c; read -r a b c <<< "$(echo "$ptrs" | sed 's/[ABC]=//g')"
+    # Launch records (any launch entry point) whose params hold all three.
+    local hits; hits=$(grep -E '^api name="(cudaLaunchKernel|cudaLaunchKernelExC|cudaLaunchCooperativeKernel)' "$OUT/$name.dump" \
+        | grep -F "$a" | grep -F "$b" | grep -F "$c" | wc -l)
+    if [ "$hits" -ge 3 ]; then
+        echo "PASS $name: $hits gemm launch records carry A=$a B=$b C=$c in their params"
+    else
+        echo "FAIL $name: $hits launch records carry A=$a B=$b C=$c (want >= 3); launch records:"
+        grep -E '^api name="cudaLaunch' "$OUT/$name.dump" | head -5; fail=1
+    fi
+}
+if [ -x "$BUILD/syncsight" ]; then
+    cublas_check cublas_shared shared
+    cublas_check cublas_static static
+else
+    echo "FAIL cublas: $BUILD/syncsight not built (make all)"; fail=1
+fi
 echo "outputs in $OUT"
 exit $fail

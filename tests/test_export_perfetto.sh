@@ -1,0 +1,127 @@
+#!/bin/bash
+# `syncsight export --format perfetto` and `--format sarif` on every fixture
+# (tests/fixtures/*.sstrace), the analyzer's synthetic traces
+# (test_analyzer_rules / test_analyzer_export --write-traces) and, when built,
+# a 20000-record trace from build/ss-gen-trace.  Perfetto: well-formed JSON,
+# timestamps never decrease within a track, every flow id has exactly one start
+# and one end, each bound inside a slice of its track, every finding of
+# `syncsight report --format json` appears as a finding slice with its rule and
+# cost, and event record -> wait flows exist where the trace has them.  SARIF:
+# 2.1.0, six rules with helpUri, one result per finding with the right level
+# and the cost in the message; `report --format sarif` gives the same results.
+set -u
+BUILD=${BUILD:-build}
+PYTHON=${PYTHON:-python3}
+SYNCSIGHT=${SYNCSIGHT:-$BUILD/syncsight}
+[ -x "$SYNCSIGHT" ] || { echo "$SYNCSIGHT not built"; exit 77; }
+for g in test_analyzer_rules test_analyzer_export; do
+    [ -x "$BUILD/tests/$g" ] || ${MAKE:-make} --no-print-directory "$BUILD/tests/$g" >/dev/null || { echo "cannot build $g"; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$BUILD/tests/test_analyzer_rules" --write-traces "$tmp/t" >/dev/null || { echo "cannot write traces"; exit 1; }
+"$BUILD/tests/test_analyzer_export" --write-traces "$tmp/t" >/dev/null || { echo "cannot write the injection trace"; exit 1; }
+[ -x "$BUILD/ss-gen-trace" ] && "$BUILD/ss-gen-trace" -n 20000 --seed 3 -o "$tmp/t/generated.sstrace" 2>/dev/null
+traces=("$tmp"/t/*.sstrace)
+for f in tests/fixtures/*.sstrace; do [ -e "$f" ] && traces+=("$f"); done
+
+fails=0
+flows_total=0
+for t in "${traces[@]}"; do
+    name=$(basename "$t" .sstrace)
+    "$SYNCSIGHT" report --format json -o "$tmp/$name.report.json" "$t" 2>/dev/null || { echo "FAIL $name: report failed"; fails=$((fails + 1)); continue; }
+    if ! "$SYNCSIGHT" export --format perfetto -o "$tmp/$name.json" "$t" 2>"$tmp/err"; then
+        echo "FAIL $name: perfetto export failed: $(cat "$tmp/err")"; fails=$((fails + 1)); continue
+    fi
+    if ! "$SYNCSIGHT" export --format sarif -o "$tmp/$name.sarif" "$t" 2>"$tmp/err"; then
+        echo "FAIL $name: sarif export failed: $(cat "$tmp/err")"; fails=$((fails + 1)); continue
+    fi
+    if "$SYNCSIGHT" report --format sarif -o "$tmp/$name.report.sarif" "$t" 2>/dev/null; then
+        cmp -s "$tmp/$name.sarif" "$tmp/$name.report.sarif" || { echo "FAIL $name: report --format sarif differs from export"; fails=$((fails + 1)); }
+    else
+        echo "FAIL $name: report --format sarif failed"; fails=$((fails + 1))
+    fi
+    out=$("$PYTHON" - "$tmp/$name.json" "$tmp/$name.report.json" "$tmp/$name.sarif" <<'PY'
+import json, sys, collections
+errors = []
+trace = json.load(open(sys.argv[1]))
+report = json.load(open(sys.argv[2]))
+sarif = json.load(open(sys.argv[3]))
+events = trace["traceEvents"]
+last = {}
+slices = collections.defaultdict(list)
+flows = collections.defaultdict(lambda: {"s": [], "f": []})
+for e in events:
+    for k in ("ph", "pid", "tid"):
+        if k not in e: errors.append("event without %s: %r" % (k, e))
+    ph = e.get("ph")
+    if ph == "M": continue
+    if not isinstance(e.get("ts"), (int, float)): errors.append("event without numeric ts: %r" % e); continue
+    key = (e["pid"], e["tid"])
+    if key in last and e["ts"] < last[key]:
+        errors.append("track %r goes back in time: %r after %r" % (key, e["ts"], last[key]))
+    last[key] = e["ts"]
+    if ph == "X":
+        if e.get("dur", -1) < 0: errors.append("slice with negative or no dur: %r" % e)
+        slices[key].append((e["ts"], e["ts"] + e["dur"]))
+    elif ph in ("s", "f"):
+        flows[e["id"]][ph].append((key, e["ts"]))
+for fid, ends in flows.items():
+    if len(ends["s"]) != 1 or len(ends["f"]) != 1:
+        errors.append("flow %r has %d starts and %d ends" % (fid, len(ends["s"]), len(ends["f"])))
+        continue
+    for ph in ("s", "f"):
+        key, ts = ends[ph][0]
+        if not any(a <= ts <= b for a, b in slices[key]):
+            errors.append("flow %r %s at %r is in no slice of its track %r" % (fid, ph, ts, key))
+found = collections.Counter((e["args"]["rule"], round(e["args"]["cost_ms"], 3)) for e in events
+                            if e.get("cat") == "syncsight.finding" and e["ph"] == "X")
+want = collections.Counter((f["rule"], round(f["cost_ms"], 3)) for f in report["findings"])
+if found != want: errors.append("finding slices %r != report findings %r" % (dict(found), dict(want)))
+instants = sum(1 for e in events if e.get("cat") == "syncsight.finding" and e["ph"] == "i")
+blamed = sum(1 for f in report["findings"] if any("api" in c for c in f["calls"]))
+if instants < min(blamed, 1): errors.append("no instant on the blamed calls")
+names = [e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"]
+for dev in report["traces"][0]["summary"]["devices"]:
+    for s in dev["streams"]:
+        if not any(n.startswith("stream %s (%s)" % (s["stream"], s["stream_kind"])) for n in names):
+            errors.append("no track named for stream %s (%s)" % (s["stream"], s["stream_kind"]))
+# SARIF
+if sarif.get("version") != "2.1.0": errors.append("SARIF version %r" % sarif.get("version"))
+run = sarif["runs"][0]
+rules = run["tool"]["driver"]["rules"]
+ids = {r["id"] for r in rules}
+if ids != {"implicit-sync", "pageable-async-copy", "legacy-stream-serialization", "device-sync-overuse",
+           "missing-fence", "unrecorded-event-wait"}: errors.append("SARIF rules %r" % ids)
+for r in rules:
+    if r.get("helpUri") != "docs/rules/%s.md" % r["id"] or not r["shortDescription"]["text"]:
+        errors.append("SARIF rule %r lacks helpUri/shortDescription" % r["id"])
+levels = {"error": "error", "warning": "warning", "info": "note"}
+res = run["results"]
+if len(res) != len(report["findings"]): errors.append("SARIF has %d results, report %d findings" % (len(res), len(report["findings"])))
+for r, f in zip(res, report["findings"]):
+    if r["ruleId"] != f["rule"] or r["level"] != levels[f["severity"]]: errors.append("SARIF result %r vs finding %r" % (r["ruleId"], f["rule"]))
+    if rules[r["ruleIndex"]]["id"] != r["ruleId"]: errors.append("ruleIndex wrong")
+    if ("Cost: %.3f ms" % f["cost_ms"]) not in r["message"]["text"]: errors.append("cost missing from SARIF message: %r" % r["message"]["text"][:200])
+    loc = r["locations"][0]
+    if "physicalLocation" in loc:
+        if loc["physicalLocation"]["region"]["startLine"] < 1: errors.append("bad startLine")
+print("flows=%d" % len(flows))
+for e in errors[:20]: print("ERROR", e)
+sys.exit(1 if errors else 0)
+PY
+)
+    rc=$?
+    if [ $rc -ne 0 ]; then echo "FAIL $name:"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); continue; fi
+    n=${out#flows=}; flows_total=$((flows_total + ${n%%[^0-9]*}))
+    echo "ok $name ($out)"
+done
+# the synthetic traces record events and wait on them: flows must show up
+[ "$flows_total" -gt 0 ] || { echo "FAIL: no event record -> wait flow in any trace"; fails=$((fails + 1)); }
+# a wrong format, no trace, two traces: usage errors
+"$SYNCSIGHT" export --format xml "${traces[0]}" >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: bad --format not exit 2"; fails=$((fails + 1)); }
+"$SYNCSIGHT" export --format perfetto >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: no trace not exit 2"; fails=$((fails + 1)); }
+"$SYNCSIGHT" export --format perfetto "${traces[0]}" "${traces[1]}" >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: two traces to perfetto not exit 2"; fails=$((fails + 1)); }
+"$SYNCSIGHT" export --help | grep -q "usage: syncsight export" || { echo "FAIL: export --help"; fails=$((fails + 1)); }
+[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all ${#traces[@]} traces ok"
