@@ -227,6 +227,9 @@ int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t)
     /* allocations sorted by ptr: look back over those starting at or below
      * addr (bounded: address reuse creates many entries at one ptr) */
     for (uint32_t steps = 0; lo > 0 && steps < 256; steps++) {
+        /* no allocation at or below this one reaches addr: most addresses
+         * that are not pointers (scalar kernel arguments) stop here */
+        if (m->alloc_max_end && m->alloc_max_end[lo - 1] <= addr) break;
         const ss_alloc *a = &m->allocs[--lo];
         if (addr - a->ptr < (a->size ? a->size : 1) && a->t_alloc <= t && t < a->t_free)
             return (int32_t)lo;
@@ -1044,6 +1047,19 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
 
     build_timelines(m);
 
+    m->alloc_max_end = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(uint64_t));
+    for (uint32_t i = 0; i < m->nallocs; i++) {
+        uint64_t end = m->allocs[i].ptr + (m->allocs[i].size ? m->allocs[i].size : 1);
+        m->alloc_max_end[i] = i && m->alloc_max_end[i - 1] > end ? m->alloc_max_end[i - 1] : end;
+    }
+    m->op_max_end = ss_xcalloc(m->nops ? m->nops : 1, sizeof(uint64_t));
+    m->op_min_submit = ss_xcalloc(m->nops ? m->nops : 1, sizeof(uint64_t));
+    for (uint32_t i = 0; i < m->nops; i++)
+        m->op_max_end[i] = i && m->op_max_end[i - 1] > m->ops[i].end ? m->op_max_end[i - 1] : m->ops[i].end;
+    for (uint32_t i = m->nops; i-- > 0; )
+        m->op_min_submit[i] = i + 1 < m->nops && m->op_min_submit[i + 1] < m->ops[i].submit
+                            ? m->op_min_submit[i + 1] : m->ops[i].submit;
+
     for (uint32_t i = 0; i < m->nnotes; i++) {
         if (m->notes[i]->code == SS_NOTE_CUPTI_TAKEN) m->cupti_state = 1;
         else if (m->notes[i]->code == SS_NOTE_CUPTI_UNAVAILABLE && !m->cupti_state) m->cupti_state = 2;
@@ -1070,6 +1086,7 @@ void ss_model_free(ss_model *m)
         free(m->timelines[i].submit); free(m->timelines[i].maxend); free(m->timelines[i].starts);
     }
     free(m->timelines); free(m->devices);
+    free(m->alloc_max_end); free(m->op_max_end); free(m->op_min_submit);
     if (m->reader) ss_reader_close(m->reader);
     free(m);
 }

@@ -180,6 +180,11 @@ typedef struct ss_model {
     uint64_t t_first, t_last;   /* first/last time seen in any record */
     int has_gpu;                /* any kernel/memcpy/memset record */
     int cupti_state;            /* 0 ok/unknown, 1 taken, 2 unavailable */
+
+    /* Exact early exits for the hot lookups (built at load): */
+    uint64_t *alloc_max_end;    /* per allocs[i]: max(ptr + size) over allocs[0..i] */
+    uint64_t *op_max_end;       /* per ops[i]: max end over ops[0..i] */
+    uint64_t *op_min_submit;    /* per ops[i]: min submit over ops[i..nops) */
 } ss_model;
 
 /* Load `path`.  Returns NULL on failure with a one-line reason in err (without

@@ -30,11 +30,13 @@ void ss_inflight_ops(const ss_model *m, int32_t device, uint64_t t, ss_op_visit 
     }
     /* queued: submitted before t, starting later */
     for (uint32_t i = lo, n = 0; i < m->nops && n < INFLIGHT_SCAN_LIMIT; i++, n++) {
+        if (m->op_min_submit[i] >= t) break;   /* nothing from here on was submitted before t */
         const ss_gpu_op *op = &m->ops[i];
         if (ss_op_device(op) == device && op->submit < t) visit(ctx, (int32_t)i);
     }
     /* running: started before t, ending after */
     for (uint32_t i = lo, n = 0; i > 0 && n < INFLIGHT_SCAN_LIMIT; n++) {
+        if (m->op_max_end[i - 1] <= t) break;   /* everything started earlier has ended by t */
         const ss_gpu_op *op = &m->ops[--i];
         if (ss_op_device(op) == device && op->end > t) visit(ctx, (int32_t)i);
     }

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,14 +282,30 @@ static void open_module(sym_module *m)
                            : "binary not found (moved, deleted, or traced on another machine)");
         return;
     }
+    /* The path comes from the trace, which may not be the user's own: open
+     * nothing but regular ELF files (no FIFO that would hang us, no device),
+     * and use nothing from them unless the build id matches (below). */
+    int fd = open(m->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    unsigned char magic[4];
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic || memcmp(magic, "\x7f" "ELF", 4) != 0) {
+        if (fd >= 0)
+            close(fd);
+        set_problem(m, "not a regular ELF file");
+        return;
+    }
     m->dwfl = dwfl_begin(&offline_callbacks);
     if (!m->dwfl) {
+        close(fd);
         set_problem(m, "libdwfl could not start");
         return;
     }
     dwfl_report_begin(m->dwfl);
-    m->mod = dwfl_report_elf(m->dwfl, base_name(m->path), m->path, -1, m->base, false);
+    m->mod = dwfl_report_elf(m->dwfl, base_name(m->path), m->path, fd, m->base, false);
     dwfl_report_end(m->dwfl, NULL, NULL);
+    if (!m->mod)
+        close(fd);   /* consumed by libdwfl only on success */
     if (!m->mod) {
         char why[256];
         snprintf(why, sizeof why, "not a readable ELF object: %s", dwfl_errmsg(-1));

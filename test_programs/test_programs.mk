@@ -41,3 +41,4 @@ $(BUILD)/test_programs/device_sync_loop_fixed: test_programs/device_sync_loop.cu
 $(BUILD)/test_programs/implicit_memcpy_pageable_fixed: test_programs/implicit_memcpy_pageable.cu
 $(BUILD)/test_programs/missing_fence_wrong_stream $(BUILD)/test_programs/missing_fence_fixed \
 $(BUILD)/test_programs/unrecorded_event $(BUILD)/test_programs/unrecorded_event_fixed: test_programs/missing_fence.cu
+$(BUILD)/test_programs/multigpu_fence_fixed: test_programs/multigpu_fence.cu

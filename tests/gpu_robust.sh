@@ -13,7 +13,7 @@
 # Environment: NVCC, NVCC_ARCH (-arch=sm_90), CUDA_HOME, MANY_CALLS (10000000),
 # RSS_LIMIT_KB (262144: allowed VmHWM growth under the shim in the 10M-call row).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
@@ -68,22 +68,29 @@ int main(int argc, char **argv)
     uint64_t last_api = 0;
     while ((st = ss_reader_next(r, &h)) == SS_READ_OK) {
         switch (h->type) {
-        case SS_REC_STRING: { const ss_string_rec *s = (const void *)h; if (s->id < MAXID) str_len[s->id] = s->len; break; }
+        case SS_REC_STRING: { const ss_string_rec *s = (const void *)h; if (s->id < MAXID) str_len[s->id] = s->len;
+            break; }
         case SS_REC_API_NAME: { const ss_api_name_rec *a = (const void *)h;
-            if (a->cbid < 4096 && !api_name[a->cbid]) api_name[a->cbid] = strndup((const char *)(a + 1), a->len); break; }
+            if (a->cbid < 4096 && !api_name[a->cbid]) api_name[a->cbid] = strndup((const char *)(a + 1), a->len);
+            break; }
         case SS_REC_API: { const ss_api_rec *a = (const void *)h; api++;
             if (a->flags & SS_API_F_INTERPOSER) interp++;
             if (a->cbid < 4096) api_count[a->cbid]++;
-            if (a->t_exit > last_api) last_api = a->t_exit; break; }
+            if (a->t_exit > last_api) last_api = a->t_exit;
+            break; }
         case SS_REC_KERNEL: { const ss_kernel_rec *k = (const void *)h; kernel++;
             if (nkname < (1 << 16)) kname[nkname++] = k->name_id;
-            if (k->g.device < 64) per_dev[k->g.device]++; break; }
+            if (k->g.device < 64) per_dev[k->g.device]++;
+            break; }
         case SS_REC_MEMCPY: { const ss_memcpy_rec *m = (const void *)h; memcpy_n++;
-            if (m->g.device < 64) per_dev[m->g.device]++; break; }
+            if (m->g.device < 64) per_dev[m->g.device]++;
+            break; }
         case SS_REC_NVTX: { const ss_nvtx_rec *v = (const void *)h; nvtx++;
-            if (nnname < (1 << 16)) nname[nnname++] = v->name_id; break; }
+            if (nnname < (1 << 16)) nname[nnname++] = v->name_id;
+            break; }
         case SS_REC_NOTE: { const ss_note_rec *n = (const void *)h;
-            printf("note %u %llu\n", n->code, (unsigned long long)n->value); break; }
+            printf("note %u %llu\n", n->code, (unsigned long long)n->value);
+            break; }
         case SS_REC_META: { const ss_meta_rec *m = (const void *)h; const char *k = (const char *)(m + 1);
             if (m->key_len == 5 && !memcmp(k, "cupti", 5))
                 printf("meta-cupti %.*s\n", (int)m->value_len, k + m->key_len + 1);

@@ -28,7 +28,8 @@ enum {
     CB_cudaMemcpyAsync = 41, CB_cudaMemsetAsync = 51, CB_cudaStreamCreate = 129, CB_cudaStreamSynchronize = 131,
     CB_cudaEventCreate = 133, CB_cudaEventRecord = 135, CB_cudaEventSynchronize = 137,
     CB_cudaStreamWaitEvent = 147, CB_cudaDeviceSynchronize = 165, CB_cudaStreamCreateWithFlags = 198,
-    CB_cudaLaunchKernel = 211, CB_cudaFreeAsync = 375,
+    CB_cudaLaunchKernel = 211, CB_cudaFreeAsync = 375, CB_cudaGraphLaunch = 311, CB_cudaStreamBeginCapture = 315,
+    CB_cudaStreamEndCapture = 319, CB_cudaStreamCreateWithPriority = 200,
 };
 static const struct { uint32_t cbid; const char *name; } api_names[] = {
     { CB_cudaMalloc, "cudaMalloc" }, { CB_cudaFree, "cudaFree" }, { CB_cudaMallocHost, "cudaMallocHost" },
@@ -38,7 +39,9 @@ static const struct { uint32_t cbid; const char *name; } api_names[] = {
     { CB_cudaEventRecord, "cudaEventRecord" }, { CB_cudaEventSynchronize, "cudaEventSynchronize" },
     { CB_cudaStreamWaitEvent, "cudaStreamWaitEvent" }, { CB_cudaDeviceSynchronize, "cudaDeviceSynchronize" },
     { CB_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags" }, { CB_cudaLaunchKernel, "cudaLaunchKernel" },
-    { CB_cudaFreeAsync, "cudaFreeAsync" },
+    { CB_cudaFreeAsync, "cudaFreeAsync" }, { CB_cudaGraphLaunch, "cudaGraphLaunch" },
+    { CB_cudaStreamBeginCapture, "cudaStreamBeginCapture" }, { CB_cudaStreamEndCapture, "cudaStreamEndCapture" },
+    { CB_cudaStreamCreateWithPriority, "cudaStreamCreateWithPriority" },
 };
 
 static int failures;
@@ -459,7 +462,10 @@ static void test_legacy(void)
 
 /* ------------------------------------------------------ device-sync-overuse */
 
-static void write_device_sync(const char *name, int positive)
+static void write_device_sync_n(const char *name, int positive, int iterations);
+static void write_device_sync(const char *name, int positive) { write_device_sync_n(name, positive, 3); }
+
+static void write_device_sync_n(const char *name, int positive, int iterations)
 {
     tb b;
     tb_open(&b, name);
@@ -469,7 +475,7 @@ static void write_device_sync(const char *name, int positive)
     CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 64);
     double t = 1;
     uint64_t p[1] = { DEV_BUF };
-    for (int it = 0; it < 3; it++) {
+    for (int it = 0; it < iterations; it++) {
         tb_launch(&b, MS(t), 0xB1, 14, MS(t + 0.01), MS(t + 20), NULL, 0);      /* 20 ms background */
         tb_launch(&b, MS(t + 0.02), 0xF1, 13, MS(t + 0.03), MS(t + 1), p, 1);  /* 1 ms result */
         uint32_t corr = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(t + 0.04), .t1 = MS(t + 0.05), .stream = 0xF1,
@@ -485,6 +491,9 @@ static void write_device_sync(const char *name, int positive)
         }
     }
     CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(t), .t1 = MS(t + 60), .stream = 0xB1);
+    /* positive == 2: the program runs on for 400 ms more (19 ms is then under
+     * 10% of its wall time) */
+    if (positive == 2) CALL(&b, .cbid = CB_cudaMalloc, .t0 = MS(t + 460), .t1 = MS(t + 460.01), .ptr = DEV_BUF + 4096, .bytes = 64);
     tb_close(&b);
 }
 
@@ -501,6 +510,30 @@ static void test_device_sync(void)
         /* each sync returned at t+20.02 while the needed copy ended at t+1.01 */
         CHECK(NEAR(r.f.v[0].cost_ms, 3 * 19.01, 0.01), "cost %.4f", r.f.v[0].cost_ms);
         CHECK(strstr(r.f.v[0].fix, "cudaStreamSynchronize") != NULL, "fix");
+        /* repeated at one site (a loop): ranked by cost, a warning */
+        CHECK(r.f.v[0].severity == SS_SEV_WARNING, "loop severity %d", r.f.v[0].severity);
+    }
+    done(&r);
+    /* the same sync once: judged by the size of its waste */
+    write_device_sync_n("device_sync_once", 1, 1);
+    snprintf(path, sizeof path, "%s/device_sync_once.sstrace", out_dir);
+    r = analyze(path, &ss_rule_device_sync_overuse);
+    CHECK(r.f.n == 1, "one-off device-sync findings: %u", r.f.n);
+    if (r.f.n == 1) {
+        CHECK(r.f.v[0].count == 1, "count %u", r.f.v[0].count);
+        /* 19.01 ms wasted of a ~80 ms trace: >= 10 ms and >= 10% of the wall:
+         * a large one-off waste stays a warning */
+        CHECK(r.f.v[0].severity == SS_SEV_WARNING, "large one-off severity %d", r.f.v[0].severity);
+    }
+    done(&r);
+    write_device_sync_n("device_sync_once_small", 2, 1);
+    snprintf(path, sizeof path, "%s/device_sync_once_small.sstrace", out_dir);
+    r = analyze(path, &ss_rule_device_sync_overuse);
+    CHECK(r.f.n == 1, "small one-off device-sync findings: %u", r.f.n);
+    if (r.f.n == 1) {
+        CHECK(r.f.v[0].count == 1, "count %u", r.f.v[0].count);
+        CHECK(r.f.v[0].severity == SS_SEV_INFO, "small one-off severity %d", r.f.v[0].severity);
+        CHECK(strstr(r.f.v[0].message, "synchronized once") != NULL, "message %s", r.f.v[0].message);
     }
     done(&r);
     snprintf(path, sizeof path, "%s/device_sync_fixed.sstrace", out_dir);
@@ -793,6 +826,117 @@ static void mutate_trace(const char *name, int rounds)
     unlink(mpath);
 }
 
+/* --------------------------------------------- capture and graph launches */
+
+/* A captured fork/join (main A -> side B through events) whose side kernel
+ * uses buf, then, after the capture, a kernel on A using buf and replays of
+ * the graph on A.  Captured calls do not execute: nothing races.  The
+ * uncaptured twin issues the same calls for real, where B's kernel and A's
+ * later kernel are unordered (the join event is recorded before B's kernel
+ * is waited for... by nobody: A never waits after the second kernel). */
+static void write_capture(const char *name, int captured)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 4096);
+    uint64_t p[1] = { DEV_BUF };
+    double t = 1;
+    if (captured) CALL(&b, .cbid = CB_cudaStreamBeginCapture, .t0 = MS(t), .t1 = MS(t + 0.001), .stream = 0xA1);
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(t + 0.01), .t1 = MS(t + 0.011), .stream = 0xA1, .event = 0xE1);
+    CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(t + 0.02), .t1 = MS(t + 0.021), .stream = 0xB1, .event = 0xE1);
+    if (captured)
+        CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(t + 0.03), .t1 = MS(t + 0.031), .stream = 0xB1, .params = p, .nparams = 1);
+    else
+        tb_launch(&b, MS(t + 0.03), 0xB1, 14, MS(t + 0.04), MS(t + 5), p, 1);
+    if (captured) CALL(&b, .cbid = CB_cudaStreamEndCapture, .t0 = MS(t + 0.05), .t1 = MS(t + 0.051), .stream = 0xA1);
+    /* after the capture: a kernel on A using buf, then two replays on A
+     * whose nodes run on internal streams */
+    tb_launch(&b, MS(t + 0.1), 0xA1, 13, MS(t + 5.1), MS(t + 6), p, 1);
+    for (int k = 0; k < 2 && captured; k++) {
+        uint32_t corr = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(t + 0.2 + k), .t1 = MS(t + 0.21 + k), .stream = 0xA1);
+        tb_kernel(&b, corr, 30, MS(t + 6 + 2 * k), MS(t + 7 + 2 * k));   /* internal stream 30 */
+    }
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(t + 3), .t1 = MS(t + 10.01), .stream = 0xA1);
+    tb_close(&b);
+}
+
+static void test_capture(void)
+{
+    write_capture("graph_capture", 1);
+    write_capture("graph_capture_uncaptured", 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/graph_capture.sstrace", out_dir);
+    result r = analyze(path, &ss_rule_missing_fence);
+    CHECK(r.f.n == 0, "captured calls taken as executed: %u (%s)", r.f.n, r.f.n ? r.f.v[0].message : "");
+    uint32_t ncaptured = 0;
+    for (uint32_t i = 0; i < r.m->ncalls; i++) ncaptured += r.m->calls[i].captured;
+    CHECK(ncaptured == 3, "captured calls: %u (record, wait, launch)", ncaptured);
+    done(&r);
+    /* the stream sync on A waits for the replays' nodes on the internal
+     * stream: they are ordered on A as a unit */
+    snprintf(path, sizeof path, "%s/graph_capture.sstrace", out_dir);
+    char err[256];
+    ss_model *m = ss_model_load(path, err, sizeof err);
+    CHECK(m != NULL, "load");
+    if (m) {
+        int graph_ops_on_a = 0;
+        for (uint32_t i = 0; i < m->nops; i++)
+            if (m->ops[i].call >= 0 && ss_call_is_graph_launch(m, &m->calls[m->ops[i].call]) &&
+                m->streams[m->calls[m->ops[i].call].stream].handle == 0xA1)
+                graph_ops_on_a++;
+        CHECK(graph_ops_on_a == 2, "graph nodes joined to their launch on A: %d", graph_ops_on_a);
+        ss_model_free(m);
+    }
+    snprintf(path, sizeof path, "%s/graph_capture_uncaptured.sstrace", out_dir);
+    r = analyze(path, &ss_rule_missing_fence);
+    CHECK(r.f.n == 1, "the same calls executed race: %u", r.f.n);
+    done(&r);
+}
+
+/* torch.cuda.Stream() (cudaStreamCreateWithPriority) made while matmuls are
+ * queued waits for them (seed003). */
+static void write_stream_create(const char *name, int blocked)
+{
+    tb b;
+    tb_open(&b, name);
+    /* the reference: a creation on an idle device takes 5 us */
+    CALL(&b, .cbid = CB_cudaStreamCreateWithPriority, .t0 = US(10), .t1 = US(15), .stream = 0xC0, .arg = 1);
+    tb_stream(&b, 0xC0, 12, SS_STREAM_NON_BLOCKING, 1, 100);
+    for (int k = 0; k < 5; k++)
+        tb_launch(&b, MS(1 + 0.01 * k), 0, LEGACY_SID, MS(1.1 + 20 * k), MS(1.1 + 20 * (k + 1)), NULL, 0);
+    if (blocked)   /* returns when the last queued kernel ends */
+        CALL(&b, .cbid = CB_cudaStreamCreateWithPriority, .t0 = MS(2), .t1 = MS(101.12), .stream = 0xC1, .arg = 1);
+    else
+        CALL(&b, .cbid = CB_cudaStreamCreateWithPriority, .t0 = MS(2), .t1 = MS(2.005), .stream = 0xC1, .arg = 1);
+    tb_launch(&b, MS(110), 0, LEGACY_SID, MS(110.01), MS(111), NULL, 0);
+    tb_close(&b);
+}
+
+static void test_stream_create(void)
+{
+    write_stream_create("stream_create_blocked", 1);
+    write_stream_create("stream_create_upfront", 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/stream_create_blocked.sstrace", out_dir);
+    result r = analyze(path, &ss_rule_implicit_sync);
+    CHECK(r.f.n == 1, "stream creation findings: %u", r.f.n);
+    if (r.f.n == 1) {
+        CHECK(strstr(r.f.v[0].message, "stream creation waited for queued work") != NULL, "message %s", r.f.v[0].message);
+        CHECK(strstr(r.f.v[0].message, "5 GPU operations") != NULL, "message %s", r.f.v[0].message);
+        CHECK(strstr(r.f.v[0].fix, "up front") != NULL, "fix %s", r.f.v[0].fix);
+        /* blocked 99.12 ms, then the GPU idled 101.1 -> 110.01 ms */
+        CHECK(NEAR(r.f.v[0].cost_ms, 99.12 + 8.91, 0.02), "cost %.4f", r.f.v[0].cost_ms);
+    }
+    done(&r);
+    snprintf(path, sizeof path, "%s/stream_create_upfront.sstrace", out_dir);
+    r = analyze(path, &ss_rule_implicit_sync);
+    CHECK(r.f.n == 0, "a stream creation that did not wait: %u", r.f.n);
+    done(&r);
+}
+
 /* Every rule on every trace: each positive trace has findings of its own
  * rule only, each fixed twin none at all. */
 static void test_all_rules(void)
@@ -803,6 +947,8 @@ static void test_all_rules(void)
         { "pageable", "pageable-async-copy" }, { "pageable_fixed", NULL },
         { "legacy", "legacy-stream-serialization" }, { "legacy_nonblocking", NULL }, { "legacy_with_events", NULL },
         { "device_sync", "device-sync-overuse" }, { "device_sync_fixed", NULL },
+        { "graph_capture", NULL }, { "graph_capture_uncaptured", "missing-fence" },
+        { "stream_create_blocked", "implicit-sync" }, { "stream_create_upfront", NULL },
         { "missing_fence", "missing-fence" }, { "missing_fence_wrong_stream", "missing-fence" },
         { "missing_fence_fixed", NULL },
         { "unrecorded_event", "unrecorded-event-wait" }, { "unrecorded_event_fixed", NULL },
@@ -843,6 +989,8 @@ int main(int argc, char **argv)
     test_pageable();
     test_legacy();
     test_device_sync();
+    test_capture();
+    test_stream_create();
     test_missing_fence();
     test_unrecorded();
     test_model();
