@@ -100,6 +100,29 @@ static const char *severity_color(ss_severity s)
     return s == SS_SEV_ERROR ? "Red" : s == SS_SEV_WARNING ? "Orange" : "Blue";
 }
 
+/* The CLOCK_MONOTONIC_RAW - CLOCK_MONOTONIC offset the shim recorded when
+ * the trace started (META "clock.monotonic_raw_minus_monotonic_ns"). */
+static int recorded_raw_offset(const ss_model *m, int64_t *offset)
+{
+    static const char key[] = "clock.monotonic_raw_minus_monotonic_ns";
+    for (uint32_t i = 0; i < m->nmetas; i++) {
+        const ss_meta_rec *r = m->metas[i];
+        const char *tail = (const char *)(r + 1);
+        if (r->key_len != sizeof key - 1 || memcmp(tail, key, sizeof key - 1) != 0 || r->value_len > 30)
+            continue;
+        char num[32];
+        memcpy(num, tail + r->key_len + 1, r->value_len);
+        num[r->value_len] = '\0';
+        char *end;
+        long long v = strtoll(num, &end, 10);
+        if (end == num || *end)
+            return 0;
+        *offset = v;
+        return 1;
+    }
+    return 0;
+}
+
 int ss_export_nvtxt(FILE *out, ss_process_result *res, const ss_nvtxt_opts *o, char *err, size_t errlen)
 {
     const ss_model *m = res->model;
@@ -118,6 +141,8 @@ int ss_export_nvtxt(FILE *out, ss_process_result *res, const ss_nvtxt_opts *o, c
     } else if (o->have_raw_offset) {
         offset = o->raw_offset_ns;
         how = "--raw-offset-ns given by the user";
+    } else if (recorded_raw_offset(m, &offset)) {
+        how = "recorded by the shim at the start of the run (clock.monotonic_raw_minus_monotonic_ns)";
     } else {
         char here[256] = "";
         gethostname(here, sizeof here - 1);

@@ -228,8 +228,13 @@ static void exe_basename(char *out, size_t cap)
     out[len] = '\0';
 }
 
+/* Set when the output directory itself could not be created, so that the
+ * one stderr line names the directory and the reason. */
+static int dir_failed;
+
 static int make_trace_path(char *out, size_t cap)
 {
+    dir_failed = 0;
     pid_t pid = getpid();
     const char *file = getenv("SYNCSIGHT_OUTPUT_FILE");
     if (file && *file) {
@@ -244,8 +249,13 @@ static int make_trace_path(char *out, size_t cap)
     const char *dir = getenv("SYNCSIGHT_OUTPUT_DIR");
     if (!dir || !*dir)
         dir = "./syncsight.data";
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-        return -errno;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        int err = errno;
+        /* Name the directory, not a file that was never tried. */
+        snprintf(out, cap, "%s", dir);
+        dir_failed = 1;
+        return -err;
+    }
     char base[256];
     exe_basename(base, sizeof base);
     int n = snprintf(out, cap, "%s/%s.%ld.sstrace", dir, base, (long)pid);
@@ -315,6 +325,19 @@ static void write_first_block(void)
     if (getcwd(text, sizeof text))
         put_meta_str(buf, cap, &used, &count, "cwd", text);
     put_meta_str(buf, cap, &used, &count, "cupti", ss_cupti_status());
+    {
+        /* CLOCK_MONOTONIC_RAW - CLOCK_MONOTONIC at this moment: what a tool
+         * on the raw clock (Nsight Systems) needs to place our times
+         * (syncsight export --format nvtxt reads it). */
+        struct timespec mono, raw;
+        clock_gettime(CLOCK_MONOTONIC, &mono);
+        clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
+        int64_t diff = ((int64_t)raw.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
+                       ((int64_t)raw.tv_nsec - (int64_t)mono.tv_nsec);
+        char num[32];
+        snprintf(num, sizeof num, "%lld", (long long)diff);
+        put_meta_str(buf, cap, &used, &count, "clock.monotonic_raw_minus_monotonic_ns", num);
+    }
     put_meta_str(buf, cap, &used, &count, "interposer",
                  interposer_active() ? "active (LD_PRELOAD)"
                                      : "inactive (calls seen through CUPTI callbacks only)");
@@ -526,8 +549,13 @@ int ss_output_start(void)
             rc = ss_writer_open(&writer, trace_path, &hdr);
     }
     if (rc < 0) {
-        fprintf(stderr, "syncsight: cannot create trace file %s: %s; the program runs untraced\n",
-                trace_path[0] ? trace_path : "(name too long)", strerror(-rc));
+        if (dir_failed)
+            fprintf(stderr, "syncsight: cannot create trace directory %s: %s (SYNCSIGHT_OUTPUT_DIR; "
+                    "only its last component is created); the program runs untraced\n",
+                    trace_path, strerror(-rc));
+        else
+            fprintf(stderr, "syncsight: cannot create trace file %s: %s; the program runs untraced\n",
+                    trace_path[0] ? trace_path : "(name too long)", strerror(-rc));
         atomic_store_explicit(&out_state, OUT_FAILED, memory_order_release);
         ss_recording_stop();
         pthread_mutex_unlock(&open_mu);
