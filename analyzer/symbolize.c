@@ -167,6 +167,29 @@ static int function_is_runtime(const char *fn)
     return 0;
 }
 
+/* Code nvcc puts into the user's binary around a <<<>>> launch: the inline
+ * __cudaLaunchKernel_helper from the toolkit's headers and the generated
+ * __device_stub__ functions.  The user's line is the frame above them. */
+static int frame_is_cuda_glue(const ss_frame *f)
+{
+    if (f->function && (strncmp(f->function, "__device_stub__", 15) == 0 ||
+                        strncmp(f->function, "__wrapper__device_stub", 22) == 0 ||
+                        strncmp(f->function, "__cudaLaunchKernel_helper", 25) == 0 ||
+                        strncmp(f->function, "cudaLaunchKernel<", 17) == 0))
+        return 1;
+    if (f->file) {
+        static const char *const dirs[] = { "/cuda/include/", "/targets/x86_64-linux/include/",
+                                            "/targets/sbsa-linux/include/", "/include/crt/",
+                                            ".cudafe1.stub.c" };
+        for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+            if (strstr(f->file, dirs[i]))
+                return 1;
+        if (strncmp(f->file, "/usr/local/cuda", 15) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------ lifecycle */
 
 ss_symbolizer *ss_symbolizer_new(void)
@@ -490,8 +513,9 @@ size_t ss_symbolizer_resolve(ss_symbolizer *s, uint64_t addr, ss_frame *out, siz
     }
 
     for (size_t i = 0; i < n; i++)
-        if (frames[i].is_user && !(frames[i].file && frames[i].line > 0) &&
-            function_is_runtime(frames[i].function))
+        if (frames[i].is_user && ((!(frames[i].file && frames[i].line > 0) &&
+                                   function_is_runtime(frames[i].function)) ||
+                                  frame_is_cuda_glue(&frames[i])))
             frames[i].is_user = 0;
 
     if (addr && ((s->cache_used + 1) * 2 <= s->cache_cap || cache_grow(s) == 0)) {
@@ -541,14 +565,70 @@ void ss_frame_format(const ss_frame *f, char *out, size_t outlen)
         snprintf(out, outlen, "0x%llx", (unsigned long long)f->addr);
 }
 
+/* The kernel's identifier inside a __device_stub__ name ("__device_stub__
+ * Z11spin_kernelyPii" -> "spin_kernel"; nested names give their last part). */
+static size_t stub_kernel_name(const char *stub, char *out, size_t outlen)
+{
+    const char *p = stub + 15;              /* past "__device_stub__" */
+    if (*p == '_')
+        p++;
+    if (*p != 'Z')
+        return 0;
+    p++;
+    int nested = *p == 'N';
+    if (nested)
+        p++;
+    size_t len = 0;
+    const char *name = NULL;
+    while (*p >= '0' && *p <= '9') {
+        len = 0;
+        while (*p >= '0' && *p <= '9')
+            len = len * 10 + (size_t)(*p++ - '0');
+        if (strnlen(p, len) < len)
+            return 0;
+        name = p;
+        p += len;
+        if (!nested)
+            break;
+    }
+    if (!name || len == 0 || len >= outlen)
+        return 0;
+    memcpy(out, name, len);
+    out[len] = '\0';
+    return len;
+}
+
+/* Is `fn` the host-side function nvcc generates with the kernel's own name
+ * (it calls the stub; its line info points at the kernel's definition)? */
+static int is_kernel_wrapper(const char *fn, const char *kernel)
+{
+    if (!fn || !*kernel)
+        return 0;
+    const char *hit = strstr(fn, kernel);
+    size_t k = strlen(kernel);
+    return hit && (hit == fn || hit[-1] == ':' || hit[-1] == ' ') && (hit[k] == '(' || hit[k] == '<');
+}
+
 int ss_site_format(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth,
                    char *site, size_t sitelen)
 {
     if (sitelen)
         site[0] = '\0';
+    char kernel[256] = "";
     for (uint32_t i = 0; i < depth; i++) {
         ss_frame frames[MAX_INLINE_FRAMES];
         size_t n = ss_symbolizer_resolve(s, addrs[i], frames, MAX_INLINE_FRAMES);
+        /* Past a launch stub, the next frame named like the kernel is
+         * nvcc's wrapper, not the user's launch line. */
+        int glue = 0;
+        for (size_t j = 0; j < n; j++) {
+            if (frames[j].function && strncmp(frames[j].function, "__device_stub__", 15) == 0)
+                stub_kernel_name(frames[j].function, kernel, sizeof kernel);
+            else if (kernel[0] && is_kernel_wrapper(frames[j].function, kernel))
+                glue = 1;
+        }
+        if (glue)
+            continue;
         /* All frames of one address share its module; the innermost inlined
          * one holds the source line of the call. */
         if (n && frames[0].is_user) {
