@@ -618,22 +618,21 @@ int ss_site_format(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth,
     for (uint32_t i = 0; i < depth; i++) {
         ss_frame frames[MAX_INLINE_FRAMES];
         size_t n = ss_symbolizer_resolve(s, addrs[i], frames, MAX_INLINE_FRAMES);
-        /* Past a launch stub, the next frame named like the kernel is
-         * nvcc's wrapper, not the user's launch line. */
-        int glue = 0;
+        /* Walk the inline chain innermost first.  Past a launch stub, a frame
+         * named like the kernel is nvcc's host wrapper (its line is the
+         * kernel's definition), not the user's launch line: skip it and take
+         * the frame it was inlined into or called from. */
         for (size_t j = 0; j < n; j++) {
-            if (frames[j].function && strncmp(frames[j].function, "__device_stub__", 15) == 0)
+            if (frames[j].function && strncmp(frames[j].function, "__device_stub__", 15) == 0) {
                 stub_kernel_name(frames[j].function, kernel, sizeof kernel);
-            else if (kernel[0] && is_kernel_wrapper(frames[j].function, kernel))
-                glue = 1;
-        }
-        if (glue)
-            continue;
-        /* All frames of one address share its module; the innermost inlined
-         * one holds the source line of the call. */
-        if (n && frames[0].is_user) {
-            ss_frame_format(&frames[0], site, sitelen);
-            return (int)i;
+                continue;
+            }
+            if (kernel[0] && is_kernel_wrapper(frames[j].function, kernel))
+                continue;
+            if (frames[j].is_user) {
+                ss_frame_format(&frames[j], site, sitelen);
+                return (int)i;
+            }
         }
     }
     return -1;
