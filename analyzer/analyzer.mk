@@ -9,7 +9,8 @@ ANALYZER_LIB_SRCS := $(filter-out analyzer/main.c,$(wildcard analyzer/*.c))
 ANALYZER_HDRS     := $(wildcard analyzer/*.h) $(wildcard include/syncsight/*.h)
 ANALYZER_OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(ANALYZER_LIB_SRCS) analyzer/main.c)
 ANALYZER_COMMON_OBJS := $(patsubst %.c,$(BUILD)/analyzer/%.o,$(COMMON_SRCS))
-ANALYZER_CFLAGS   := $(BASE_CFLAGS) $(CFLAGS) $(SYMBOLIZE_CFLAGS)
+# Recursive (=): SYMBOLIZE_CFLAGS comes from analyzer/symbolize.mk, included after this file.
+ANALYZER_CFLAGS    = $(BASE_CFLAGS) $(CFLAGS) $(SYMBOLIZE_CFLAGS)
 
 $(BUILD)/analyzer/%.o: analyzer/%.c $(ANALYZER_HDRS)
 	@mkdir -p $(dir $@)

@@ -5,7 +5,9 @@
 # elfutils' libdw gives function, file:line and inlined frames.  Without its
 # headers (a machine without libdw-dev) symbolize.c builds a fallback that
 # reports module+offset and says why.
-SYMBOLIZE_HAVE_LIBDW := $(shell printf '#include <elfutils/libdwfl.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo yes)
+# Probe by compiling AND linking what symbolize.c uses: a compiler may ship
+# some elfutils headers without dwarf.h or without the library itself.
+SYMBOLIZE_HAVE_LIBDW := $(shell printf '#include <dwarf.h>\n#include <elfutils/libdw.h>\n#include <elfutils/libdwfl.h>\n#include <gelf.h>\nint main(void){return dwfl_begin(0)!=0;}\n' | $(CC) -x c - -o /dev/null -ldw -lelf >/dev/null 2>&1 && echo yes)
 ifeq ($(SYMBOLIZE_HAVE_LIBDW),yes)
 SYMBOLIZE_CFLAGS :=
 SYMBOLIZE_LIBS   := -ldw -lelf -ldl

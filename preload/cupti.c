@@ -419,7 +419,8 @@ static void enable_activity(void)
 {
     /* Our clock first: GPU timestamps then arrive in the trace clock.
      * CUPTI accepts it only before any activity kind is enabled. */
-    if (p_cuptiActivityRegisterTimestampCallback)
+    const char *own_clock = getenv("SYNCSIGHT_CUPTI_CLOCK");
+    if (p_cuptiActivityRegisterTimestampCallback && !(own_clock && own_clock[0] == '0'))
         p_cuptiActivityRegisterTimestampCallback(ss_now);
     if (p_cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
         return;
