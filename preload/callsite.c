@@ -383,6 +383,8 @@ static uint32_t capture_native_stack(int max_depth)
  * callers), a launch may carry the stack of a recent launch of the same
  * kernel from another place: the site is approximate, never invented. */
 #define LAUNCH_CACHE_SLOTS  64u        /* power of two */
+/* Calls that took at least this long always get a stack of their own. */
+#define SLOW_CALL_NS        20000u
 #define LAUNCH_FULL_FIRST   4u
 #define LAUNCH_SAMPLE_EVERY 256u
 
@@ -427,8 +429,17 @@ void callsite_capture_body(ss_api_rec *r, int want, uintptr_t caller)
         return;
     t_in_capture = 1;
     int depth = (r->flags & SS_API_F_CUPTI_CB) ? g_depth_cupti : g_depth_interposer;
-    if (mode >= 2 || want == SS_STACK_FULL)
+    if (mode >= 2 || (want == SS_STACK_FULL && r->t_exit - r->t_enter >= SLOW_CALL_NS))
         r->stack_id = capture_native_stack(depth);
+    else if (want == SS_STACK_FULL)
+        /* A blameable call that returned quickly (an event record, an async
+         * copy, a sync with nothing to wait for): sampled like launches, keyed
+         * by what usually tells call sites apart — the API, its stream, event
+         * and function.  A slow call, the kind findings are made of, always
+         * gets its own stack (above). */
+        r->stack_id = sampled_launch_stack(((uint64_t)r->cbid * 0x9e3779b97f4a7c15ull) ^ r->stream ^
+                                               (r->event * 31u) ^ r->func,
+                                           caller, depth);
     else if (want == SS_STACK_SAMPLED)
         r->stack_id = sampled_launch_stack(r->func, caller, depth);
     /* The Python stack of every call: the direct reader costs ~100-500 ns
