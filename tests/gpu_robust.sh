@@ -125,7 +125,11 @@ echo "== building"
 build robust_faults "$TP/robust_faults.cu" &
 build robust_faults_shared "$TP/robust_faults.cu" -cudart shared &
 build fork_child "$TP/fork_child.cu" &
-build robust_late_dlopen "$TP/robust_late_dlopen.cu" -cudart none &
+# Host code only, built by the host compiler: nvcc would add fat-binary
+# registration that needs a linked cudart, which this program must not have.
+${CXX:-g++} -O2 -g -std=c++17 -x c++ -I"$CUDA_HOME/include" -o "$OUT/bin/robust_late_dlopen" \
+    "$TP/robust_late_dlopen.cu" -ldl > "$OUT/build-robust_late_dlopen.log" 2>&1 ||
+    { echo "gpu_robust: build of robust_late_dlopen failed:"; tail -n 20 "$OUT/build-robust_late_dlopen.log"; exit 2; }
 "$NVCC" $NVCC_ARCH -O2 -std=c++17 -DROBUST_CUPTI_HOLDER_LIB -shared -Xcompiler -fPIC -I"$CUDA_HOME/include" \
     -L"$CUDA_HOME/lib64" -lcupti -Xlinker -rpath,"$CUDA_HOME/lib64" \
     -o "$OUT/bin/librobust_cupti_holder.so" "$TP/robust_cupti_taken.cu" > "$OUT/build-holder.log" 2>&1 || echo holder >> "$OUT/build-failed"
