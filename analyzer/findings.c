@@ -258,10 +258,46 @@ static void call_site(ss_findings *f, const ss_model *m, const ss_call *c, char 
         snprintf(out, outlen, "%s", nm);
 }
 
+/* A call made inside a collective library's own API (NCCL marks each of
+ * its calls with an NVTX range "nccl..."): the user cannot change that code,
+ * so its findings are reported as info, folded apart, and say where they
+ * come from.  Returns the range name or NULL. */
+static int library_range(const ss_model *m, const ss_call *c, char *name, size_t namelen)
+{
+    const ss_nvtx_rec *r = ss_model_nvtx_at(m, c->rec->tid, c->rec->t_enter, c->rec->t_exit);
+    if (!r)
+        return 0;
+    ss_string_ref s = ss_model_string(m, r->name_id);
+    if (!s.s || s.len < 4 || strncmp(s.s, "nccl", 4) != 0)
+        return 0;
+    ss_escape_term_buf(name, namelen, s.s, s.len < 120 ? s.len : 120);
+    return 1;
+}
+
 void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
 {
     char site[1024] = "(no call)";
     const ss_call *c = NULL;
+    char lib[160];
+    if (o->nrefs && o->refs[0].call >= 0 && library_range(m, &m->calls[o->refs[0].call], lib, sizeof lib)) {
+        ss_occurrence copy = *o;
+        char *msg = ss_strdup_printf("inside NCCL (%s), not in your code: %s", lib, o->message ? o->message : "");
+        char *extra = ss_strdup_printf("%s|lib", o->site_extra ? o->site_extra : "");
+        copy.message = msg;
+        copy.site_extra = extra;
+        copy.severity = SS_SEV_INFO;
+        copy.fixed_severity = 1;
+        copy.nrefs = o->nrefs;
+        /* one level only: the copy's site_extra marks it, so no recursion */
+        if (!(o->site_extra && strstr(o->site_extra, "|lib"))) {
+            ss_findings_add(f, m, &copy);
+            free(msg);
+            free(extra);
+            return;
+        }
+        free(msg);
+        free(extra);
+    }
     if (o->nrefs && o->refs[0].call >= 0) {
         c = &m->calls[o->refs[0].call];
         call_site(f, m, c, site, sizeof site);

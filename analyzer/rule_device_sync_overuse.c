@@ -174,6 +174,15 @@ static void run(const ss_model *m, ss_findings *out)
         /* a legacy-stream sync needs its own stream: only what it waited for
          * beyond that is overuse */
         if (c->cls == SS_API_STREAM_SYNC && c->stream >= 0) touched[c->stream] = 1;
+        /* The next calls must tell what the host needed from THIS device:
+         * when they only use other devices (cudaSetDevice to the next GPU),
+         * the sync may have been for anything on this one — no judgement. */
+        int uses_this_device = 0;
+        for (uint32_t k = 0; k < ns && !uses_this_device; k++)
+            if ((touched[k] || s.host_reads[k]) && (dev < 0 || m->streams[k].device < 0 ||
+                                                     m->streams[k].device == dev))
+                uses_this_device = 1;
+        if (!uses_this_device) continue;
         uint64_t needed = t0;
         int32_t worst = -1;
         for (uint32_t k = 0; k < ns; k++) {
