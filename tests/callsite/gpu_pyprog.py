@@ -3,12 +3,12 @@
 usage: gpu_pyprog.py CUDART_PATH|-
 
 With a libcudart path, ctypes.PyDLL calls cudaDeviceSynchronize with the GIL
-held (LINE-GPU-PY).  Then, if torch is installed, PyTorch work whose CUDA
-calls PyTorch makes with the GIL released: `.item()` in a loop (a
-device-to-host copy and a stream sync per step, LINE-GPU-ITEM called from
-LINE-GPU-LOOP) and a non_blocking copy from pageable host memory
-(LINE-GPU-COPY).  The shim must record these script lines as the Python
-stacks of those calls."""
+held.  Then, if torch is installed, PyTorch work whose CUDA calls PyTorch
+makes with the GIL released: `.item()` in a loop (a device-to-host copy and a
+stream sync per step, called from the loop) and a non_blocking copy from
+pageable host memory.  The shim must record these script lines as the Python
+stacks of those calls.  The checkers find the lines by the markers in the
+comments below (so the markers must appear nowhere else in this file)."""
 import ctypes
 import sys
 
