@@ -2,6 +2,7 @@
  * Loading a trace into the model (see model.h for what each table holds).
  * Everything is arrays + sorting + hash maps: linear-ish in the trace size.
  */
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,12 @@
 #include "model.h"
 #include "util.h"
 
-struct ss_strmap { ss_u64map map; ss_string_ref *v; uint32_t n, cap; };
+struct ss_strmap {
+    ss_u64map map; ss_string_ref *v; uint32_t n, cap;
+    char **owned; uint32_t nowned, capowned;   /* demangled kernel names */
+};
+
+static void demangle_kernel_names(ss_model *m);
 
 /* Per device: ops sorted by submit time, with the running max of their end,
  * and the sorted op starts. */
@@ -1065,10 +1071,62 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         else if (m->notes[i]->code == SS_NOTE_CUPTI_UNAVAILABLE && !m->cupti_state) m->cupti_state = 2;
     }
 
+    demangle_kernel_names(m);
+
     free(L.api); free(L.gpu); free(L.srec); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
     ss_u64map_free(&L.corr_stream); ss_u64map_free(&L.legacy_map); ss_u64map_free(&L.ptds_map);
     return m;
+}
+
+/* Kernel names as users wrote them: CUPTI gives the mangled symbol
+ * (_Z11spin_kernelyPii); show spin_kernel(unsigned long long, int*, int).
+ * libstdc++'s demangler is looked up at run time so the analyzer stays C. */
+typedef char *(*ss_demangle_fn)(const char *, char *, size_t *, int *);
+
+static ss_demangle_fn demangler(void)
+{
+    static int tried;
+    static ss_demangle_fn fn;
+    if (!tried) {
+        tried = 1;
+        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (h)
+            *(void **)&fn = dlsym(h, "__cxa_demangle");
+    }
+    return fn;
+}
+
+static void demangle_kernel_names(ss_model *m)
+{
+    ss_demangle_fn fn = demangler();
+    struct ss_strmap *sm = m->strings;
+    if (!fn || !sm->n)
+        return;
+    uint8_t *done = ss_xcalloc(sm->n, 1);
+    for (uint32_t i = 0; i < m->nops; i++) {
+        if (m->ops[i].kind != SS_OP_KERNEL)
+            continue;
+        int64_t *idx = ss_u64map_find(&sm->map, ((const ss_kernel_rec *)m->ops[i].rec)->name_id);
+        if (!idx || *idx < 0 || (uint64_t)*idx >= sm->n || done[*idx])
+            continue;
+        done[*idx] = 1;
+        ss_string_ref r = sm->v[*idx];
+        /* bounded: names of several KiB are template soup nobody reads whole */
+        if (r.len < 3 || r.len > 8192 || r.s[0] != '_' || r.s[1] != 'Z')
+            continue;
+        char *mangled = ss_xcalloc(r.len + 1, 1);
+        memcpy(mangled, r.s, r.len);
+        int status = -1;
+        char *out = fn(mangled, NULL, NULL, &status);
+        free(mangled);
+        if (status != 0 || !out)
+            continue;
+        SS_PUSH(sm->owned, sm->nowned, sm->capowned, out);
+        sm->v[*idx].s = out;
+        sm->v[*idx].len = (uint32_t)strlen(out);
+    }
+    free(done);
 }
 
 void ss_model_free(ss_model *m)
@@ -1081,7 +1139,11 @@ void ss_model_free(ss_model *m)
     free(m->pystacks); free(m->modules);
     for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
     free(m->api_names); free(m->api_class);
-    if (m->strings) { ss_u64map_free(&m->strings->map); free(m->strings->v); free(m->strings); }
+    if (m->strings) {
+        for (uint32_t i = 0; i < m->strings->nowned; i++) free(m->strings->owned[i]);
+        free(m->strings->owned);
+        ss_u64map_free(&m->strings->map); free(m->strings->v); free(m->strings);
+    }
     for (uint32_t i = 0; i < m->ntimelines; i++) {
         free(m->timelines[i].submit); free(m->timelines[i].maxend); free(m->timelines[i].starts);
     }
