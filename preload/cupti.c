@@ -194,38 +194,34 @@ static void convert_kernel(const CUpti_ActivityKernel10 *a)
     ss_rec_commit(k);
 }
 
+/* CUPTI's plain and peer-to-peer copy records share their field names but
+ * not their struct: one body for both, the devices given by the caller. */
+#define CONVERT_MEMCPY(a, src_dev, dst_dev)                                                       \
+    do {                                                                                         \
+        ss_memcpy_rec *m = ss_rec_begin(SS_REC_MEMCPY, sizeof *m, 0);                            \
+        if (!m)                                                                                  \
+            return;                                                                              \
+        fill_gpu(&m->g, (a)->start, (a)->end, (a)->correlationId, (a)->streamId, (a)->contextId, \
+                 (a)->deviceId);                                                                 \
+        m->bytes = (a)->bytes;                                                                   \
+        m->copy_kind = (a)->copyKind;                                                            \
+        m->src_kind = (a)->srcKind;                                                              \
+        m->dst_kind = (a)->dstKind;                                                              \
+        m->async = ((a)->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;                         \
+        m->src_device = (src_dev);                                                               \
+        m->dst_device = (dst_dev);                                                               \
+        m->graph_id = (a)->graphId;                                                              \
+        ss_rec_commit(m);                                                                        \
+    } while (0)
+
 static void convert_memcpy(const CUpti_ActivityMemcpy6 *a)
 {
-    ss_memcpy_rec *m = ss_rec_begin(SS_REC_MEMCPY, sizeof *m, 0);
-    if (!m)
-        return;
-    fill_gpu(&m->g, a->start, a->end, a->correlationId, a->streamId, a->contextId, a->deviceId);
-    m->bytes = a->bytes;
-    m->copy_kind = a->copyKind;
-    m->src_kind = a->srcKind;
-    m->dst_kind = a->dstKind;
-    m->async = (a->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
-    m->src_device = a->deviceId;
-    m->dst_device = a->deviceId;
-    m->graph_id = a->graphId;
-    ss_rec_commit(m);
+    CONVERT_MEMCPY(a, a->deviceId, a->deviceId);
 }
 
 static void convert_memcpy_peer(const CUpti_ActivityMemcpyPtoP4 *a)
 {
-    ss_memcpy_rec *m = ss_rec_begin(SS_REC_MEMCPY, sizeof *m, 0);
-    if (!m)
-        return;
-    fill_gpu(&m->g, a->start, a->end, a->correlationId, a->streamId, a->contextId, a->deviceId);
-    m->bytes = a->bytes;
-    m->copy_kind = a->copyKind;
-    m->src_kind = a->srcKind;
-    m->dst_kind = a->dstKind;
-    m->async = (a->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
-    m->src_device = a->srcDeviceId;
-    m->dst_device = a->dstDeviceId;
-    m->graph_id = a->graphId;
-    ss_rec_commit(m);
+    CONVERT_MEMCPY(a, a->srcDeviceId, a->dstDeviceId);
 }
 
 static void convert_memset(const CUpti_ActivityMemset4 *a)
