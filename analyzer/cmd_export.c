@@ -38,12 +38,6 @@ static void usage(FILE *f)
           "exit status: 0 ok, 2 usage or input error\n", f);
 }
 
-static void err_path(const char *path, const char *what)
-{
-    fputs("syncsight: ", stderr);
-    ss_escape_term(stderr, path, strlen(path));
-    fprintf(stderr, ": %s\n", what);
-}
 
 /* ---- shared helpers ------------------------------------------------------ */
 
@@ -210,31 +204,14 @@ int ss_cmd_export(int argc, char **argv)
         return SS_EXIT_USAGE;
     }
 
-    int rc = SS_EXIT_OK;
     ss_process_result *procs = ss_xcalloc((size_t)n, sizeof(ss_process_result));
     int loaded = 0;
-    for (int i = 0; i < n; i++) {
-        char err[256] = "";
-        ss_model *m = ss_model_load(paths[i], err, sizeof err);
-        if (!m) { err_path(paths[i], err[0] ? err : "cannot read"); rc = SS_EXIT_USAGE; break; }
-        if (m->truncated) {
-            char msg[400];
-            snprintf(msg, sizeof msg, "warning: truncated trace (%s); exporting up to its last complete block",
-                     m->truncated_why);
-            err_path(paths[i], msg);
-        }
-        procs[loaded].path = paths[i];
-        procs[loaded].model = m;
-        ss_findings_init(&procs[loaded].findings);
-        ss_rules_run_all(m, &procs[loaded].findings);
-        ss_findings_finish(&procs[loaded].findings, m->t_last - m->t_first);
-        loaded++;
-    }
+    int rc = ss_analyze_files(paths, n, "exporting", procs, &loaded);
     if (rc == SS_EXIT_OK) {
         FILE *out = stdout;
         if (output && strcmp(output, "-")) {
             out = fopen(output, "w");
-            if (!out) { err_path(output, strerror(errno)); rc = SS_EXIT_USAGE; }
+            if (!out) { ss_err_path(output, strerror(errno)); rc = SS_EXIT_USAGE; }
         }
         if (out) {
             char err[256] = "";

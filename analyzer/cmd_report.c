@@ -65,7 +65,7 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
-static void err_path(const char *path, const char *what)
+void ss_err_path(const char *path, const char *what)
 {
     fputs("syncsight: ", stderr);
     ss_escape_term(stderr, path, strlen(path));
@@ -79,7 +79,7 @@ char **ss_expand_inputs(char **args, int n, int *out_n)
     for (int i = 0; i < n; i++) {
         struct stat st;
         if (stat(args[i], &st) != 0) {
-            err_path(args[i], strerror(errno));
+            ss_err_path(args[i], strerror(errno));
             ss_free_paths(v, (int)nv);
             return NULL;
         }
@@ -89,7 +89,7 @@ char **ss_expand_inputs(char **args, int n, int *out_n)
             continue;
         }
         DIR *d = opendir(args[i]);
-        if (!d) { err_path(args[i], strerror(errno)); ss_free_paths(v, (int)nv); return NULL; }
+        if (!d) { ss_err_path(args[i], strerror(errno)); ss_free_paths(v, (int)nv); return NULL; }
         uint32_t first = nv;
         struct dirent *e;
         while ((e = readdir(d))) {
@@ -101,7 +101,7 @@ char **ss_expand_inputs(char **args, int n, int *out_n)
             SS_PUSH(v, nv, cap, p);
         }
         closedir(d);
-        if (nv == first) { err_path(args[i], "no *.sstrace files in this directory"); ss_free_paths(v, (int)nv); return NULL; }
+        if (nv == first) { ss_err_path(args[i], "no *.sstrace files in this directory"); ss_free_paths(v, (int)nv); return NULL; }
         ss_qsort(v + first, nv - first, sizeof(char *), cmp_str);
     }
     *out_n = (int)nv;
@@ -114,33 +114,39 @@ void ss_free_paths(char **paths, int n)
     free(paths);
 }
 
-int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback_out)
+int ss_analyze_files(char **paths, int n, const char *verb, ss_process_result *procs, int *loaded)
 {
-    ss_process_result *procs = ss_xcalloc((size_t)n, sizeof(ss_process_result));
-    int rc = SS_EXIT_OK;
-    int loaded = 0;
+    *loaded = 0;
     for (int i = 0; i < n; i++) {
         char err[256] = "";
         ss_model *m = ss_model_load(paths[i], err, sizeof err);
-        if (!m) { err_path(paths[i], err[0] ? err : "cannot read"); rc = SS_EXIT_USAGE; break; }
+        if (!m) { ss_err_path(paths[i], err[0] ? err : "cannot read"); return SS_EXIT_USAGE; }
         if (m->truncated) {
             char msg[400];
-            snprintf(msg, sizeof msg, "warning: truncated trace (%s); analyzing up to its last complete block",
-                     m->truncated_why);
-            err_path(paths[i], msg);
+            snprintf(msg, sizeof msg, "warning: truncated trace (%s); %s up to its last complete block",
+                     m->truncated_why, verb);
+            ss_err_path(paths[i], msg);
         }
-        procs[loaded].path = paths[i];
-        procs[loaded].model = m;
-        ss_findings_init(&procs[loaded].findings);
-        ss_rules_run_all(m, &procs[loaded].findings);
-        ss_findings_finish(&procs[loaded].findings, m->t_last - m->t_first);
-        loaded++;
+        ss_process_result *p = &procs[(*loaded)++];
+        p->path = paths[i];
+        p->model = m;
+        ss_findings_init(&p->findings);
+        ss_rules_run_all(m, &p->findings);
+        ss_findings_finish(&p->findings, m->t_last - m->t_first);
     }
+    return SS_EXIT_OK;
+}
+
+int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback_out)
+{
+    ss_process_result *procs = ss_xcalloc((size_t)n, sizeof(ss_process_result));
+    int loaded = 0;
+    int rc = ss_analyze_files(paths, n, "analyzing", procs, &loaded);
     if (rc == SS_EXIT_OK) {
         FILE *out = fallback_out;
         if (o->output) {
             out = fopen(o->output, "w");
-            if (!out) { err_path(o->output, strerror(errno)); rc = SS_EXIT_USAGE; }
+            if (!out) { ss_err_path(o->output, strerror(errno)); rc = SS_EXIT_USAGE; }
         }
         if (out) {
             int color = !o->json && !o->output && isatty(fileno(out)) && !getenv("NO_COLOR");

@@ -36,4 +36,14 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
 char **ss_expand_inputs(char **args, int n, int *out_n);
 void ss_free_paths(char **paths, int n);
 
+/* "syncsight: PATH: what" on stderr, PATH escaped for the terminal. */
+void ss_err_path(const char *path, const char *what);
+
+/* Load each trace and run every rule on it, into procs[0..*loaded).  A
+ * truncated trace gets a one-line warning ("<verb> up to its last complete
+ * block"); an unreadable one stops the loop.  Returns SS_EXIT_OK or
+ * SS_EXIT_USAGE. */
+struct ss_process_result;
+int ss_analyze_files(char **paths, int n, const char *verb, struct ss_process_result *procs, int *loaded);
+
 #endif
