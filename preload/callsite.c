@@ -252,22 +252,31 @@ static void write_module_record(const char *path, uint64_t base, uint64_t size,
     ss_rec_commit(rec);
 }
 
+/* Lowest and highest address of an object's PT_LOAD segments, relative to
+ * its load address (hi == 0: no loadable segment). */
+static void load_extent(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi)
+{
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (ph->p_vaddr < *lo)
+            *lo = ph->p_vaddr;
+        if (ph->p_vaddr + ph->p_memsz > *hi)
+            *hi = ph->p_vaddr + ph->p_memsz;
+    }
+}
+
 static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
     scan_state *st = arg;
     if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
         st->adds = info->dlpi_adds;
 
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        if (ph->p_vaddr < lo)
-            lo = ph->p_vaddr;
-        if (ph->p_vaddr + ph->p_memsz > hi)
-            hi = ph->p_vaddr + ph->p_memsz;
-    }
+    uint64_t lo, hi;
+    load_extent(info, &lo, &hi);
     if (hi == 0 || st->set->n >= st->cap)
         return 0;
     mod_range range = { info->dlpi_addr + lo, info->dlpi_addr + hi };
@@ -468,16 +477,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     uint64_t self = (uint64_t)(uintptr_t)arg;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        if (ph->p_vaddr < lo)
-            lo = ph->p_vaddr;
-        if (ph->p_vaddr + ph->p_memsz > hi)
-            hi = ph->p_vaddr + ph->p_memsz;
-    }
+    uint64_t lo, hi;
+    load_extent(info, &lo, &hi);
     if (hi == 0 || self < info->dlpi_addr + lo || self >= info->dlpi_addr + hi)
         return 0;
     g_self_lo = info->dlpi_addr + lo;
