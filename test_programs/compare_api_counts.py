@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Compare the CUDA runtime calls recorded for several builds of one program.
 
-Usage: compare_api_counts.py LABEL=DUMP.json [LABEL=DUMP.json ...]
+Usage: compare_api_counts.py LABEL=DUMP.json [LABEL=DUMP.json ...] [+LABEL=DUMP.json ...]
 
 Each DUMP.json is `syncsight dump --json` output: JSON Lines (or one JSON
 array) of records, the API calls being {"type":"api","name":...}.  Prints the
 call count per API side by side, names folded modulo the _ptsz/_ptds suffix
 of per-thread-default-stream builds, and exits 1 unless every build recorded
 the same set of APIs and each recorded the calls every build of
-capture_basic.cu makes (REQUIRED).  Python standard library only.
+capture_basic.cu makes (REQUIRED).  A LABEL written +LABEL is shown as a
+column for comparison only (e.g. a PyTorch script's calls) and takes no part
+in the checks.  Python standard library only.
 """
 import json
 import re
@@ -53,9 +55,11 @@ def api_records(path):
 
 
 def main(argv):
-    builds = []
+    builds, shown = [], []
     for arg in argv[1:]:
         label, sep, path = arg.partition("=")
+        only_shown = label.startswith("+")
+        label = label.lstrip("+")
         if not sep:
             print(__doc__.strip().splitlines()[2], file=sys.stderr)
             return 2
@@ -64,19 +68,21 @@ def main(argv):
         except OSError as e:
             print(f"compare_api_counts: {path}: {e.strerror}", file=sys.stderr)
             return 2
-        builds.append((label, Counter(fold(r["name"]) for r in calls)))
+        (shown if only_shown else builds).append((label, Counter(fold(r["name"]) for r in calls)))
     if len(builds) < 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
 
-    names = sorted(set().union(*(c for _, c in builds)))
+    names = sorted(set().union(*(c for _, c in builds + shown)))
     width = max([len(n) for n in names] + [20])
-    print(f"{'API (_ptsz/_ptds folded)':<{width}} " + " ".join(f"{label:>10}" for label, _ in builds))
+    columns = builds + shown
+    print(f"{'API (_ptsz/_ptds folded)':<{width}} " + " ".join(f"{label:>10}" for label, _ in columns))
     for name in names:
         counts = [c.get(name, 0) for _, c in builds]
         mark = "" if all(counts) or not any(counts) else "   <-- differs"
-        print(f"{name:<{width}} " + " ".join(f"{n:>10}" for n in counts) + mark)
-    print(f"{'total':<{width}} " + " ".join(f"{sum(c.values()):>10}" for _, c in builds))
+        cells = counts + [c.get(name, 0) for _, c in shown]
+        print(f"{name:<{width}} " + " ".join(f"{n:>10}" for n in cells) + mark)
+    print(f"{'total':<{width}} " + " ".join(f"{sum(c.values()):>10}" for _, c in columns))
 
     ok = True
     sets = [set(c) for _, c in builds]

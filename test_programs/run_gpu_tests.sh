@@ -255,6 +255,18 @@ for n in "${names[@]}"; do
 done
 
 echo
+# The capture check, side by side: the three builds of capture_basic
+# and a PyTorch script (shown for comparison; the equality check above covers
+# the three builds only).
+if [ -f "$OUT/dumps/capture_basic_shared.jsonl" ] && [ -f "$OUT/traces/item_in_loop.sstrace" ]; then
+    "$SYNCSIGHT" dump --json "$OUT/traces/item_in_loop.sstrace" > "$OUT/dumps/item_in_loop.jsonl" 2> /dev/null &&
+    { echo; echo "== recorded CUDA calls: capture_basic built three ways, and the PyTorch script item_in_loop.py"
+      "$PYTHON" $TP/compare_api_counts.py shared="$OUT/dumps/capture_basic_shared.jsonl" \
+          static="$OUT/dumps/capture_basic_static.jsonl" ptds="$OUT/dumps/capture_basic_ptds.jsonl" \
+          +pytorch="$OUT/dumps/item_in_loop.jsonl" | tee "$OUT/logs/capture-vs-pytorch.api-counts"; } || true
+fi
+
+echo
 echo "== summary"
 printf '%-34s %-6s %s\n' program result "findings (rule:count)"
 for n in "${names[@]}"; do
