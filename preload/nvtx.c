@@ -138,7 +138,9 @@ void ss_nvtx_end_call(uint32_t cbid, const char *api_name, uint64_t blocked_ns, 
         else if (gpu_busy_known)
             snprintf(text, sizeof text, "implicit sync: %s blocked %.1f ms", api_name, ms);
         else
-            snprintf(text, sizeof text, "%s blocked %.1f ms", api_name, ms);
+            /* blocked in a call that is not a synchronization: the analyzer
+             * decides whether the GPU work in flight was the reason */
+            snprintf(text, sizeof text, "possible implicit sync: %s blocked %.1f ms", api_name, ms);
         nvtxEventAttributes_t attr;
         memset(&attr, 0, sizeof attr);
         attr.version = NVTX_VERSION;
