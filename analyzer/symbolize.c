@@ -268,7 +268,7 @@ static sym_module *module_of(ss_symbolizer *s, uint64_t addr)
 static void set_problem(sym_module *m, const char *why)
 {
     free(m->problem);
-    m->problem = strdup(why);
+    m->problem = why ? strdup(why) : NULL;
 }
 
 /* ------------------------------------------------------------ libdw part */
@@ -291,24 +291,22 @@ static int elf_has_symtab(Elf *elf)
     return 0;
 }
 
-static void open_module(sym_module *m)
+/* Open `file` as the module's ELF object: 0 on success (m->dwfl/m->mod set),
+ * -1 with m->problem saying why. */
+static int open_module_file(sym_module *m, const char *file)
 {
-    m->opened = -1;
-    if (strstr(m->path, "linux-vdso") || strstr(m->path, "linux-gate")) {
-        set_problem(m, "kernel vDSO: not a file");
-        return;
-    }
-    if (access(m->path, R_OK) != 0) {
-        size_t n = strlen(m->path);
-        set_problem(m, n > 10 && strcmp(m->path + n - 10, " (deleted)") == 0
+    if (access(file, R_OK) != 0) {
+        size_t n = strlen(file);
+        set_problem(m, n > 10 && strcmp(file + n - 10, " (deleted)") == 0
                            ? "binary was deleted while the program ran"
-                           : "binary not found (moved, deleted, or traced on another machine)");
-        return;
+                           : "binary not found (moved, deleted, or traced on another machine; "
+                             "SYNCSIGHT_SYMBOL_PATH names directories to look in)");
+        return -1;
     }
     /* The path comes from the trace, which may not be the user's own: open
      * nothing but regular ELF files (no FIFO that would hang us, no device),
      * and use nothing from them unless the build id matches (below). */
-    int fd = open(m->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     unsigned char magic[4];
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
@@ -316,24 +314,25 @@ static void open_module(sym_module *m)
         if (fd >= 0)
             close(fd);
         set_problem(m, "not a regular ELF file");
-        return;
+        return -1;
     }
     m->dwfl = dwfl_begin(&offline_callbacks);
     if (!m->dwfl) {
         close(fd);
         set_problem(m, "libdwfl could not start");
-        return;
+        return -1;
     }
     dwfl_report_begin(m->dwfl);
-    m->mod = dwfl_report_elf(m->dwfl, base_name(m->path), m->path, fd, m->base, false);
+    m->mod = dwfl_report_elf(m->dwfl, base_name(m->path), file, fd, m->base, false);
     dwfl_report_end(m->dwfl, NULL, NULL);
-    if (!m->mod)
-        close(fd);   /* consumed by libdwfl only on success */
     if (!m->mod) {
+        close(fd);   /* consumed by libdwfl only on success */
         char why[256];
         snprintf(why, sizeof why, "not a readable ELF object: %s", dwfl_errmsg(-1));
         set_problem(m, why);
-        return;
+        dwfl_end(m->dwfl);
+        m->dwfl = NULL;
+        return -1;
     }
     if (m->build_id_len) {
         const unsigned char *bits = NULL;
@@ -341,9 +340,48 @@ static void open_module(sym_module *m)
         int n = dwfl_module_build_id(m->mod, &bits, &vaddr);
         if (n != (int)m->build_id_len || memcmp(bits, m->build_id, m->build_id_len) != 0) {
             set_problem(m, "binary on disk differs from the traced one (build id mismatch)");
-            return;
+            dwfl_end(m->dwfl);
+            m->dwfl = NULL;
+            m->mod = NULL;
+            return -1;
         }
     }
+    return 0;
+}
+
+static void open_module(sym_module *m)
+{
+    m->opened = -1;
+    if (strstr(m->path, "linux-vdso") || strstr(m->path, "linux-gate")) {
+        set_problem(m, "kernel vDSO: not a file");
+        return;
+    }
+    int rc = open_module_file(m, m->path);
+    /* Traced elsewhere, or the binary has moved: look for a file of the same
+     * name (or NAME.debug, as objcopy --only-keep-debug writes) in the
+     * directories of SYNCSIGHT_SYMBOL_PATH; the build id must match. */
+    const char *dirs = getenv("SYNCSIGHT_SYMBOL_PATH");
+    if (rc != 0 && dirs && *dirs) {
+        char *copy = strdup(dirs), *save = NULL;
+        char first_problem[256];
+        snprintf(first_problem, sizeof first_problem, "%s", m->problem ? m->problem : "");
+        for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && rc != 0; d = strtok_r(NULL, ":", &save)) {
+            static const char *const suffixes[] = { "", ".debug" };
+            for (size_t k = 0; k < 2 && rc != 0; k++) {
+                char cand[4096];
+                if (snprintf(cand, sizeof cand, "%s/%s%s", d, base_name(m->path), suffixes[k]) >= (int)sizeof cand)
+                    continue;
+                if (access(cand, R_OK) == 0)
+                    rc = open_module_file(m, cand);
+            }
+        }
+        free(copy);
+        if (rc != 0)
+            set_problem(m, first_problem);
+    }
+    if (rc != 0)
+        return;
+    set_problem(m, NULL);
     m->opened = 1;
     Dwarf_Addr bias;
     GElf_Addr ebias;

@@ -58,11 +58,12 @@ expect_rc 2 "marker missing in source" '{"findings":[]}' "device-sync-overuse >=
 site device-sync-overuse prog.cu"
 expect_rc 2 "report is not JSON" 'not json' "# nothing"
 
-# --for-fixture: Python sites become explicit lines, native ones are dropped.
+# --for-fixture: marker-based sites (Python and native) become explicit lines.
 printf 'x = 1\ny = x.item()  # EXPECT-SITE implicit-sync\n' > "$T/script.py"
+printf 'int a;\n\ncudaFree(p); // EXPECT-SITE implicit-sync\n' > "$T/prog.cu"
 printf 'implicit-sync >=1\nsite implicit-sync script.py\nsite implicit-sync prog.cu\n' > "$T/f.expect"
 "$PYTHON" tests/check_findings.py --for-fixture "$T/f.expect" > "$T/fixture.expect"
-if ! grep -qx 'site implicit-sync script.py:2' "$T/fixture.expect" || grep -q '^site implicit-sync prog.cu' "$T/fixture.expect"; then
+if ! grep -qx 'site implicit-sync script.py:2' "$T/fixture.expect" || ! grep -qx 'site implicit-sync prog.cu:3' "$T/fixture.expect"; then
     echo "FAIL: --for-fixture output:"; sed 's/^/    /' "$T/fixture.expect"; failures=$((failures + 1))
 fi
 

@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 SYNCSIGHT=${SYNCSIGHT:-build/syncsight}
 PYTHON=${PYTHON:-python3}
 DIR=tests/fixtures
+# The recorded programs' symbols (objcopy --only-keep-debug of the binaries that
+# made the fixtures), so native call sites resolve to file:line on any machine.
+export SYNCSIGHT_SYMBOL_PATH=${SYNCSIGHT_SYMBOL_PATH:-$DIR/bin}
 
 if [ $# -gt 0 ]; then
     names=("$@")

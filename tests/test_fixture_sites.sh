@@ -1,0 +1,25 @@
+#!/bin/bash
+# Call sites on real traces, off the GPU machine: at least 80% of the findings
+# of the committed fixtures must carry a `site` of the form "file:line function"
+# in the JSON report (native ones resolved through tests/fixtures/bin/, Python
+# ones from the recorded Python stacks).
+set -u
+cd "$(dirname "$0")/.."
+ls tests/fixtures/*.sstrace > /dev/null 2>&1 || { echo "SKIP: no fixtures"; exit 77; }
+SYNCSIGHT=${SYNCSIGHT:-build/syncsight} SYNCSIGHT_SYMBOL_PATH=tests/fixtures/bin python3 - <<'PY'
+import glob, json, os, re, subprocess, sys
+total = sited = 0
+for f in sorted(glob.glob("tests/fixtures/*.sstrace")):
+    r = subprocess.run([os.environ["SYNCSIGHT"], "report", "--format", "json", f], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: report {f}: {r.stderr.strip()}")
+    for x in json.loads(r.stdout)["findings"]:
+        total += 1
+        if re.search(r"\S:\d+ \S", x.get("site") or ""):
+            sited += 1
+        else:
+            print(f"no file:line site: {os.path.basename(f)} {x['rule']} {x.get('site')!r}")
+print(f"{sited}/{total} fixture findings have a file:line site")
+if total == 0 or sited < 0.8 * total:
+    sys.exit("FAIL: fewer than 80%")
+PY
