@@ -274,6 +274,23 @@ static int library_range(const ss_model *m, const ss_call *c, char *name, size_t
     return 1;
 }
 
+/* "file:line function": a site resolved to the user's source. */
+static int site_has_line(const char *site)
+{
+    const char *colon = strrchr(site, ':');
+    while (colon && colon > site) {
+        const char *p = colon + 1;
+        if (*p >= '0' && *p <= '9') {
+            while (*p >= '0' && *p <= '9') p++;
+            if (*p == ' ' || *p == '\0') return 1;
+        }
+        const char *prev = colon;
+        colon = NULL;
+        for (const char *q = site; q < prev; q++) if (*q == ':') colon = q;
+    }
+    return 0;
+}
+
 void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
 {
     char site[1024] = "(no call)";
@@ -308,7 +325,15 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
         ss_escape_term_buf(nb, sizeof nb, nm.s, nm.len);
         snprintf(site, sizeof site, "%s on %s", nb, ss_stream_describe(m, m->ops[o->refs[0].op].stream, sd, sizeof sd));
     }
-    char *key = ss_strdup_printf("%s|%u|%s|%s", o->rule, m->hdr.pid, site, o->site_extra ? o->site_extra : "");
+    /* Fold by call site.  When the site could not be resolved to a source
+     * line (no binary, no debug info), the text falls back to a module
+     * offset or an API name that many call sites share: the recorded stack
+     * then tells the sites apart. */
+    uint32_t stack_key = 0;
+    if (c && !site_has_line(site))
+        stack_key = c->rec->pystack_id ? 0x80000000u | c->rec->pystack_id : c->rec->stack_id;
+    char *key = ss_strdup_printf("%s|%u|%s|%s|%u", o->rule, m->hdr.pid, site,
+                                 o->site_extra ? o->site_extra : "", stack_key);
     uint64_t h = hash_str(key);
     int64_t *slot = ss_u64map_find(&f->fold->map, h);
     /* a hash collision between different keys falls back to a new finding */
