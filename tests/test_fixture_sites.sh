@@ -23,3 +23,12 @@ print(f"{sited}/{total} fixture findings have a file:line site")
 if total == 0 or sited < 0.8 * total:
     sys.exit("FAIL: fewer than 80%")
 PY
+# SYNCSIGHT_SYMBOLS=0: the analyzer opens no module the trace names, so a native
+# program's site falls back to module+offset.
+site=$(SYNCSIGHT_SYMBOL_PATH=tests/fixtures/bin SYNCSIGHT_SYMBOLS=0 "${SYNCSIGHT:-build/syncsight}" report --format json \
+       tests/fixtures/legacy_stream.sstrace | python3 -c 'import json,sys; print(json.load(sys.stdin)["findings"][0]["site"])')
+case "$site" in
+    *.cu:[0-9]*) echo "FAIL: SYNCSIGHT_SYMBOLS=0 still symbolized: $site"; exit 1 ;;
+    legacy_stream+0x*) echo "ok: SYNCSIGHT_SYMBOLS=0 gives $site" ;;
+    *) echo "FAIL: unexpected site with SYNCSIGHT_SYMBOLS=0: $site"; exit 1 ;;
+esac
