@@ -622,6 +622,11 @@ static uint8_t ss_api_name_written[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 static void ss_api_write_name(uint32_t cbid, const char *name)
 {
     if (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE) {
+        /* A plain load first: after the first call of each API this is the
+         * only cost on the hot path (a compare-exchange would be a locked
+         * write to a line every recording thread shares). */
+        if (__atomic_load_n(&ss_api_name_written[cbid], __ATOMIC_RELAXED))
+            return;
         uint8_t expected = 0;
         if (!__atomic_compare_exchange_n(&ss_api_name_written[cbid], &expected, 1, 0,
                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
