@@ -19,10 +19,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 W="-std=gnu11 -Wall -Wextra -Werror -Iinclude -I$CUDA_HOME/include -g"
 
-mkdir -p "$T/lib"
-$CC $W -O2 -fPIC -shared -fvisibility=hidden -Wl,-soname,libcudart.so.13 \
-    -Wl,--version-script=tests/api_fake_cudart.map -o "$T/lib/libcudart.so.13" tests/api_fake_cudart.c
-$CC $W -O2 -fPIC -shared -Wl,-soname,libcuda.so.1 -o "$T/lib/libcuda.so.1" tests/api_fake_cuda.c
+. tests/fake_cuda.sh
+build_fake_cuda "$T/lib" || { echo "FAIL: cannot build the fake CUDA libraries"; exit 1; }
 $CC $W -O1 -o "$T/prog" tests/api_prog.c "$T/lib/libcudart.so.13" "$T/lib/libcuda.so.1" -Wl,-rpath,"$T/lib"
 $CC $W -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -o "$T/check" tests/api_check_trace.c common/*.c
 

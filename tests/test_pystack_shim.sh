@@ -19,10 +19,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; cat "$T/out" 2>/dev/null || true; exit 1; }
 W="-std=gnu11 -Wall -Wextra -Werror -Iinclude -I$CUDA_HOME/include -g"
-mkdir -p "$T/lib"
-$CC $W -O2 -fPIC -shared -fvisibility=hidden -Wl,-soname,libcudart.so.13 \
-    -Wl,--version-script=tests/api_fake_cudart.map -o "$T/lib/libcudart.so.13" tests/api_fake_cudart.c
-$CC $W -O2 -fPIC -shared -Wl,-soname,libcuda.so.1 -o "$T/lib/libcuda.so.1" tests/api_fake_cuda.c
+. tests/fake_cuda.sh
+build_fake_cuda "$T/lib" || fail "cannot build the fake CUDA libraries"
 $CC $W -Ianalyzer -DSS_NO_LIBDW -O1 -o "$T/check" tests/callsite/check.c analyzer/symbolize.c common/*.c -ldl
 
 cat > "$T/prog.py" <<'PY'

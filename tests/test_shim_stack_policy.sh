@@ -21,9 +21,8 @@ SHIM=$(readlink -f "$SHIM")
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 W="-std=gnu11 -Wall -Wextra -Werror -Iinclude -I$CUDA_HOME/include -g"
-mkdir -p "$T/lib"
-$CC $W -O2 -fPIC -shared -fvisibility=hidden -Wl,-soname,libcudart.so.13 \
-    -Wl,--version-script=tests/api_fake_cudart.map -o "$T/lib/libcudart.so.13" tests/api_fake_cudart.c
+. tests/fake_cuda.sh
+build_fake_cuda "$T/lib" cudart-only || { echo "FAIL: cannot build the fake libcudart"; exit 1; }
 $CC $W -O1 -o "$T/prog" tests/api_sample_prog.c "$T/lib/libcudart.so.13" -Wl,-rpath,"$T/lib"
 
 run() {  # mode -> $T/dump.<mode>
