@@ -15,13 +15,11 @@ SYNCSIGHT=${SYNCSIGHT:-$BUILD/syncsight}
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)}
 [ -x "$SYNCSIGHT" ] || { echo "$SYNCSIGHT not built"; exit 77; }
 [ -n "$CHROMIUM" ] || { echo "chromium not installed: HTML rendering not tested"; exit 77; }
-for g in test_analyzer_rules test_analyzer_export; do
-    [ -x "$BUILD/tests/$g" ] || ${MAKE:-make} --no-print-directory "$BUILD/tests/$g" >/dev/null || { echo "cannot build $g"; exit 1; }
-done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$BUILD/tests/test_analyzer_rules" --write-traces "$tmp/t" >/dev/null || { echo "cannot write traces"; exit 1; }
-"$BUILD/tests/test_analyzer_export" --write-traces "$tmp/t" >/dev/null || { echo "cannot write the injection trace"; exit 1; }
+. tests/export_traces.sh
+export_test_traces "$tmp"
+# Rendering is slow: of the synthetic traces, only these five, plus the fixtures.
 traces=("$tmp/t/injection.sstrace" "$tmp/t/legacy.sstrace" "$tmp/t/missing_fence.sstrace" "$tmp/t/implicit_sync.sstrace" "$tmp/t/unrecorded_event.sstrace")
 for f in tests/fixtures/*.sstrace; do [ -e "$f" ] && traces+=("$f"); done
 chrome() { timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile" "$@" 2>/dev/null; }

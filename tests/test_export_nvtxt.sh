@@ -24,15 +24,10 @@ BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-python3}
 SYNCSIGHT=${SYNCSIGHT:-$BUILD/syncsight}
 [ -x "$SYNCSIGHT" ] || { echo "$SYNCSIGHT not built"; exit 77; }
-for g in test_analyzer_rules test_analyzer_export; do
-    [ -x "$BUILD/tests/$g" ] || ${MAKE:-make} --no-print-directory "$BUILD/tests/$g" >/dev/null || { echo "cannot build $g"; exit 1; }
-done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$BUILD/tests/test_analyzer_rules" --write-traces "$tmp/t" >/dev/null || { echo "cannot write traces"; exit 1; }
-"$BUILD/tests/test_analyzer_export" --write-traces "$tmp/t" >/dev/null || { echo "cannot write the injection trace"; exit 1; }
-traces=("$tmp"/t/*.sstrace)
-for f in tests/fixtures/*.sstrace; do [ -e "$f" ] && traces+=("$f"); done
+. tests/export_traces.sh
+export_test_traces "$tmp"
 
 cat >"$tmp/check.py" <<'PY'
 import re, sys

@@ -14,16 +14,12 @@ BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-python3}
 SYNCSIGHT=${SYNCSIGHT:-$BUILD/syncsight}
 [ -x "$SYNCSIGHT" ] || { echo "$SYNCSIGHT not built"; exit 77; }
-for g in test_analyzer_rules test_analyzer_export; do
-    [ -x "$BUILD/tests/$g" ] || ${MAKE:-make} --no-print-directory "$BUILD/tests/$g" >/dev/null || { echo "cannot build $g"; exit 1; }
-done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$BUILD/tests/test_analyzer_rules" --write-traces "$tmp/t" >/dev/null || { echo "cannot write traces"; exit 1; }
-"$BUILD/tests/test_analyzer_export" --write-traces "$tmp/t" >/dev/null || { echo "cannot write the injection trace"; exit 1; }
-[ -x "$BUILD/ss-gen-trace" ] && "$BUILD/ss-gen-trace" -n 20000 --seed 3 -o "$tmp/t/generated.sstrace" 2>/dev/null
-traces=("$tmp"/t/*.sstrace)
-for f in tests/fixtures/*.sstrace; do [ -e "$f" ] && traces+=("$f"); done
+. tests/export_traces.sh
+export_test_traces "$tmp"
+[ -x "$BUILD/ss-gen-trace" ] && "$BUILD/ss-gen-trace" -n 20000 --seed 3 -o "$tmp/t/generated.sstrace" 2>/dev/null &&
+    traces+=("$tmp/t/generated.sstrace")
 
 fails=0
 flows_total=0
