@@ -296,25 +296,8 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     char site[1024] = "(no call)";
     const ss_call *c = NULL;
     char lib[160];
-    if (o->nrefs && o->refs[0].call >= 0 && library_range(m, &m->calls[o->refs[0].call], lib, sizeof lib)) {
-        ss_occurrence copy = *o;
-        char *msg = ss_strdup_printf("inside NCCL (%s), not in your code: %s", lib, o->message ? o->message : "");
-        char *extra = ss_strdup_printf("%s|lib", o->site_extra ? o->site_extra : "");
-        copy.message = msg;
-        copy.site_extra = extra;
-        copy.severity = SS_SEV_INFO;
-        copy.fixed_severity = 1;
-        copy.nrefs = o->nrefs;
-        /* one level only: the copy's site_extra marks it, so no recursion */
-        if (!(o->site_extra && strstr(o->site_extra, "|lib"))) {
-            ss_findings_add(f, m, &copy);
-            free(msg);
-            free(extra);
-            return;
-        }
-        free(msg);
-        free(extra);
-    }
+    int in_library = o->nrefs && o->refs[0].call >= 0 &&
+                     library_range(m, &m->calls[o->refs[0].call], lib, sizeof lib);
     if (o->nrefs && o->refs[0].call >= 0) {
         c = &m->calls[o->refs[0].call];
         call_site(f, m, c, site, sizeof site);
@@ -332,8 +315,8 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     uint32_t stack_key = 0;
     if (c && !site_has_line(site))
         stack_key = c->rec->pystack_id ? 0x80000000u | c->rec->pystack_id : c->rec->stack_id;
-    char *key = ss_strdup_printf("%s|%u|%s|%s|%u", o->rule, m->hdr.pid, site,
-                                 o->site_extra ? o->site_extra : "", stack_key);
+    char *key = ss_strdup_printf("%s|%u|%s|%s|%u%s", o->rule, m->hdr.pid, site,
+                                 o->site_extra ? o->site_extra : "", stack_key, in_library ? "|lib" : "");
     uint64_t h = hash_str(key);
     int64_t *slot = ss_u64map_find(&f->fold->map, h);
     /* a hash collision between different keys falls back to a new finding */
@@ -347,11 +330,12 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     ss_finding x;
     memset(&x, 0, sizeof x);
     x.rule = o->rule;
-    x.severity = o->severity;
-    x.fixed_severity = o->fixed_severity;
+    x.severity = in_library ? SS_SEV_INFO : o->severity;
+    x.fixed_severity = in_library || o->fixed_severity;
     x.cost_ms = o->cost_ms;
     x.cost_basis = ss_strdup_printf("%s", o->cost_basis ? o->cost_basis : "");
-    x.message = ss_strdup_printf("%s", o->message ? o->message : "");
+    x.message = in_library ? ss_strdup_printf("inside NCCL (%s), not in your code: %s", lib, o->message ? o->message : "")
+                           : ss_strdup_printf("%s", o->message ? o->message : "");
     x.fix = ss_strdup_printf("%s", o->fix ? o->fix : "");
     x.count = 1;
     x.site = ss_strdup_printf("%s", site);
