@@ -5,9 +5,15 @@
 # symbolizer (analyzer/symbolize.c, engineer C) and the exporters
 # (analyzer/export_*.c, analyzer/cmd_export.c) are picked up as they appear.
 
-ANALYZER_LIB_SRCS := $(filter-out analyzer/main.c,$(wildcard analyzer/*.c))
+# The API table (class and host behaviour of every recorded entry point) is
+# generated from preload/cuda_api.tab by tools/gen_api.py, with the shim's
+# wrappers (the rule is in preload/api.mk): it is part of ANALYZER_LIB_SRCS,
+# so everything that links those (tests, fuzz) gets it.  Python only, no CUDA.
+ANALYZER_GEN_SRCS := $(BUILD)/gen/ss_api_classes.c
+ANALYZER_LIB_SRCS := $(filter-out analyzer/main.c,$(wildcard analyzer/*.c)) $(ANALYZER_GEN_SRCS)
 ANALYZER_HDRS     := $(wildcard analyzer/*.h) $(wildcard include/syncsight/*.h)
-ANALYZER_OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(ANALYZER_LIB_SRCS) analyzer/main.c)
+ANALYZER_OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(filter analyzer/%,$(ANALYZER_LIB_SRCS)) analyzer/main.c) \
+                     $(patsubst $(BUILD)/gen/%.c,$(BUILD)/analyzer-gen/%.o,$(ANALYZER_GEN_SRCS))
 ANALYZER_COMMON_OBJS := $(patsubst %.c,$(BUILD)/analyzer/%.o,$(COMMON_SRCS))
 # Recursive (=): SYMBOLIZE_CFLAGS comes from analyzer/symbolize.mk, included after this file.
 ANALYZER_CFLAGS    = $(BASE_CFLAGS) $(CFLAGS) $(SYMBOLIZE_CFLAGS)
@@ -15,6 +21,10 @@ ANALYZER_CFLAGS    = $(BASE_CFLAGS) $(CFLAGS) $(SYMBOLIZE_CFLAGS)
 $(BUILD)/analyzer/%.o: analyzer/%.c $(ANALYZER_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ANALYZER_CFLAGS) -c -o $@ $<
+
+$(BUILD)/analyzer-gen/%.o: $(BUILD)/gen/%.c $(ANALYZER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ANALYZER_CFLAGS) -Ianalyzer -c -o $@ $<
 
 $(BUILD)/analyzer/common/%.o: common/%.c $(ANALYZER_HDRS)
 	@mkdir -p $(dir $@)

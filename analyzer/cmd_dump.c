@@ -148,6 +148,18 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
                 if (d->json) ss_json_str(&d->j, b); else fprintf(d->out, "%s%s", i ? "," : "", b);
             }
             if (d->json) ss_json_arr_end(&d->j);
+            /* where each value sits in the kernel's parameter buffer */
+            if ((r->flags & SS_API_F_PARAM_OFFSETS) && tail_ok(h, sizeof *r, 10ull * r->nparams)) {
+                const uint8_t *o = (const uint8_t *)(p + r->nparams);
+                key(d, "param_offsets");
+                if (d->json) ss_json_arr_begin(&d->j);
+                for (uint32_t i = 0; i < r->nparams; i++) {
+                    uint16_t off;
+                    memcpy(&off, o + 2 * i, sizeof off);
+                    if (d->json) ss_json_uint(&d->j, off); else fprintf(d->out, "%s%u", i ? "," : "", off);
+                }
+                if (d->json) ss_json_arr_end(&d->j);
+            }
         }
         break;
     }
@@ -271,6 +283,50 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
                     if (fi_ >= 0) ss_escape_term(d->out, d->texts[fi_], d->lens[fi_]); else fputc('?', d->out);
                     fprintf(d->out, ":%u:", f[i].line);
                     if (fn >= 0) ss_escape_term(d->out, d->texts[fn], d->lens[fn]); else fputc('?', d->out);
+                }
+            }
+            if (d->json) ss_json_arr_end(&d->j);
+        }
+        break;
+    }
+    case SS_REC_CUBIN: {
+        /* the image itself is binary: say which one it is, never print it */
+        const ss_cubin_rec *r = (const void *)h;
+        begin(d, "cubin"); fx(d, "hash", r->hash); fu(d, "size", r->size); fu(d, "module", r->module_id);
+        fms(d, "t_ms", r->time);
+        break;
+    }
+    case SS_REC_KERNEL_ACCESS: {
+        /* exact memory mode: what one launch read and wrote (absolute addresses) */
+        const ss_kernel_access_rec *r = (const void *)h;
+        begin(d, "kernel_access"); fu(d, "corr", r->corr); fu(d, "tid", r->tid); fms(d, "t_ms", r->t_enter);
+        fu(d, "t_enter_ns", r->t_enter); fx(d, "func", r->func); fx(d, "flags", h->flags);
+        fu(d, "nallocs", r->nallocs); fu(d, "outside_accesses", r->outside_accesses);
+        if (r->nentries && tail_ok(h, sizeof *r, (uint64_t)r->nentries * sizeof(ss_kernel_access_entry))) {
+            const ss_kernel_access_entry *e = ss_rec_tail(h, sizeof *r);
+            key(d, "entries");
+            if (d->json) ss_json_arr_begin(&d->j);
+            for (uint32_t i = 0; i < r->nentries; i++) {
+                if (d->json) {
+                    ss_json_obj_begin(&d->j);
+                    ss_json_key(&d->j, "word"); ss_json_uint(&d->j, e[i].word);
+                    ss_json_key(&d->j, "offset"); ss_json_uint(&d->j, e[i].offset);
+                    ss_json_key(&d->j, "flags"); ss_json_uint(&d->j, e[i].flags);
+                    const char *names[] = { "value", "alloc_lo", "alloc_hi", "read_lo", "read_hi", "write_lo", "write_hi" };
+                    const uint64_t vals[] = { e[i].value, e[i].alloc_lo, e[i].alloc_hi, e[i].read_lo, e[i].read_hi,
+                                              e[i].write_lo, e[i].write_hi };
+                    for (int k = 0; k < 7; k++) {
+                        char b[32]; snprintf(b, sizeof b, "0x%" PRIx64, vals[k]);
+                        ss_json_key(&d->j, names[k]); ss_json_str(&d->j, b);
+                    }
+                    ss_json_obj_end(&d->j);
+                } else {
+                    fprintf(d->out, "%s%u@%u:%s%s%s", i ? ";" : "", e[i].word, e[i].offset,
+                            (e[i].flags & SS_KACCESS_E_READ) ? "r" : "", (e[i].flags & SS_KACCESS_E_WRITE) ? "w" : "",
+                            (e[i].flags & SS_KACCESS_E_ATOMIC) ? "a" : "");
+                    fprintf(d->out, "[0x%" PRIx64 ",0x%" PRIx64 ")r[0x%" PRIx64 ",0x%" PRIx64 ")w[0x%" PRIx64
+                            ",0x%" PRIx64 ")", e[i].alloc_lo, e[i].alloc_hi, e[i].read_lo, e[i].read_hi,
+                            e[i].write_lo, e[i].write_hi);
                 }
             }
             if (d->json) ss_json_arr_end(&d->j);

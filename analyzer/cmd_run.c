@@ -25,7 +25,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: syncsight run [-o FILE|DIR] [--no-report] [--format text|json] [--fail-on SEV]\n"
-          "                     [--report-output OUT] [--] PROG [ARGS...]\n"
+          "                     [--report-output OUT] [--exact-memory] [--] PROG [ARGS...]\n"
           "\n"
           "Run PROG with libsyncsight.so preloaded and report where it waits.\n"
           "\n"
@@ -35,6 +35,10 @@ static void usage(FILE *f)
           "                  (an existing FILE is renamed FILE.old first)\n"
           "  --no-report     only record\n"
           "  --format, --fail-on, --report-output OUT   as for `syncsight report`\n"
+          "  --exact-memory  record the byte ranges each kernel really read and wrote (CUDA\n"
+          "                  Sanitizer API; SYNCSIGHT_EXACT_MEMORY=1).  For CI on small inputs:\n"
+          "                  every kernel runs to completion inside its launch, so timings mean\n"
+          "                  nothing; needs libsanitizer-public.so (compute-sanitizer)\n"
           "\n"
           "The report goes to stderr so the program's stdout stays clean.\n"
           "Environment: SYNCSIGHT_LIB overrides the path of libsyncsight.so (default: next to\n"
@@ -112,7 +116,7 @@ int ss_cmd_run(int argc, char **argv)
 {
     ss_report_opts ro = { 0, -1, NULL };
     const char *out_arg = NULL;
-    int no_report = 0, i;
+    int no_report = 0, exact_memory = 0, i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) { i++; break; }
@@ -124,6 +128,7 @@ int ss_cmd_run(int argc, char **argv)
             continue;
         }
         if (!strcmp(a, "--no-report")) { no_report = 1; continue; }
+        if (!strcmp(a, "--exact-memory")) { exact_memory = 1; continue; }
         if (!strcmp(a, "--report-output")) {
             if (i + 1 >= argc) { fputs("syncsight: run: --report-output needs a value\n", stderr); return SS_EXIT_USAGE; }
             ro.output = argv[++i];
@@ -204,6 +209,7 @@ int ss_cmd_run(int argc, char **argv)
             snprintf(pre, len, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
             setenv("LD_PRELOAD", pre, 1);
         }
+        if (exact_memory) setenv("SYNCSIGHT_EXACT_MEMORY", "1", 1);
         if (file) {
             char pidbuf[32];
             snprintf(pidbuf, sizeof pidbuf, "%d", (int)getpid());   /* getpid() is kept across exec */

@@ -9,11 +9,14 @@
 #include <string.h>
 
 #include "model.h"
+#include "kernel_access.h"
 #include "util.h"
 
 struct ss_strmap {
     ss_u64map map; ss_string_ref *v; uint32_t n, cap;
     char **owned; uint32_t nowned, capowned;   /* demangled kernel names */
+    ss_string_ref *raw;     /* strings as recorded (v[] holds demangled kernel
+                               names), parallel to v; NULL when none was demangled */
 };
 
 static void demangle_kernel_names(ss_model *m);
@@ -32,7 +35,7 @@ static const char *const class_names[SS_API_CLASS_COUNT] = {
     "other", "launch", "copy", "copy-async", "memset", "memset-async", "alloc", "free",
     "device-sync", "stream-sync", "event-sync", "stream-query", "event-query",
     "event-record", "stream-wait", "stream-create", "stream-destroy", "event-create",
-    "event-destroy", "host-func", "set-limit", "capture",
+    "event-destroy", "host-func", "set-limit", "capture", "event-elapsed", "device-reset",
 };
 
 const char *ss_api_class_name(ss_api_class c)
@@ -40,44 +43,14 @@ const char *ss_api_class_name(ss_api_class c)
     return (unsigned)c < SS_API_CLASS_COUNT ? class_names[c] : "other";
 }
 
-/* THE classification table: exact base names first, then prefixes.  Order
- * matters for prefixes (Async variants before the synchronous family). */
-static const struct { const char *name; int prefix; ss_api_class cls; } class_table[] = {
-    { "cudaDeviceSynchronize", 0, SS_API_DEVICE_SYNC },
-    { "cudaThreadSynchronize", 0, SS_API_DEVICE_SYNC },
-    { "cudaStreamSynchronize", 0, SS_API_STREAM_SYNC },
-    { "cudaEventSynchronize", 0, SS_API_EVENT_SYNC },
-    { "cudaStreamQuery", 0, SS_API_STREAM_QUERY },
-    { "cudaEventQuery", 0, SS_API_EVENT_QUERY },
-    { "cudaEventRecord", 1, SS_API_EVENT_RECORD },          /* + WithFlags */
-    { "cudaStreamWaitEvent", 0, SS_API_STREAM_WAIT },
-    { "cudaStreamCreate", 1, SS_API_STREAM_CREATE },
-    { "cudaStreamDestroy", 0, SS_API_STREAM_DESTROY },
-    { "cudaEventCreate", 1, SS_API_EVENT_CREATE },
-    { "cudaEventDestroy", 0, SS_API_EVENT_DESTROY },
-    { "cudaLaunchHostFunc", 0, SS_API_HOST_FUNC },
-    { "cudaStreamAddCallback", 0, SS_API_HOST_FUNC },
-    { "cudaDeviceSetLimit", 0, SS_API_SET_LIMIT },
-    { "cudaStreamBeginCapture", 1, SS_API_CAPTURE },
-    { "cudaStreamEndCapture", 0, SS_API_CAPTURE },
-    { "cudaLaunchHostFunc", 1, SS_API_HOST_FUNC },
-    { "cudaLaunch", 1, SS_API_LAUNCH },                      /* Kernel, KernelExC, Cooperative */
-    { "__cudaLaunch", 1, SS_API_LAUNCH },
-    { "cudaGraphLaunch", 0, SS_API_LAUNCH },
-    { "cudaMemcpyBatchAsync", 0, SS_API_COPY_ASYNC },
-    { "cudaMemcpy3DBatchAsync", 0, SS_API_COPY_ASYNC },
-    { "cudaMemsetAsync", 0, SS_API_MEMSET_ASYNC },
-    { "cudaMemset2DAsync", 0, SS_API_MEMSET_ASYNC },
-    { "cudaMemset3DAsync", 0, SS_API_MEMSET_ASYNC },
-    { "cudaMemset", 1, SS_API_MEMSET_SYNC },
-    { "cudaMallocHost", 0, SS_API_ALLOC },
-    { "cudaHostAlloc", 0, SS_API_ALLOC },
-    { "cudaHostRegister", 0, SS_API_ALLOC },
-    { "cudaMalloc", 1, SS_API_ALLOC },
-    { "cudaFreeHost", 0, SS_API_FREE },
-    { "cudaHostUnregister", 0, SS_API_FREE },
-    { "cudaFree", 1, SS_API_FREE },
+static const char *const host_names[SS_API_HOST_COUNT] = {
+    "none", "stream", "event", "device", "query", "copy", "copy-async", "memset", "memset-async", "graph",
 };
+
+const char *ss_api_host_name(ss_api_host h)
+{
+    return (unsigned)h < SS_API_HOST_COUNT ? host_names[h] : "none";
+}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -97,17 +70,184 @@ void ss_api_base_name(const char *name, char *out, size_t outlen)
     if (n >= 5 && (ends_with(out, "_ptsz") || ends_with(out, "_ptds"))) out[n - 5] = 0;
 }
 
+/* The table itself is generated from preload/cuda_api.tab (tools/gen_api.py):
+ * the shim's wrappers and the analyzer's classes come from the same rows. */
+static int cmp_api_info(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, ((const ss_api_info *)elem)->name);
+}
+
+const ss_api_info *ss_api_lookup(const char *base)
+{
+    if (!base) return NULL;
+    return bsearch(base, ss_api_table, ss_api_table_count, sizeof ss_api_table[0], cmp_api_info);
+}
+
 ss_api_class ss_api_classify(const char *base)
 {
-    if (!strncmp(base, "cudaMemcpy", 10))
-        return ends_with(base, "Async") ? SS_API_COPY_ASYNC : SS_API_COPY_SYNC;
-    for (size_t i = 0; i < sizeof(class_table) / sizeof(class_table[0]); i++) {
-        size_t len = strlen(class_table[i].name);
-        if (class_table[i].prefix ? !strncmp(base, class_table[i].name, len)
-                                  : !strcmp(base, class_table[i].name))
-            return class_table[i].cls;
+    const ss_api_info *info = ss_api_lookup(base);
+    return info ? (ss_api_class)info->cls : SS_API_OTHER;
+}
+
+/* ------------------------------------------- what a call did to the host */
+
+static const char *const wait_names[] = { "none", "stream-prior", "stream", "event", "device", "query" };
+
+const char *ss_host_wait_name(ss_host_wait w)
+{
+    return (unsigned)w < sizeof wait_names / sizeof wait_names[0] ? wait_names[w] : "none";
+}
+
+/* One end of a copy (or a memset's target), coarsened to what CUDA's rules
+ * tell apart. */
+enum mem_side {
+    SIDE_UNKNOWN = 0,
+    SIDE_PAGEABLE,
+    SIDE_PINNED,
+    SIDE_HOST,      /* host memory, pinned or not unknown (from a cudaMemcpyKind) */
+    SIDE_DEVICE,    /* device memory, CUDA arrays, managed memory */
+};
+
+/* enum ss_mem_kind / CUpti_ActivityMemoryKind (6 DEVICE_STATIC, 7
+ * MANAGED_STATIC: __device__ / __managed__ variables). */
+static enum mem_side side_of_kind(uint32_t kind)
+{
+    switch (kind) {
+    case SS_MEM_PAGEABLE: return SIDE_PAGEABLE;
+    case SS_MEM_PINNED: return SIDE_PINNED;
+    case SS_MEM_DEVICE: case SS_MEM_ARRAY: case SS_MEM_MANAGED: case 6: case 7: return SIDE_DEVICE;
+    default: return SIDE_UNKNOWN;
     }
-    return SS_API_OTHER;
+}
+
+static int side_is_host(enum mem_side s)
+{
+    return s == SIDE_PAGEABLE || s == SIDE_PINNED || s == SIDE_HOST;
+}
+
+/* First GPU op of kind `kind` the call submitted (ops joined by correlation). */
+static const ss_gpu_op *call_op(const ss_model *m, const ss_call *c, uint8_t kind)
+{
+    for (int32_t o = c->first_op; o >= 0 && (uint32_t)o < m->nops; o = m->ops[o].next_of_call)
+        if (m->ops[o].kind == kind) return &m->ops[o];
+    return NULL;
+}
+
+/* Where a pointer of the call lives, when the record does not say: an
+ * allocation the trace saw.  A pointer outside every known allocation stays
+ * unknown (it may predate the trace, or be a symbol). */
+static enum mem_side side_of_alloc(const ss_model *m, const ss_call *c, uint64_t ptr)
+{
+    if (!ptr) return SIDE_UNKNOWN;
+    int32_t a = ss_model_alloc_at(m, ptr, c->rec->t_enter);
+    return a >= 0 ? side_of_kind(m->allocs[a].kind) : SIDE_UNKNOWN;
+}
+
+/* The two ends of a copy: the record's kinds (the shim asked the driver),
+ * else the kinds the table fixes, else the CUPTI memcpy record's, else the
+ * allocations the pointers fall in, else the cudaMemcpyKind argument. */
+static void copy_sides(const ss_model *m, const ss_call *c, const ss_api_info *info,
+                       enum mem_side *dst, enum mem_side *src)
+{
+    const ss_api_rec *r = c->rec;
+    *dst = side_of_kind(r->mem_dst);
+    *src = side_of_kind(r->mem_src);
+    if (!*dst) *dst = side_of_kind(info->fixed_dst);
+    if (!*src) *src = side_of_kind(info->fixed_src);
+    if (!*dst || !*src) {
+        const ss_gpu_op *op = call_op(m, c, SS_OP_MEMCPY);
+        if (op) {
+            const ss_memcpy_rec *mc = (const ss_memcpy_rec *)op->rec;
+            if (!*dst) *dst = side_of_kind(mc->dst_kind);
+            if (!*src) *src = side_of_kind(mc->src_kind);
+        }
+    }
+    if (!*dst) *dst = side_of_alloc(m, c, r->ptr);
+    if (!*src) *src = side_of_alloc(m, c, r->ptr2);
+    if (info->arg_is_memcpy_kind) {
+        /* cudaMemcpyHostToHost 0, HostToDevice 1, DeviceToHost 2,
+         * DeviceToDevice 3; cudaMemcpyDefault (4) says nothing. */
+        static const enum mem_side kd[4] = { SIDE_HOST, SIDE_DEVICE, SIDE_HOST, SIDE_DEVICE };
+        static const enum mem_side ks[4] = { SIDE_HOST, SIDE_HOST, SIDE_DEVICE, SIDE_DEVICE };
+        if (r->arg < 4) {
+            if (!*dst) *dst = kd[r->arg];
+            if (!*src) *src = ks[r->arg];
+        }
+    }
+}
+
+/* Synchronous cudaMemcpy* (CUDA's "API synchronization behavior"):
+ * pageable->device syncs the stream, then stages the copy, which may land
+ * after the call returns; pinned->device, device->host and host->host return
+ * when the copy is done; device->device does not wait. */
+static ss_host_wait copy_sync_wait(enum mem_side dst, enum mem_side src)
+{
+    /* Unknown ends: the row's worst case, waiting for the stream and the copy
+     * (device->host, host->host, pinned->device all do). */
+    if (!dst || !src) return SS_WAIT_STREAM;
+    if (src == SIDE_DEVICE && dst == SIDE_DEVICE) return SS_WAIT_NONE;
+    if (src == SIDE_DEVICE || side_is_host(dst)) return SS_WAIT_STREAM;   /* to host memory */
+    /* host -> device */
+    if (src == SIDE_PAGEABLE) return SS_WAIT_STREAM_PRIOR;
+    /* pinned; or host memory of unknown kind: the worst case of the row */
+    return SS_WAIT_STREAM;
+}
+
+/* cudaMemcpy*Async: device->pageable host and host->host are synchronous;
+ * pageable->device is staged (the host may wait for the stream before
+ * staging, but the copy lands later: it orders nothing); the rest is fully
+ * asynchronous. */
+static ss_host_wait copy_async_wait(enum mem_side dst, enum mem_side src)
+{
+    if (dst == SIDE_DEVICE) return SS_WAIT_NONE;          /* whatever the source */
+    if (src == SIDE_DEVICE && dst == SIDE_PINNED) return SS_WAIT_NONE;
+    /* device -> pageable: synchronous.  Device -> host of unknown kind, or
+     * unknown ends: the worst case of the row (pageable or host->host). */
+    return SS_WAIT_STREAM;
+}
+
+ss_host_wait ss_call_host_wait(const ss_model *m, const ss_call *c)
+{
+    if (!m || !c || !c->rec) return SS_WAIT_NONE;
+    if (c->rec->ret != 0 || c->captured) return SS_WAIT_NONE;
+    const ss_api_info *info = c->name_idx < m->napi_names && m->api_info ? m->api_info[c->name_idx] : NULL;
+    /* A call the table does not list is not known to wait (an invented join
+     * would hide real races). */
+    if (!info) return SS_WAIT_NONE;
+    switch ((ss_api_host)info->host) {
+    case SS_API_HOST_NONE: case SS_API_HOST_MEMSET_ASYNC: case SS_API_HOST_COUNT:
+        return SS_WAIT_NONE;
+    case SS_API_HOST_STREAM: return SS_WAIT_STREAM;
+    case SS_API_HOST_EVENT: return SS_WAIT_EVENT;
+    case SS_API_HOST_DEVICE: return SS_WAIT_DEVICE;
+    case SS_API_HOST_QUERY: return SS_WAIT_QUERY;
+    case SS_API_HOST_COPY: case SS_API_HOST_COPY_ASYNC: {
+        enum mem_side dst, src;
+        copy_sides(m, c, info, &dst, &src);
+        return info->host == SS_API_HOST_COPY ? copy_sync_wait(dst, src) : copy_async_wait(dst, src);
+    }
+    case SS_API_HOST_MEMSET: {
+        /* Asynchronous unless the target is host memory (measured: on device
+         * memory cudaMemset returned before its GPU memset ended).  Unknown
+         * target: the worst case of the row, waiting like a pinned target. */
+        enum mem_side t = side_of_kind(c->rec->mem_dst);
+        if (!t) {
+            const ss_gpu_op *op = call_op(m, c, SS_OP_MEMSET);
+            if (op) t = side_of_kind(((const ss_memset_rec *)op->rec)->mem_kind);
+        }
+        if (!t) t = side_of_alloc(m, c, c->rec->ptr);
+        return t == SIDE_DEVICE ? SS_WAIT_NONE : SS_WAIT_STREAM;
+    }
+    case SS_API_HOST_GRAPH:
+        /* Measured: a memcpy node into pageable host memory makes the launch
+         * wait until the graph finished. */
+        for (int32_t o = c->first_op; o >= 0 && (uint32_t)o < m->nops; o = m->ops[o].next_of_call)
+            if (m->ops[o].kind == SS_OP_MEMCPY &&
+                ((const ss_memcpy_rec *)m->ops[o].rec)->dst_kind == SS_MEM_PAGEABLE)
+                return SS_WAIT_STREAM;
+        return SS_WAIT_NONE;
+    }
+    return SS_WAIT_NONE;
 }
 
 const char *ss_stream_kind_name(uint32_t kind)
@@ -129,6 +269,15 @@ ss_string_ref ss_model_string(const ss_model *m, uint32_t id)
     if (!id || !m->strings) return none;
     int64_t i = ss_u64map_get(&m->strings->map, id, -1);
     return i < 0 ? none : m->strings->v[i];
+}
+
+ss_string_ref ss_model_string_raw(const ss_model *m, uint32_t id)
+{
+    ss_string_ref none = { NULL, 0 };
+    if (!id || !m->strings) return none;
+    int64_t i = ss_u64map_get(&m->strings->map, id, -1);
+    if (i < 0) return none;
+    return m->strings->raw ? m->strings->raw[i] : m->strings->v[i];
 }
 
 const char *ss_model_call_name(const ss_model *m, const ss_call *c)
@@ -336,9 +485,12 @@ static uint32_t add_api_name(ss_model *m, loader *L, const char *text, uint32_t 
         L->cap_names = L->cap_names ? L->cap_names * 2 : 64;
         m->api_names = ss_xrealloc(m->api_names, L->cap_names * sizeof(char *));
         m->api_class = ss_xrealloc(m->api_class, L->cap_names);
+        m->api_info = ss_xrealloc(m->api_info, L->cap_names * sizeof(*m->api_info));
     }
+    const ss_api_info *info = ss_api_lookup(base);
     m->api_names[m->napi_names] = s;
-    m->api_class[m->napi_names] = (uint8_t)ss_api_classify(base);
+    m->api_info[m->napi_names] = info;
+    m->api_class[m->napi_names] = (uint8_t)(info ? info->cls : SS_API_OTHER);
     return m->napi_names++;
 }
 
@@ -373,7 +525,12 @@ static int32_t sunion(ss_model *m, loader *L, int32_t a, int32_t b)
     if (!x->stream_id) x->stream_id = y->stream_id;
     if (!x->context_id) x->context_id = y->context_id;
     if (x->device < 0) x->device = y->device;
-    if (!x->kind) { x->kind = y->kind; x->flags = y->flags; }
+    /* CUPTI reports a per-thread default stream as a plain blocking stream
+     * (STREAM flag DEFAULT); the calls that used it know better. */
+    if (!x->kind || (y->kind == SS_STREAM_PER_THREAD && x->kind == SS_STREAM_BLOCKING)) {
+        x->kind = y->kind;
+        x->flags = y->flags;
+    }
     if (!x->priority) x->priority = y->priority;
     if (!x->owner_tid) x->owner_tid = y->owner_tid;
     if (x->create_call < 0) x->create_call = y->create_call;
@@ -516,6 +673,14 @@ static uint32_t alloc_kind_of(const char *base)
 
 static void build_streams_and_joins(ss_model *m, loader *L)
 {
+    /* A stream's device is its context's: the shim's stream records can carry
+     * the device that was current on the thread when the record was written,
+     * which is not the stream's in a multi-GPU process. */
+    ss_u64map ctx_device = { 0 };
+    for (uint32_t i = 0; i < m->ncontexts; i++)
+        if (m->contexts[i]->context_id)
+            ss_u64map_put(&ctx_device, m->contexts[i]->context_id, m->contexts[i]->device);
+
     /* 1. what the shim told us about streams */
     for (uint32_t i = 0; i < L->nsrec; i++) {
         const ss_stream_rec *r = L->srec[i];
@@ -537,14 +702,19 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         if (r->handle && !st->handle) st->handle = r->handle;
         if (r->stream_id && !st->stream_id) st->stream_id = r->stream_id;
         if (r->context_id) st->context_id = r->context_id;
-        st->device = (int32_t)r->device;
-        if (r->kind) { st->kind = r->kind; st->flags = r->flags; }
+        int64_t cd = r->context_id ? ss_u64map_get(&ctx_device, r->context_id, -1) : -1;
+        if (cd >= 0) st->device = (int32_t)cd;
+        else if (st->device < 0) st->device = (int32_t)r->device;
+        if (r->kind && !(st->kind == SS_STREAM_PER_THREAD && r->kind == SS_STREAM_BLOCKING)) {
+            st->kind = r->kind;
+            st->flags = r->flags;
+        }
         if (r->priority) st->priority = r->priority;
         if (r->stream_id) ss_u64map_put(&L->sid_map, r->stream_id, s);
         if (r->handle) ss_u64map_put(&L->handle_map, r->handle, s);
         if (r->corr) ss_u64map_put(&L->corr_stream, r->corr, s);
         if (r->kind == SS_STREAM_LEGACY_NULL)
-            ss_u64map_put(&L->legacy_map, (uint64_t)r->device, s);
+            ss_u64map_put(&L->legacy_map, (uint64_t)(uint32_t)st->device, s);
     }
     for (uint32_t i = 0; i < m->ncontexts; i++) {
         const ss_context_rec *c = m->contexts[i];
@@ -646,6 +816,7 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         op->stream = s;
     }
     ss_u64map_free(&corr_call);
+    ss_u64map_free(&ctx_device);
     free(corr_dense);
     free(last_op);
 
@@ -946,7 +1117,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     const ss_rec_hdr *h;
     int st;
     uint32_t cap_ctx = 0, cap_sync = 0, cap_cev = 0, cap_note = 0, cap_meta = 0, cap_stack = 0,
-             cap_py = 0, cap_mod = 0;
+             cap_py = 0, cap_mod = 0, cap_cubin = 0, cap_kacc = 0;
     while ((st = ss_reader_next(rd, &h)) == SS_READ_OK) {
         m->nrecords++;
         uint64_t t0 = rec_time(h), t1 = rec_end_time(h);
@@ -974,6 +1145,9 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         case SS_REC_STACK: SS_PUSH(m->stacks, m->nstacks, cap_stack, (const ss_stack_rec *)h); break;
         case SS_REC_PYSTACK: SS_PUSH(m->pystacks, m->npystacks, cap_py, (const ss_pystack_rec *)h); break;
         case SS_REC_MODULE: SS_PUSH(m->modules, m->nmodules, cap_mod, (const ss_module_rec *)h); break;
+        case SS_REC_CUBIN: SS_PUSH(m->cubins, m->ncubins, cap_cubin, (const ss_cubin_rec *)h); break;
+        case SS_REC_KERNEL_ACCESS:
+            SS_PUSH(m->xaccess, m->nxaccess, cap_kacc, (const ss_kernel_access_rec *)h); break;
         case SS_REC_STRING: {
             const ss_string_rec *r = (const ss_string_rec *)h;
             if (sizeof(*r) + (uint64_t)r->len > h->size || !r->id) break;
@@ -1072,6 +1246,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     }
 
     demangle_kernel_names(m);
+    ss_model_index_exact_access(m);
 
     free(L.api); free(L.gpu); free(L.srec); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
@@ -1123,6 +1298,10 @@ static void demangle_kernel_names(ss_model *m)
         if (status != 0 || !out)
             continue;
         SS_PUSH(sm->owned, sm->nowned, sm->capowned, out);
+        if (!sm->raw) {   /* the mangled name is what the cubin's symbols use */
+            sm->raw = ss_xcalloc(sm->n, sizeof(ss_string_ref));
+            memcpy(sm->raw, sm->v, sm->n * sizeof(ss_string_ref));
+        }
         sm->v[*idx].s = out;
         sm->v[*idx].len = (uint32_t)strlen(out);
     }
@@ -1136,12 +1315,12 @@ void ss_model_free(ss_model *m)
     free(m->events); free(m->allocs); free(m->nvtx);
     for (uint32_t i = 0; i < m->nthreads; i++) free(m->threads[i].calls);
     free(m->threads); free(m->notes); free(m->metas); free(m->contexts); free(m->stacks);
-    free(m->pystacks); free(m->modules);
+    free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess);
     for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
-    free(m->api_names); free(m->api_class);
+    free(m->api_names); free(m->api_class); free(m->api_info);
     if (m->strings) {
         for (uint32_t i = 0; i < m->strings->nowned; i++) free(m->strings->owned[i]);
-        free(m->strings->owned);
+        free(m->strings->owned); free(m->strings->raw);
         ss_u64map_free(&m->strings->map); free(m->strings->v); free(m->strings);
     }
     for (uint32_t i = 0; i < m->ntimelines; i++) {
@@ -1149,6 +1328,7 @@ void ss_model_free(ss_model *m)
     }
     free(m->timelines); free(m->devices);
     free(m->alloc_max_end); free(m->op_max_end); free(m->op_min_submit);
+    ss_kaccess_free(m->kaccess);
     if (m->reader) ss_reader_close(m->reader);
     free(m);
 }

@@ -29,7 +29,8 @@
 #include "syncsight/trace_io.h"
 
 /* What a runtime call does, decided from its base name (the CUPTI name without
- * _ptsz/_ptds) in ONE table: model.c ss_api_classify(). */
+ * _ptsz/_ptds) in ONE table, generated from preload/cuda_api.tab by
+ * tools/gen_api.py ($(BUILD)/gen/ss_api_classes.c): ss_api_classify(). */
 typedef enum ss_api_class {
     SS_API_OTHER = 0,
     SS_API_LAUNCH,          /* kernel launches, cudaGraphLaunch */
@@ -53,14 +54,54 @@ typedef enum ss_api_class {
     SS_API_HOST_FUNC,       /* cudaLaunchHostFunc, cudaStreamAddCallback */
     SS_API_SET_LIMIT,       /* cudaDeviceSetLimit */
     SS_API_CAPTURE,         /* stream capture begin/end */
+    SS_API_EVENT_ELAPSED,   /* cudaEventElapsedTime */
+    SS_API_DEVICE_RESET,    /* cudaDeviceReset */
     SS_API_CLASS_COUNT
 } ss_api_class;
 
 const char *ss_api_class_name(ss_api_class c);
 
+/* The `host` column of preload/cuda_api.tab: what a call does to the calling
+ * host thread.  COPY, COPY_ASYNC, MEMSET and GRAPH depend on the call's memory
+ * kinds (or its graph's nodes): ss_call_host_wait() decides them. */
+typedef enum ss_api_host {
+    SS_API_HOST_NONE = 0,       /* returns without waiting for GPU work */
+    SS_API_HOST_STREAM,         /* waits for all work submitted to its stream */
+    SS_API_HOST_EVENT,          /* waits for the work its event captured */
+    SS_API_HOST_DEVICE,         /* waits for all work of the current device */
+    SS_API_HOST_QUERY,          /* waits for nothing; success proves completion */
+    SS_API_HOST_COPY,           /* synchronous memcpy family */
+    SS_API_HOST_COPY_ASYNC,     /* cudaMemcpy*Async */
+    SS_API_HOST_MEMSET,         /* synchronous memset family */
+    SS_API_HOST_MEMSET_ASYNC,
+    SS_API_HOST_GRAPH,          /* cudaGraphLaunch: waits when a memcpy node writes pageable memory */
+    SS_API_HOST_COUNT
+} ss_api_host;
+
+const char *ss_api_host_name(ss_api_host h);   /* the table's spelling: "copy-async" */
+
+/* One row of the generated table, per base name (entry points, their
+ * _ptsz/_ptds twins and CUPTI's spellings share rows by base name). */
+typedef struct ss_api_info {
+    const char *name;           /* base name, e.g. "cudaMemcpyAsync" */
+    const char *tab_class;      /* the shim's class in cuda_api.tab, e.g. "free-async" */
+    uint8_t cls;                /* ss_api_class */
+    uint8_t host;               /* ss_api_host */
+    uint8_t fixed_dst, fixed_src;  /* enum ss_mem_kind the table fixes for ptr/ptr2
+                                      (cudaMemcpyToSymbol: DEVICE), else UNKNOWN */
+    uint8_t arg_is_memcpy_kind; /* ss_api_rec.arg holds the cudaMemcpyKind */
+} ss_api_info;
+
+/* The generated table, sorted by name (strcmp order). */
+extern const ss_api_info ss_api_table[];
+extern const size_t ss_api_table_count;
+
 /* Base name of a CUPTI API name: drops "_ptsz"/"_ptds" and a trailing
  * "_v<digits>" version; writes into out (NUL-terminated). */
 void ss_api_base_name(const char *name, char *out, size_t outlen);
+/* Row of a base name (exact match), or NULL for a call the table does not list. */
+const ss_api_info *ss_api_lookup(const char *base_name);
+/* Its class; SS_API_OTHER for names the table does not list. */
 ss_api_class ss_api_classify(const char *base_name);
 
 /* Memory allocation kinds of ss_alloc.kind: enum ss_mem_kind (DEVICE, PINNED,
@@ -168,9 +209,15 @@ typedef struct ss_model {
     const ss_stack_rec **stacks; uint32_t nstacks;      /* indexed by id via lookup */
     const ss_pystack_rec **pystacks; uint32_t npystacks;
     const ss_module_rec **modules; uint32_t nmodules;
+    const ss_cubin_rec **cubins; uint32_t ncubins;      /* module device code images */
+    /* Exact memory mode (SS_REC_KERNEL_ACCESS), sorted by (tid, t_enter):
+     * use ss_call_exact_access(). */
+    const ss_kernel_access_rec **xaccess; uint32_t nxaccess;
 
-    /* API names: api_names[i] is the display name, api_class[i] its class. */
+    /* API names: api_names[i] is the display name, api_class[i] its class,
+     * api_info[i] its row of the generated table (NULL: not listed). */
     char **api_names; uint8_t *api_class; uint32_t napi_names;
+    const ss_api_info **api_info;
 
     /* Strings by id (SS_REC_STRING), sparse: lookup via ss_model_string(). */
     struct ss_strmap *strings;
@@ -185,6 +232,10 @@ typedef struct ss_model {
     uint64_t *alloc_max_end;    /* per allocs[i]: max(ptr + size) over allocs[0..i] */
     uint64_t *op_max_end;       /* per ops[i]: max end over ops[0..i] */
     uint64_t *op_min_submit;    /* per ops[i]: min submit over ops[i..nops) */
+
+    /* Kernel parameter accesses from the cubins (kernel_access.c), filled
+     * lazily by ss_kernel_param_access(), freed with the model. */
+    struct ss_kaccess *kaccess;
 } ss_model;
 
 /* Load `path`.  Returns NULL on failure with a one-line reason in err (without
@@ -194,6 +245,9 @@ void ss_model_free(ss_model *m);
 
 /* String of an SS_REC_STRING id: {NULL,0} when unknown. */
 ss_string_ref ss_model_string(const ss_model *m, uint32_t id);
+/* The same string as recorded: kernel names stay mangled (ss_model_string
+ * gives them demangled), as the cubins' symbol tables spell them. */
+ss_string_ref ss_model_string_raw(const ss_model *m, uint32_t id);
 const char *ss_model_call_name(const ss_model *m, const ss_call *c);
 /* Description of a stream: "legacy default", "per-thread default", "blocking",
  * "non-blocking" or "unknown". */
@@ -220,6 +274,42 @@ static inline const uint64_t *ss_call_params(const ss_call *c, uint32_t *n)
     if ((uint64_t)sizeof(ss_api_rec) + 8u * c->rec->nparams > c->rec->h.size) *n = 0;
     return (const uint64_t *)ss_rec_tail(&c->rec->h, sizeof(ss_api_rec));
 }
+/* Byte offset of each ss_call_params() value in the kernel's parameter
+ * buffer (SS_API_F_PARAM_OFFSETS), or NULL when the record has none. */
+static inline const uint16_t *ss_call_param_offsets(const ss_call *c)
+{
+    const ss_api_rec *r = c->rec;
+    if (!(r->flags & SS_API_F_PARAM_OFFSETS) || r->nparams == 0 ||
+        (uint64_t)sizeof(ss_api_rec) + 10u * r->nparams > r->h.size)
+        return NULL;
+    return (const uint16_t *)(const void *)((const char *)ss_rec_tail(&r->h, sizeof(ss_api_rec)) +
+                                            8u * r->nparams);
+}
+/* The ELF image of an SS_REC_CUBIN record: its tail, *len bytes (0 when the
+ * record is too short for its size field). */
+static inline const uint8_t *ss_cubin_image(const ss_cubin_rec *r, uint32_t *len)
+{
+    *len = r->h.size >= sizeof(ss_cubin_rec) && r->size <= r->h.size - sizeof(ss_cubin_rec) ? r->size : 0;
+    return (const uint8_t *)ss_rec_tail(&r->h, sizeof(ss_cubin_rec));
+}
+
+/* ---- exact memory mode (analyzer/exact_access.c) --------------------------
+ * The SS_REC_KERNEL_ACCESS record of a launch call (what the kernel really
+ * read and wrote, SYNCSIGHT_EXACT_MEMORY=1), joined by correlation id or by
+ * (tid, t_enter); NULL when the trace has none for this call. */
+const ss_kernel_access_rec *ss_call_exact_access(const ss_model *m, const ss_call *c);
+/* Its entries (one per recorded parameter word pointing into an allocation):
+ * *n of them, 0 when the record is too short for its count. */
+static inline const ss_kernel_access_entry *ss_exact_access_entries(const ss_kernel_access_rec *r, uint32_t *n)
+{
+    *n = (uint64_t)sizeof(*r) + (uint64_t)r->nentries * sizeof(ss_kernel_access_entry) <= r->h.size ? r->nentries : 0;
+    return (const ss_kernel_access_entry *)ss_rec_tail(&r->h, sizeof(*r));
+}
+/* Index in ss_call_params(c) of the word an entry describes (checked by
+ * offset when the call has offsets, and by value), or -1. */
+int32_t ss_exact_access_word(const ss_call *c, const ss_kernel_access_entry *e);
+/* Called once by ss_model_load: sorts m->xaccess for the lookups. */
+void ss_model_index_exact_access(ss_model *m);
 
 /* ---- timeline helpers shared by rules (built at load) ---------------------
  * Per device, ops sorted by submit time with a running maximum of their end:
@@ -230,5 +320,27 @@ int ss_model_busy_at(const ss_model *m, int32_t device, uint64_t t);
 uint64_t ss_model_next_start(const ss_model *m, int32_t device, uint64_t t);
 /* Device of a call: rec->device, else its stream's, else its first op's, else 0. */
 int32_t ss_model_call_device(const ss_model *m, const ss_call *c);
+
+/* ---- what a call did to the host thread -----------------------------------
+ * THE answer every rule uses to know whether a call joined the host with GPU
+ * work, from the `host` column of preload/cuda_api.tab plus, for copies,
+ * memsets and graph launches, the memory kinds of this call.  "Its stream" is
+ * c->stream (the legacy default stream's implicit ordering with blocking
+ * streams is the caller's business).  A call that failed, or that was
+ * recorded during stream capture (it ran nothing), waited for nothing. */
+typedef enum ss_host_wait {
+    SS_WAIT_NONE = 0,     /* returned without waiting for any GPU work */
+    SS_WAIT_STREAM_PRIOR, /* waited for the work submitted to its stream before it, not for its own operation
+                             (cudaMemcpy from pageable host memory to device: stream sync, then the copy is staged
+                              and may land after the call returns) */
+    SS_WAIT_STREAM,       /* waited for its stream up to and including its own operation */
+    SS_WAIT_EVENT,        /* waited for the work its event captured */
+    SS_WAIT_DEVICE,       /* waited for all work on the call's device */
+    SS_WAIT_QUERY,        /* waited for nothing, but a successful return proves the stream/event complete
+                             (cudaStreamQuery, cudaEventQuery; cudaEventElapsedTime: both of its events,
+                             rec->event and rec->ptr) */
+} ss_host_wait;
+ss_host_wait ss_call_host_wait(const ss_model *m, const ss_call *c);
+const char *ss_host_wait_name(ss_host_wait w);   /* "none", "stream-prior", "stream", ... */
 
 #endif

@@ -21,6 +21,9 @@ extern const ss_rule ss_rule_legacy_stream_serialization;
 extern const ss_rule ss_rule_device_sync_overuse;
 extern const ss_rule ss_rule_missing_fence;
 extern const ss_rule ss_rule_unrecorded_event_wait;
+extern const ss_rule ss_rule_incomplete_sync;
+extern const ss_rule ss_rule_event_timing_gap;
+extern const ss_rule ss_rule_relies_on_legacy_sync;
 
 /* NULL-terminated registry. */
 extern const ss_rule *const ss_rules[];

@@ -9,10 +9,12 @@
  * cudaStreamWaitEvent on recorded events, the host's submission time) and the
  * implicit legacy barrier.  An op that started later than its explicit
  * dependencies allowed, at the time the barrier released it, lost
- * (barrier - explicit_ready).  Non-blocking and per-thread default streams
- * are not serialized and never reported.  When the op and the work it waited
- * for touch the same buffer, the barrier was a real dependency the program
- * relies on: not reported.
+ * (barrier - explicit_ready).  Non-blocking streams are not serialized and
+ * never reported; per-thread default streams are ordered with the legacy
+ * stream like blocking ones (they only meet it when a program names
+ * cudaStreamLegacy).  When the op and the work it waited for may touch the
+ * same memory, the barrier was a real dependency the program relies on: not
+ * waste, reported by relies-on-legacy-sync instead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,14 @@ static dev_state *dev_of(dev_state *v, uint32_t n, int32_t device)
 {
     for (uint32_t i = 0; i < n; i++) if (v[i].device == device) return &v[i];
     return &v[0];
+}
+
+/* Blocking streams and per-thread default streams both synchronize with the
+ * legacy default stream (CUDA: "the per-thread default stream is not a
+ * non-blocking stream"). */
+static int legacy_ordered(uint32_t kind)
+{
+    return kind == SS_STREAM_BLOCKING || kind == SS_STREAM_PER_THREAD;
 }
 
 static uint32_t op_graph_id(const ss_gpu_op *op)
@@ -59,7 +69,7 @@ static void apply_op(state *s, int32_t oi, int evaluate)
         uint64_t barrier = 0;
         int32_t barrier_op = -1;
         if (kind == SS_STREAM_LEGACY_NULL) { barrier = d->blocking_end; barrier_op = d->blocking_op; }
-        else if (kind == SS_STREAM_BLOCKING) { barrier = d->legacy_end; barrier_op = d->legacy_op; }
+        else if (legacy_ordered(kind)) { barrier = d->legacy_end; barrier_op = d->legacy_op; }
         if (barrier_op >= 0 && barrier > explicit_ready + MIN_LOSS_NS && op->start + SLACK_NS >= barrier &&
             !ss_ops_share_memory(m, oi, barrier_op)) {
             uint64_t until = op->start < barrier ? op->start : barrier;
@@ -99,7 +109,7 @@ static void apply_op(state *s, int32_t oi, int evaluate)
     }
     if (op->end > s->last_end[st]) { s->last_end[st] = op->end; s->last_op[st] = oi; }
     if (kind == SS_STREAM_LEGACY_NULL && op->end > d->legacy_end) { d->legacy_end = op->end; d->legacy_op = oi; }
-    if (kind == SS_STREAM_BLOCKING && op->end > d->blocking_end) { d->blocking_end = op->end; d->blocking_op = oi; }
+    if (legacy_ordered(kind) && op->end > d->blocking_end) { d->blocking_end = op->end; d->blocking_op = oi; }
 }
 
 static void run(const ss_model *m, ss_findings *out)

@@ -2,120 +2,130 @@
  * missing-fence: two GPU operations on different streams touch the same
  * memory, at least one writes, and nothing orders them.
  *
- * Happens-before is tracked with vector clocks over streams (FastTrack
- * style: an access is remembered as (stream, epoch)):
- *   - program order on a stream: each submission ticks the stream's clock;
- *   - a submission carries the submitting host thread's clock;
- *   - cudaEventRecord snapshots the stream's clock, cudaStreamWaitEvent joins
- *     the snapshot of the latest record before the wait;
- *   - host syncs (stream, event, device, successful queries, and the implicit
- *     ones: synchronous copies/memsets, cudaFree/FreeHost/HostUnregister)
- *     join the waited clocks into the host thread's clock;
- *   - the legacy default stream is ordered with the device's blocking streams.
- * Memory: copies and memsets access exact ranges (dst written, src read);
- * kernels access their pointer-sized parameters that fall inside a known
- * allocation, treated as "may read or write" (the trace has no types), so
- * such pairs are reported as "may race".  Per allocation the accesses since
- * the last ordered write are kept (bounded), like CSAN's per-tensor state.
+ * Ordering is the shared happens-before replay (hb.h): stream order, event
+ * record/wait, the legacy barrier, and the host waits CUDA really performs
+ * (ss_call_host_wait: a cudaMemset to device memory or a device-to-device
+ * cudaMemcpy is NOT a host join).
  *
- * Calls recorded during stream capture are skipped (they do not execute;
- * the graph's kernels run in order on the launch stream).
+ * Memory, per access (see docs/rules/missing-fence.md, "memory model"):
+ *   - copies and memsets access exact byte ranges (dst written, src read);
+ *   - a kernel pointer argument p that falls inside a live allocation is an
+ *     access that certainly touches p and may reach to the end of that
+ *     allocation.  Whether the kernel reads or writes through it comes from
+ *     its machine code (kernel_access.h); where that is unknown the access
+ *     "may read or write".  Arguments the kernel never dereferences are no
+ *     access at all.
+ * A race is reported only where both accesses certainly touch common bytes
+ * (overlapping exact ranges, a kernel pointer inside a copied range, the
+ * same pointer given to two kernels): two kernels handed different offsets of
+ * one buffer (buf + i*chunk) are taken to work on different slices.  Where
+ * other unordered writers sit beyond a kernel's pointer, inside what it may
+ * reach, the finding says so as evidence, not as a verdict.
  *
- * Cost 0 ms: a race costs correctness, not time.  Severity error.
+ * Severity: error when both accesses are known (a write is proven); warning
+ * ("possible") when a kernel's access could not be classified; two reads
+ * never race.  Cost 0 ms: a race costs correctness, not time.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hb.h"
+#include "kernel_access.h"
 #include "rule.h"
 #include "util.h"
 
-enum { ACC_READ = 0, ACC_WRITE = 1, ACC_MAY = 2 };
-#define SHADOW_MAX 64
+enum { ACC_READ = 1, ACC_WRITE = 2, ACC_RW = 3, ACC_MAY = 4 };
+#define SHADOW_MAX 256
 
-typedef struct access { uint64_t lo, hi; int32_t stream; uint32_t epoch; int32_t call; uint8_t kind; } access;
+typedef struct access {
+    uint64_t lo, hi;      /* bytes certainly touched */
+    uint64_t reach;       /* end of what it may touch (kernel arguments: the allocation's end) */
+    int32_t stream;
+    uint32_t epoch;
+    int32_t call;
+    uint8_t kind;
+    uint8_t inferred;     /* kernel argument: extent inferred, not known */
+} access;
 typedef struct shadow { access *v; uint32_t n, cap; } shadow;
 
 typedef struct fence_state {
     const ss_model *m;
-    uint32_t A;                /* clock width = number of streams */
-    uint32_t *svc;             /* A x A: stream clocks */
-    uint32_t *tvc;             /* nthreads x A */
-    uint32_t **evc;            /* per event: snapshot or NULL */
+    ss_hb *hb;
     shadow *sh;                /* per allocation */
     ss_findings *out;
 } fence_state;
 
-static void join(uint32_t *dst, const uint32_t *src, uint32_t A)
-{
-    for (uint32_t k = 0; k < A; k++) if (src[k] > dst[k]) dst[k] = src[k];
-}
-
-static uint32_t *SV(fence_state *f, int32_t s) { return f->svc + (size_t)s * f->A; }
-
-static uint32_t *TV(fence_state *f, uint32_t tid)
-{
-    const ss_thread *t = ss_model_thread(f->m, tid);
-    return f->tvc + (size_t)(t - f->m->threads) * f->A;
-}
-
-static int32_t stream_device(const ss_model *m, int32_t s) { return m->streams[s].device; }
-
-/* The legacy stream's implicit ordering with blocking streams. */
-static void legacy_joins(fence_state *f, int32_t s)
-{
-    const ss_model *m = f->m;
-    uint32_t kind = m->streams[s].kind;
-    if (kind != SS_STREAM_LEGACY_NULL && kind != SS_STREAM_BLOCKING) return;
-    uint32_t want = kind == SS_STREAM_LEGACY_NULL ? SS_STREAM_BLOCKING : SS_STREAM_LEGACY_NULL;
-    for (uint32_t k = 0; k < m->nstreams; k++)
-        if ((int32_t)k != s && m->streams[k].kind == want && stream_device(m, (int32_t)k) == stream_device(m, s))
-            join(SV(f, s), SV(f, (int32_t)k), f->A);
-}
-
-static void host_joins_stream(fence_state *f, uint32_t *tv, int32_t s)
-{
-    join(tv, SV(f, s), f->A);
-    if (f->m->streams[s].kind == SS_STREAM_LEGACY_NULL)   /* it waited for the blocking streams too */
-        for (uint32_t k = 0; k < f->m->nstreams; k++)
-            if (f->m->streams[k].kind == SS_STREAM_BLOCKING &&
-                stream_device(f->m, (int32_t)k) == stream_device(f->m, s))
-                join(tv, SV(f, (int32_t)k), f->A);
-}
-
-static void host_joins_all(fence_state *f, uint32_t *tv)
-{
-    for (uint32_t k = 0; k < f->m->nstreams; k++) join(tv, SV(f, (int32_t)k), f->A);
-}
+static int writes(uint8_t kind) { return kind == ACC_WRITE || kind == ACC_RW || kind == ACC_MAY; }
 
 static const char *verb(uint8_t kind, int past)
 {
-    if (kind == ACC_READ) return past ? "read" : "reads";
-    if (kind == ACC_WRITE) return past ? "wrote" : "writes";
-    return past ? "may have read or written" : "may read or write";
+    switch (kind) {
+    case ACC_READ: return past ? "read" : "reads";
+    case ACC_WRITE: return past ? "wrote" : "writes";
+    case ACC_RW: return past ? "read and wrote" : "reads and writes";
+    default: return past ? "may have read or written" : "may read or write";
+    }
+}
+
+static int unordered(const access *e, const uint32_t *vc)
+{
+    return vc[e->stream] < e->epoch;
+}
+
+/* Other unordered writers that sit beyond x's pointer, inside what x may
+ * reach, on streams other than x's: evidence for a kernel that reads a whole
+ * buffer from its base (a consumer of every slice). */
+static uint32_t reach_writers(const fence_state *f, const shadow *sh, const access *x, const access *skip,
+                              uint32_t *nstreams)
+{
+    const uint32_t *vc = ss_hb_stream_clock(f->hb, x->stream);
+    uint32_t n = 0, ns = 0;
+    int32_t seen[8];
+    for (uint32_t i = 0; i < sh->n; i++) {
+        const access *e = &sh->v[i];
+        if (e == skip || e->stream == x->stream || !writes(e->kind) || !unordered(e, vc)) continue;
+        if (e->lo < x->hi || e->lo >= x->reach) continue;   /* not beyond x's pointer, or out of its reach */
+        n++;
+        int dup = 0;
+        for (uint32_t k = 0; k < ns && k < 8; k++) dup |= seen[k] == e->stream;
+        if (!dup) { if (ns < 8) seen[ns] = e->stream; ns++; }
+    }
+    *nstreams = ns;
+    return n;
 }
 
 static void report(fence_state *f, int32_t alloc, const access *x, const access *e)
 {
     const ss_model *m = f->m;
     const ss_alloc *a = &m->allocs[alloc];
-    char lx[192], le[192], sx[96], se[96], msg[1400];
+    char lx[192], le[192], sx[96], se[96], msg[1800], extra[400] = "", why[300] = "";
     ss_call_label(m, x->call, lx, sizeof lx);
     ss_call_label(m, e->call, le, sizeof le);
     const char *akind = a->kind == SS_MEM_PINNED ? "pinned host" : a->kind == SS_MEM_MANAGED ? "managed" : "device";
     int maybe = x->kind == ACC_MAY || e->kind == ACC_MAY;
+    if (maybe) {
+        const char *lim = ss_kernel_access_limits(m);
+        snprintf(why, sizeof why, " (%s: whether the kernel reads or writes this argument is not known%s%s)",
+                 "possible", lim ? ": " : "", lim ? lim : "");
+    }
+    uint32_t ns = 0, nw = x->inferred ? reach_writers(f, &f->sh[alloc], x, e, &ns) : 0;
+    if (nw)
+        snprintf(extra, sizeof extra,
+                 "; %u more operation%s on %u other stream%s wrote into the same allocation beyond +%llu without "
+                 "being ordered before it: if it reads that far, they race too",
+                 nw, nw == 1 ? "" : "s", ns, ns == 1 ? "" : "s", (unsigned long long)(x->lo - a->ptr));
     snprintf(msg, sizeof msg,
              "%s%s: %s on %s %s buffer 0x%llx (+%llu, %s allocation of %llu bytes made by %s) that %s on %s %s, "
              "and nothing orders the two (no cudaEventRecord + cudaStreamWaitEvent between the streams, no host "
-             "synchronization in between)",
-             maybe ? "possible data race" : "data race",
-             maybe ? " (kernel arguments: the trace cannot tell reads from writes)" : "",
+             "synchronization in between)%s",
+             maybe ? "possible data race" : "data race", why,
              lx, ss_stream_describe(m, m->calls[x->call].stream, sx, sizeof sx), verb(x->kind, 0),
              (unsigned long long)a->ptr, (unsigned long long)(x->lo - a->ptr), akind,
              (unsigned long long)a->size, a->alloc_call >= 0 ? ss_model_call_name(m, &m->calls[a->alloc_call]) : "?",
-             le, ss_stream_describe(m, m->calls[e->call].stream, se, sizeof se), verb(e->kind, 1));
+             le, ss_stream_describe(m, m->calls[e->call].stream, se, sizeof se), verb(e->kind, 1), extra);
     ss_occurrence o = {
         .rule = "missing-fence",
-        .severity = SS_SEV_ERROR,
+        .severity = maybe ? SS_SEV_WARNING : SS_SEV_ERROR,
         .fixed_severity = 1,
         .cost_ms = 0,
         .cost_basis = "0 ms: a correctness finding (results depend on timing), not a time cost",
@@ -130,6 +140,7 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                   { a->alloc_call, -1, "allocation" } },
         .nrefs = a->alloc_call >= 0 ? 3 : 2,
         .alloc = alloc,
+        .site_extra = maybe ? "possible" : "proven",
     };
     ss_findings_add(f->out, m, &o);
 }
@@ -137,22 +148,24 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
 static void on_access(fence_state *f, int32_t alloc, access x)
 {
     shadow *sh = &f->sh[alloc];
-    const uint32_t *vc = SV(f, x.stream);
+    const uint32_t *vc = ss_hb_stream_clock(f->hb, x.stream);
     for (uint32_t i = sh->n; i-- > 0; ) {   /* latest first: the most direct conflict */
         const access *e = &sh->v[i];
         if (e->stream == x.stream || e->lo >= x.hi || x.lo >= e->hi) continue;
-        if (e->kind == ACC_READ && x.kind == ACC_READ) continue;
-        if (vc[e->stream] >= e->epoch) continue;
+        if (!writes(e->kind) && !writes(x.kind)) continue;
+        if (!unordered(e, vc)) continue;
         report(f, alloc, &x, e);
         break;   /* one report per access */
     }
-    /* drop what this access supersedes */
+    /* drop what this access supersedes: earlier accesses it is ordered after
+     * and that it certainly overwrites whole, and its own stream's identical reads */
     uint32_t w = 0;
     for (uint32_t i = 0; i < sh->n; i++) {
         const access *e = &sh->v[i];
-        int ordered = e->stream == x.stream || vc[e->stream] >= e->epoch;
-        int drop = x.kind != ACC_READ ? (ordered && e->lo >= x.lo && e->hi <= x.hi)
-                                      : (e->stream == x.stream && e->kind == ACC_READ && e->lo == x.lo && e->hi == x.hi);
+        int ordered = e->stream == x.stream || !unordered(e, vc);
+        int drop = (x.kind == ACC_WRITE || x.kind == ACC_RW) && !x.inferred
+                       ? (ordered && e->lo >= x.lo && e->hi <= x.hi)
+                       : (e->stream == x.stream && e->kind == x.kind && e->lo == x.lo && e->hi == x.hi);
         if (!drop) sh->v[w++] = *e;
     }
     sh->n = w;
@@ -166,97 +179,80 @@ static void range_access(fence_state *f, int32_t ci, uint64_t p, uint64_t bytes,
     if (!p) return;
     int32_t a = ss_model_alloc_at(f->m, p, c->rec->t_enter);
     if (a < 0) return;
-    access x = { p, p + (bytes ? bytes : 1), c->stream, epoch, ci, kind };
+    uint64_t hi = p + (bytes ? bytes : 1);
+    access x = { p, hi, hi, c->stream, epoch, ci, kind, 0 };
     on_access(f, a, x);
 }
 
-static void submit(fence_state *f, int32_t ci, uint32_t *tv)
+static uint8_t kernel_kind(ss_param_access acc)
+{
+    switch (acc) {
+    case SS_ACCESS_READ: return ACC_READ;
+    case SS_ACCESS_WRITE: return ACC_WRITE;
+    case SS_ACCESS_READ_WRITE: return ACC_RW;
+    case SS_ACCESS_NONE: return 0;
+    default: return ACC_MAY;
+    }
+}
+
+static void kernel_accesses(fence_state *f, int32_t ci, uint32_t epoch)
 {
     const ss_model *m = f->m;
     const ss_call *c = &m->calls[ci];
-    int32_t s = c->stream;
-    uint32_t *sv = SV(f, s);
-    join(sv, tv, f->A);
-    legacy_joins(f, s);
-    uint32_t epoch = ++sv[s];
-    switch (c->cls) {
-    case SS_API_COPY_SYNC: case SS_API_COPY_ASYNC:
-        range_access(f, ci, c->rec->ptr2, c->rec->bytes, ACC_READ, epoch);
-        range_access(f, ci, c->rec->ptr, c->rec->bytes, ACC_WRITE, epoch);
-        break;
-    case SS_API_MEMSET_SYNC: case SS_API_MEMSET_ASYNC:
-        range_access(f, ci, c->rec->ptr, c->rec->bytes, ACC_WRITE, epoch);
-        break;
-    case SS_API_LAUNCH: {
-        uint32_t n;
-        const uint64_t *p = ss_call_params(c, &n);
-        for (uint32_t i = 0; i < n; i++) {
-            int dup = 0;
-            for (uint32_t j = 0; j < i; j++) dup |= p[j] == p[i];
-            if (!dup) range_access(f, ci, p[i], 1, ACC_MAY, epoch);
-        }
-        break;
-    }
-    default: break;
+    uint32_t n;
+    const uint64_t *p = ss_call_params(c, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!p[i]) continue;
+        int32_t a = ss_model_alloc_at(m, p[i], c->rec->t_enter);
+        if (a < 0) continue;
+        uint8_t kind = kernel_kind(ss_kernel_param_access(m, c, i));
+        if (!kind) continue;   /* the kernel never dereferences it */
+        /* the same pointer passed twice: one access with both kinds */
+        int dup = 0;
+        for (uint32_t j = 0; j < i; j++) dup |= p[j] == p[i];
+        if (dup) continue;
+        for (uint32_t j = i + 1; j < n; j++)
+            if (p[j] == p[i]) {
+                uint8_t k2 = kernel_kind(ss_kernel_param_access(m, c, j));
+                if (k2 == ACC_MAY || kind == ACC_MAY) kind = ACC_MAY;
+                else if (k2) kind |= k2;
+            }
+        const ss_alloc *al = &m->allocs[a];
+        access x = { p[i], p[i] + 1, al->ptr + (al->size ? al->size : 1), c->stream, epoch, ci, kind, 1 };
+        on_access(f, a, x);
     }
 }
 
 static void run(const ss_model *m, ss_findings *out)
 {
     if (!m->nstreams || !m->nthreads) return;
-    fence_state f = { m, m->nstreams, NULL, NULL, NULL, NULL, out };
-    f.svc = ss_xcalloc((size_t)f.A * f.A, sizeof(uint32_t));
-    f.tvc = ss_xcalloc((size_t)m->nthreads * f.A, sizeof(uint32_t));
-    f.evc = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(uint32_t *));
+    fence_state f = { m, ss_hb_new(m), NULL, out };
     f.sh = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(shadow));
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
-        if (c->rec->ret != 0) continue;
-        /* calls made while their stream is being captured do not run: they
-         * become graph nodes, ordered by the graph and its launch stream */
-        if (c->captured) continue;
-        uint32_t *tv = TV(&f, c->rec->tid);
-        int32_t s = c->stream;
-        switch (c->cls) {
-        case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
-            if (s >= 0) submit(&f, (int32_t)i, tv);
-            break;
-        case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
-            if (s >= 0) { submit(&f, (int32_t)i, tv); host_joins_stream(&f, tv, s); }
-            break;
-        case SS_API_EVENT_RECORD:
-            if (s >= 0 && c->event >= 0) {
-                join(SV(&f, s), tv, f.A);
-                legacy_joins(&f, s);
-                if (!f.evc[c->event]) f.evc[c->event] = ss_xcalloc(f.A, sizeof(uint32_t));
-                memcpy(f.evc[c->event], SV(&f, s), f.A * sizeof(uint32_t));
+        uint32_t epoch = ss_hb_apply(f.hb, (int32_t)i);
+        if (epoch) {
+            switch (c->cls) {
+            case SS_API_COPY_SYNC: case SS_API_COPY_ASYNC:
+                range_access(&f, (int32_t)i, c->rec->ptr2, c->rec->bytes, ACC_READ, epoch);
+                range_access(&f, (int32_t)i, c->rec->ptr, c->rec->bytes, ACC_WRITE, epoch);
+                break;
+            case SS_API_MEMSET_SYNC: case SS_API_MEMSET_ASYNC:
+                range_access(&f, (int32_t)i, c->rec->ptr, c->rec->bytes, ACC_WRITE, epoch);
+                break;
+            case SS_API_LAUNCH:
+                kernel_accesses(&f, (int32_t)i, epoch);
+                break;
+            default: break;
             }
-            break;
-        case SS_API_STREAM_WAIT:
-            if (s >= 0) {
-                join(SV(&f, s), tv, f.A);
-                if (c->event >= 0 && f.evc[c->event]) join(SV(&f, s), f.evc[c->event], f.A);
-            }
-            break;
-        case SS_API_STREAM_SYNC: case SS_API_STREAM_QUERY:   /* a query returning success means done */
-            if (s >= 0) host_joins_stream(&f, tv, s);
-            break;
-        case SS_API_EVENT_SYNC: case SS_API_EVENT_QUERY:
-            if (c->event >= 0 && f.evc[c->event]) join(tv, f.evc[c->event], f.A);
-            break;
-        case SS_API_DEVICE_SYNC:
-            host_joins_all(&f, tv);
-            break;
-        case SS_API_FREE:
-            if (!c->is_async) host_joins_all(&f, tv);   /* cudaFree & co. synchronize the device */
-            if (c->alloc >= 0) f.sh[c->alloc].n = 0;
-            break;
-        default: break;
         }
+        /* a freed allocation's history ends (the next one at the address is
+         * another allocation) */
+        if (c->cls == SS_API_FREE && c->rec->ret == 0 && c->alloc >= 0) f.sh[c->alloc].n = 0;
     }
-    for (uint32_t i = 0; i < m->nevents; i++) free(f.evc[i]);
     for (uint32_t i = 0; i < m->nallocs; i++) free(f.sh[i].v);
-    free(f.evc); free(f.sh); free(f.svc); free(f.tvc);
+    free(f.sh);
+    ss_hb_free(f.hb);
 }
 
 const ss_rule ss_rule_missing_fence = {

@@ -1,6 +1,7 @@
 /* Rule registry and helpers shared by the rules. */
 #include <stdio.h>
 #include <string.h>
+#include "kernel_access.h"
 #include "rule.h"
 
 const ss_rule *const ss_rules[] = {
@@ -10,6 +11,9 @@ const ss_rule *const ss_rules[] = {
     &ss_rule_device_sync_overuse,
     &ss_rule_missing_fence,
     &ss_rule_unrecorded_event_wait,
+    &ss_rule_incomplete_sync,
+    &ss_rule_event_timing_gap,
+    &ss_rule_relies_on_legacy_sync,
     NULL,
 };
 
@@ -96,33 +100,55 @@ void ss_call_label(const ss_model *m, int32_t call, char *buf, size_t len)
     snprintf(buf, len, "%s", ss_model_call_name(m, c));
 }
 
-/* The memory ranges a call touches: copies and memsets exactly, kernels as
- * the single byte their pointer arguments point at (the trace has no sizes:
- * two kernels are taken to share a buffer when they get the same pointer),
- * frees the whole freed allocation. */
+/* The memory a call may touch, for "may b depend on a?": copies and memsets
+ * exactly; a kernel pointer argument certainly touches the byte it points at
+ * and may reach to the end of the allocation it points into (the trace has no
+ * sizes), reading and/or writing as its code shows (unknown: both); frees the
+ * whole freed allocation.  Generous on purpose where a missed dependency would
+ * blame a barrier the program needs, but two kernels that only write (or only
+ * read) different offsets of one buffer are taken as slices, not as one
+ * depending on the other. */
 #define MAX_RANGES 260
-static uint32_t call_ranges(const ss_model *m, const ss_call *c, uint64_t *lo, uint64_t *hi)
+enum { MR_READ = 1, MR_WRITE = 2 };
+typedef struct mem_range { uint64_t lo, hi, reach; uint8_t acc; uint8_t exact; } mem_range;
+static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
 {
     const ss_api_rec *r = c->rec;
     uint32_t n = 0;
     switch (c->cls) {
     case SS_API_COPY_SYNC: case SS_API_COPY_ASYNC:
-        if (r->ptr2) { lo[n] = r->ptr2; hi[n++] = r->ptr2 + (r->bytes ? r->bytes : 1); }
+        if (r->ptr2) {
+            uint64_t hi = r->ptr2 + (r->bytes ? r->bytes : 1);
+            out[n++] = (mem_range){ r->ptr2, hi, hi, MR_READ, 1 };
+        }
         /* fall through */
     case SS_API_MEMSET_SYNC: case SS_API_MEMSET_ASYNC:
-        if (r->ptr) { lo[n] = r->ptr; hi[n++] = r->ptr + (r->bytes ? r->bytes : 1); }
+        if (r->ptr) {
+            uint64_t hi = r->ptr + (r->bytes ? r->bytes : 1);
+            out[n++] = (mem_range){ r->ptr, hi, hi, MR_WRITE, 1 };
+        }
         break;
     case SS_API_LAUNCH: {
         uint32_t np;
         const uint64_t *p = ss_call_params(c, &np);
-        for (uint32_t i = 0; i < np && n < MAX_RANGES; i++)
-            if (p[i] && ss_model_alloc_at(m, p[i], r->t_enter) >= 0) { lo[n] = p[i]; hi[n++] = p[i] + 1; }
+        for (uint32_t i = 0; i < np && n < MAX_RANGES; i++) {
+            if (!p[i]) continue;
+            int32_t a = ss_model_alloc_at(m, p[i], r->t_enter);
+            if (a < 0) continue;
+            ss_param_access acc = ss_kernel_param_access(m, c, i);
+            uint8_t bits = acc == SS_ACCESS_READ ? MR_READ : acc == SS_ACCESS_WRITE ? MR_WRITE
+                         : acc == SS_ACCESS_NONE ? 0 : MR_READ | MR_WRITE;
+            if (!bits) continue;
+            const ss_alloc *al = &m->allocs[a];
+            out[n++] = (mem_range){ p[i], p[i] + 1, al->ptr + (al->size ? al->size : 1), bits, 0 };
+        }
         break;
     }
     case SS_API_FREE:
         if (c->alloc >= 0) {
-            lo[n] = m->allocs[c->alloc].ptr;
-            hi[n++] = m->allocs[c->alloc].ptr + (m->allocs[c->alloc].size ? m->allocs[c->alloc].size : 1);
+            const ss_alloc *al = &m->allocs[c->alloc];
+            uint64_t hi = al->ptr + (al->size ? al->size : 1);
+            out[n++] = (mem_range){ al->ptr, hi, hi, MR_WRITE, 1 };
         }
         break;
     default: break;
@@ -130,16 +156,34 @@ static uint32_t call_ranges(const ss_model *m, const ss_call *c, uint64_t *lo, u
     return n;
 }
 
+/* One reads what the other writes (or overwrites what it reads). */
+static int read_write_pair(uint8_t a, uint8_t b)
+{
+    return ((a & MR_READ) && (b & MR_WRITE)) || ((a & MR_WRITE) && (b & MR_READ));
+}
+
+static int ranges_related(const mem_range *x, const mem_range *y)
+{
+    if (!((x->acc | y->acc) & MR_WRITE)) return 0;
+    /* bytes both certainly touch */
+    if (x->lo < y->hi && y->lo < x->hi) return 1;
+    /* one may reach into the other: the lower one's reach covers the higher
+     * one's start (a consumer handed a buffer's base, a copy into a buffer a
+     * kernel was handed the base of) */
+    const mem_range *lo = x->lo <= y->lo ? x : y, *hi = lo == x ? y : x;
+    return hi->lo < lo->reach && read_write_pair(lo->acc, hi->acc);
+}
+
 int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b)
 {
     if (a < 0 || b < 0) return 0;
-    uint64_t alo[MAX_RANGES], ahi[MAX_RANGES], blo[MAX_RANGES], bhi[MAX_RANGES];
-    uint32_t na = call_ranges(m, &m->calls[a], alo, ahi);
+    mem_range ra[MAX_RANGES], rb[MAX_RANGES];
+    uint32_t na = call_ranges(m, &m->calls[a], ra);
     if (!na) return 0;
-    uint32_t nb = call_ranges(m, &m->calls[b], blo, bhi);
+    uint32_t nb = call_ranges(m, &m->calls[b], rb);
     for (uint32_t i = 0; i < na; i++)
         for (uint32_t j = 0; j < nb; j++)
-            if (alo[i] < bhi[j] && blo[j] < ahi[i]) return 1;
+            if (ranges_related(&ra[i], &rb[j])) return 1;
     return 0;
 }
 

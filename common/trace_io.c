@@ -138,10 +138,25 @@ int ss_writer_open(ss_writer *w, const char *path, const ss_file_header *hdr)
 int ss_writer_write_block(ss_writer *w, const void *payload, uint32_t payload_bytes,
                           uint32_t record_count)
 {
+    struct iovec part = { .iov_base = (void *)payload, .iov_len = payload_bytes };
+    return ss_writer_write_blockv(w, &part, 1, record_count);
+}
+
+int ss_writer_write_blockv(ss_writer *w, const struct iovec *parts, int nparts, uint32_t record_count)
+{
     if (w->fd < 0)
         return -EBADF;
     if (w->failed_errno)
         return -w->failed_errno;
+    if (nparts < 0 || nparts > SS_WRITER_MAX_PARTS)
+        return -EINVAL;
+    uint64_t payload_bytes = 0;
+    uint32_t crc = 0;
+    for (int i = 0; i < nparts; i++) {
+        payload_bytes += parts[i].iov_len;
+        /* crc32 chains: the CRC of the parts in turn is the CRC of the whole */
+        crc = ss_crc32(crc, parts[i].iov_base, parts[i].iov_len);
+    }
     if (payload_bytes == 0)
         return 0;
     if (payload_bytes > SS_BLOCK_MAX_PAYLOAD || (payload_bytes & 7u))
@@ -149,39 +164,42 @@ int ss_writer_write_block(ss_writer *w, const void *payload, uint32_t payload_by
 
     ss_block_header bh = {
         .magic = SS_BLOCK_MAGIC,
-        .payload_bytes = payload_bytes,
+        .payload_bytes = (uint32_t)payload_bytes,
         .record_count = record_count,
-        .crc32 = ss_crc32(0, payload, payload_bytes),
+        .crc32 = crc,
     };
     /* Header and payload go out in one writev(): a crash or a full disk in
      * the middle leaves a block the reader rejects by length or CRC. */
-    struct iovec iov[2] = {
-        { .iov_base = &bh, .iov_len = sizeof bh },
-        { .iov_base = (void *)payload, .iov_len = payload_bytes },
-    };
-    size_t total = sizeof bh + payload_bytes;
+    struct iovec iov[1 + SS_WRITER_MAX_PARTS];
+    iov[0] = (struct iovec){ .iov_base = &bh, .iov_len = sizeof bh };
+    for (int i = 0; i < nparts; i++)
+        iov[1 + i] = parts[i];
+    size_t total = sizeof bh + (size_t)payload_bytes;
     ssize_t n;
     do
-        n = writev(w->fd, iov, 2);
+        n = writev(w->fd, iov, 1 + nparts);
     while (n < 0 && errno == EINTR);
     int rc = 0;
     if (n < 0) {
         rc = -errno;
     } else if ((size_t)n < total) {
-        /* Short write: finish with plain writes (each retried on EINTR). */
+        /* Short write: finish each piece with plain writes (each retried on
+         * EINTR), skipping what already went out. */
         size_t done = (size_t)n;
-        if (done < sizeof bh) {
-            rc = write_all(w->fd, (const char *)&bh + done, sizeof bh - done);
-            done = sizeof bh;
+        for (int i = 0; i < 1 + nparts && rc == 0; i++) {
+            if (done >= iov[i].iov_len) {
+                done -= iov[i].iov_len;
+                continue;
+            }
+            rc = write_all(w->fd, (const char *)iov[i].iov_base + done, iov[i].iov_len - done);
+            done = 0;
         }
-        if (rc == 0)
-            rc = write_all(w->fd, (const char *)payload + (done - sizeof bh), total - done);
     }
     if (rc < 0) {
         w->failed_errno = -rc;
         return rc;
     }
-    w->bytes_written += sizeof bh + payload_bytes;
+    w->bytes_written += total;
     w->blocks_written++;
     return 0;
 }
@@ -245,6 +263,8 @@ uint32_t ss_rec_fixed_size(uint16_t type)
     case SS_REC_STACK:      return sizeof(ss_stack_rec);
     case SS_REC_MODULE:     return sizeof(ss_module_rec);
     case SS_REC_PYSTACK:    return sizeof(ss_pystack_rec);
+    case SS_REC_CUBIN:      return sizeof(ss_cubin_rec);
+    case SS_REC_KERNEL_ACCESS: return sizeof(ss_kernel_access_rec);
     default:                return 0;
     }
 }
@@ -260,7 +280,11 @@ static uint64_t declared_tail(const ss_rec_hdr *h)
     }
     case SS_REC_STRING:   return ((const ss_string_rec *)(const void *)h)->len;
     case SS_REC_API_NAME: return ((const ss_api_name_rec *)(const void *)h)->len;
-    case SS_REC_API:      return (uint64_t)((const ss_api_rec *)(const void *)h)->nparams * 8u;
+    case SS_REC_API: {
+        const ss_api_rec *a = (const void *)h;
+        /* values, then (minor 1) one uint16 offset per value */
+        return (uint64_t)a->nparams * ((a->flags & SS_API_F_PARAM_OFFSETS) ? 10u : 8u);
+    }
     case SS_REC_NOTE:     return ((const ss_note_rec *)(const void *)h)->len;
     case SS_REC_THREAD:   return ((const ss_thread_rec *)(const void *)h)->len;
     case SS_REC_STACK:    return (uint64_t)((const ss_stack_rec *)(const void *)h)->depth * 8u;
@@ -270,6 +294,10 @@ static uint64_t declared_tail(const ss_rec_hdr *h)
     }
     case SS_REC_PYSTACK:
         return (uint64_t)((const ss_pystack_rec *)(const void *)h)->depth * sizeof(ss_pyframe);
+    case SS_REC_CUBIN:    return ((const ss_cubin_rec *)(const void *)h)->size;
+    case SS_REC_KERNEL_ACCESS:
+        return (uint64_t)((const ss_kernel_access_rec *)(const void *)h)->nentries *
+               sizeof(ss_kernel_access_entry);
     default:
         return 0;
     }

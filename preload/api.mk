@@ -3,7 +3,8 @@
 # (with $(PRELOAD_CFLAGS)); the hand-written preload/api_*.c are among the
 # preload/*.c it already builds.
 #
-#   make api-gen      generate build/gen/ss_api_*.c
+#   make api-gen      generate build/gen/ss_api_*.c (ss_api_classes.c is the
+#                     analyzer's table: analyzer/analyzer.mk compiles it)
 #   make api-check    compile the generated and support code on its own
 #                     (the CUPTI path against CUPTI's params structs: a
 #                     wrong field name in the table fails here)
@@ -24,11 +25,11 @@ API_CFLAGS ?= $(if $(PRELOAD_CFLAGS),$(PRELOAD_CFLAGS),$(BASE_CFLAGS) $(CFLAGS) 
 
 # One generator run makes every output: a pattern rule with several targets
 # is run once for all of them (portable to make < 4.3, unlike &:).
-%/ss_api_wrap.c %/ss_api_wrap_pt.c %/ss_api_cupti.c %/ss_api_symbols.txt: $(API_TAB) $(API_GEN)
+%/ss_api_wrap.c %/ss_api_wrap_pt.c %/ss_api_cupti.c %/ss_api_symbols.txt %/ss_api_classes.c: $(API_TAB) $(API_GEN)
 	@mkdir -p $*
 	$(PYTHON) $(API_GEN) $(API_TAB) --out $*
 
-api-gen: $(API_GEN_SRCS) $(API_SYMBOLS)
+api-gen: $(API_GEN_SRCS) $(API_SYMBOLS) $(BUILD)/gen/ss_api_classes.c
 
 API_CHECK_OBJS := $(patsubst $(API_GEN_DIR)/%.c,$(BUILD)/api-check/%.o,$(API_GEN_SRCS)) \
                   $(BUILD)/api-check/api_support.o
@@ -54,7 +55,7 @@ API_FAKE_FLAGS = -std=gnu11 -Wall -Wextra -O2 -Iinclude -I$(CUDA_HOME)/include
 $(API_BENCH_DIR)/lib/libcudart.so.13: tests/api_fake_cudart.c tests/api_fake_cudart.map | check-cuda
 	@mkdir -p $(dir $@)
 	$(CC) $(API_FAKE_FLAGS) -fPIC -shared -fvisibility=hidden -Wl,-soname,libcudart.so.13 \
-		-Wl,--version-script=tests/api_fake_cudart.map -o $@ tests/api_fake_cudart.c
+		-Wl,--version-script=tests/api_fake_cudart.map -o $@ tests/api_fake_cudart.c -ldl
 
 $(API_BENCH_DIR)/lib/libcuda.so.1: tests/api_fake_cuda.c | check-cuda
 	@mkdir -p $(dir $@)

@@ -418,9 +418,12 @@ static const ss_klayout *ss_kernel_layout(uintptr_t key, int known_kernel)
  * 8-aligned words of struct parameters that fall in the allocated range.
  * Parameter i is at args[i] (kernelParams form) or, when args is NULL, at
  * buf + offset[i] within buf_bytes (the packed buffer of a driver launch's
- * `extra`).  Sets *truncated when more existed than fit. */
+ * `extra`).  offsets[n] receives where value n sits in the packed buffer
+ * (the parameter's offset, plus the word's offset inside a struct
+ * parameter): where the kernel's code reads it.  Sets *truncated when more
+ * existed than fit. */
 static uint32_t ss_collect_params(const ss_klayout *layout, void **args, const char *buf, size_t buf_bytes,
-                                  uint64_t *params, int *truncated)
+                                  uint64_t *params, uint16_t *offsets, int *truncated)
 {
     uint32_t n = 0, nstruct = 0;
     uint32_t limit = layout->nparams < SS_KLAYOUT_BITS ? layout->nparams : SS_KLAYOUT_BITS;
@@ -452,6 +455,8 @@ static uint32_t ss_collect_params(const ss_klayout *layout, void **args, const c
                     *truncated = 1;
                     return n;
                 }
+                /* offset[] <= 32764 (CUDA's parameter limit) and off < 1024 */
+                offsets[n] = (uint16_t)(layout->offset[i] + off);
                 params[n++] = v;
             }
             continue;
@@ -462,12 +467,14 @@ static uint32_t ss_collect_params(const ss_klayout *layout, void **args, const c
         }
         if (arg == NULL)
             continue;
+        offsets[n] = layout->offset[i];
         memcpy(&params[n++], arg, sizeof(uint64_t));   /* need not be aligned */
     }
     return n;
 }
 
-uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args, int known_kernel, uint64_t *params)
+uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args, int known_kernel, uint64_t *params,
+                              uint16_t *offsets)
 {
     /* A failed launch may have been given anything: learn nothing from it. */
     if (r->ret != cudaSuccess || func == NULL || args == NULL)
@@ -476,7 +483,8 @@ uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args, int 
     if (layout == NULL || !layout->known)
         return 0;
     int truncated = 0;
-    uint32_t n = ss_collect_params(layout, args, NULL, 0, params, &truncated);
+    uint16_t scratch[SS_API_MAX_PARAMS];
+    uint32_t n = ss_collect_params(layout, args, NULL, 0, params, offsets ? offsets : scratch, &truncated);
     if (truncated)
         r->flags |= SS_API_F_PARAMS_TRUNCATED;
     return n;
@@ -498,7 +506,7 @@ uint32_t ss_api_launch_params(ss_api_rec *r, ss_api_tls *t, const void *func, vo
         const ss_klayout *layout = ss_kernel_layout((uintptr_t)func, known_kernel);
         if (layout != NULL && layout->known) {
             int truncated = 0;
-            n = ss_collect_params(layout, args, NULL, 0, params, &truncated);
+            n = ss_collect_params(layout, args, NULL, 0, params, t->offsets, &truncated);
             if (truncated)
                 r->flags |= SS_API_F_PARAMS_TRUNCATED;
         } else if (t->drv_have) {
@@ -506,10 +514,13 @@ uint32_t ss_api_launch_params(ss_api_rec *r, ss_api_tls *t, const void *func, vo
              * cudart): what the driver-level callback read inside this call. */
             n = t->drv_nparams;
             memcpy(params, t->drv_params, n * sizeof(uint64_t));
+            memcpy(t->offsets, t->drv_offsets, n * sizeof(uint16_t));
             if (t->drv_truncated)
                 r->flags |= SS_API_F_PARAMS_TRUNCATED;
         }
     }
+    t->offsets_of = n != 0 ? params : NULL;
+    t->noffsets = (uint8_t)n;
     t->launch_pending = 0;
     t->drv_have = 0;
     t->launch_func = NULL;
@@ -610,9 +621,52 @@ void ss_api_on_driver_callback(uint32_t cbid, const void *cbdata)
     if (layout == NULL || !layout->known)
         return;
     int truncated = 0;
-    t->drv_nparams = (uint8_t)ss_collect_params(layout, kernel_params, buf, buf_bytes, t->drv_params, &truncated);
+    t->drv_nparams = (uint8_t)ss_collect_params(layout, kernel_params, buf, buf_bytes, t->drv_params,
+                                                 t->drv_offsets, &truncated);
     t->drv_truncated = (uint8_t)truncated;
     t->drv_have = 1;
+}
+
+/* Exact memory mode (exact_memory.c): the words ss_collect_params reads
+ * for a driver-level launch of `f` given `kernel_params` or `extra`, with
+ * their offsets.  Returns the count, or -1 when the layout is unknown. */
+int ss_api_driver_launch_words(const void *f, void **kernel_params, void **extra, uint64_t *params,
+                               uint16_t *offsets, int *truncated)
+{
+    *truncated = 0;
+    if (f == NULL)
+        return -1;
+    const char *buf = NULL;
+    size_t buf_bytes = 0;
+    if (kernel_params == NULL && (buf = ss_extra_buffer(extra, &buf_bytes)) == NULL)
+        return -1;
+    const ss_klayout *layout = ss_kernel_layout((uintptr_t)f | SS_KEY_DRIVER, 0);
+    if (layout == NULL || !layout->known)
+        return -1;
+    return (int)ss_collect_params(layout, kernel_params, buf, buf_bytes, params, offsets, truncated);
+}
+
+/* Exact memory mode: the CUDA Sanitizer API holds the one callback slot
+ * CUPTI would use, so its runtime-API and launch driver-API callbacks (same
+ * cbid numbers as CUPTI's) come here, dressed as CUPTI's (no correlation
+ * ids: correlationId 0). */
+void ss_api_forward_callback(int driver, uint32_t cbid, int exit_site, const char *function_name,
+                             const void *params, const void *ret, const char *symbol, void *context)
+{
+    if (!ss_recording())
+        return;
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.callbackSite = exit_site ? CUPTI_API_EXIT : CUPTI_API_ENTER;
+    d.functionName = function_name;
+    d.functionParams = params;
+    d.functionReturnValue = (void *)(uintptr_t)ret;   /* only read */
+    d.symbolName = symbol;
+    d.context = (CUcontext)context;
+    if (driver)
+        ss_api_on_driver_callback(cbid, &d);
+    else
+        ss_api_on_runtime_callback(cbid, &d);
 }
 
 /* ------------------------------------------------------------- emission */
@@ -654,16 +708,28 @@ void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t
     ss_callsite_capture_launch(r, stack_want, t->launch_caller);
     t->launch_caller = 0;
     ss_api_write_name(r->cbid, name);
+    /* The offsets ss_api_launch_params left for exactly these values. */
+    const uint16_t *offsets = NULL;
+    if (t->offsets_of != NULL) {
+        if (params == t->offsets_of && nparams == t->noffsets)
+            offsets = t->offsets;
+        t->offsets_of = NULL;
+    }
     r->nparams = (uint8_t)nparams;
-    uint32_t tail = nparams * (uint32_t)sizeof(uint64_t);
+    if (offsets != NULL)
+        r->flags |= SS_API_F_PARAM_OFFSETS;
+    uint32_t values = nparams * (uint32_t)sizeof(uint64_t);
+    uint32_t tail = values + (offsets != NULL ? nparams * (uint32_t)sizeof(uint16_t) : 0);
     ss_api_rec *out = ss_rec_begin(SS_REC_API, sizeof *out, tail);
     if (out == NULL)
         return;
     ss_rec_hdr hdr = out->h;          /* type and size as the buffer laid them out */
     memcpy(out, r, sizeof *out);
     out->h = hdr;
-    if (tail != 0)
-        memcpy(out + 1, params, tail);
+    if (values != 0)
+        memcpy(out + 1, params, values);
+    if (offsets != NULL)
+        memcpy((char *)(out + 1) + values, offsets, nparams * sizeof(uint16_t));
     ss_rec_commit(out);
 }
 
@@ -742,6 +808,7 @@ void ss_api_atfork_child(void)
     t->launch_pending = 0;
     t->drv_have = 0;
     t->launch_caller = 0;
+    t->offsets_of = NULL;
     /* Another thread may have held the lock at fork(); it does not exist here. */
     pthread_mutex_init(&ss_kcache_lock, NULL);
 }

@@ -42,6 +42,13 @@ typedef struct ss_api_tls {
     uint8_t     drv_nparams;
     uint8_t     drv_truncated;
     uint64_t    drv_params[SS_API_MAX_PARAMS];
+    uint16_t    drv_offsets[SS_API_MAX_PARAMS]; /* byte offset of each drv_params word */
+    /* Offsets of the values ss_api_launch_params last returned, for
+     * ss_api_emit to store beside them: `offsets_of` is the params array
+     * they describe (NULL when none), `noffsets` their count. */
+    const uint64_t *offsets_of;
+    uint8_t     noffsets;
+    uint16_t    offsets[SS_API_MAX_PARAMS];
     uint64_t    cb_t_enter; /* CUPTI path: enter time of the outermost call    */
     uint32_t    cb_depth;   /* CUPTI path: nesting of runtime calls            */
     uint32_t    cb_cbid;    /* CUPTI path: cbid of the outermost call          */
@@ -92,8 +99,10 @@ SS_HIDDEN void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t
  * range: a cheap filter that keeps buffer pointers and drops sizes, strides
  * and float values. */
 SS_HIDDEN void ss_api_note_alloc(uint64_t ptr, uint64_t bytes);
+/* `offsets` (capacity SS_API_MAX_PARAMS, may be NULL) receives each value's
+ * byte offset in the kernel's packed parameter buffer. */
 SS_HIDDEN uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args,
-                                        int known_kernel, uint64_t *params);
+                                        int known_kernel, uint64_t *params, uint16_t *offsets);
 
 /* Start of a recorded runtime launch (before the real call / at API_ENTER
  * of the outermost runtime call): arms the driver-level fallback. */
@@ -107,16 +116,33 @@ static inline void ss_api_launch_enter(ss_api_tls *t, const void *func, uintptr_
 
 /* At the launch's exit: the runtime-level parameters (ss_api_kernel_params)
  * when the runtime level knows the function's layout, else those the
- * driver-level callback captured inside the call.  Disarms the fallback. */
+ * driver-level callback captured inside the call.  Disarms the fallback.
+ * The values' parameter-buffer offsets are left in t->offsets (t->offsets_of
+ * = params), where ss_api_emit finds them for the same `params`. */
 SS_HIDDEN uint32_t ss_api_launch_params(ss_api_rec *r, ss_api_tls *t, const void *func, void **args,
                                         int known_kernel, uint64_t *params);
 
 /* ss_api_on_driver_callback / ss_api_wanted_driver_cbids: see shim.h. */
 
+/* Exact memory mode (exact_memory.c): the parameter words of a driver-level
+ * launch of CUfunction `f` (kernelParams or `extra` form), read exactly as
+ * the launch record's are (same layout cache, same struct-word filter), and
+ * each word's byte offset.  `params`/`offsets` hold SS_API_MAX_PARAMS.
+ * Returns the count, or -1 when the layout cannot be learned. */
+SS_HIDDEN int ss_api_driver_launch_words(const void *f, void **kernel_params, void **extra, uint64_t *params,
+                                         uint16_t *offsets, int *truncated);
+/* Exact memory mode: a Sanitizer API runtime (driver = 0) or launch
+ * driver-API (driver = 1) callback, handed on as if CUPTI had made it
+ * (the Sanitizer's cbids are CUPTI's numbers); no correlation id. */
+SS_HIDDEN void ss_api_forward_callback(int driver, uint32_t cbid, int exit_site, const char *function_name,
+                                       const void *params, const void *ret, const char *symbol, void *context);
+
 
 /* Emit the record built in `r` (with `nparams` kernel parameters): call-site
  * capture as `stack_want` (enum ss_stack_want) says, the SS_REC_API_NAME record the first time this cbid is seen, the
- * record itself. `name` is the CUPTI spelling of the cbid. */
+ * record itself. `name` is the CUPTI spelling of the cbid.  When `params` is
+ * the array ss_api_launch_params just filled on this thread, their offsets
+ * go into the tail too (SS_API_F_PARAM_OFFSETS). */
 SS_HIDDEN void ss_api_emit(ss_api_rec *r, const char *name, int stack_want,
                            const uint64_t *params, uint32_t nparams);
 

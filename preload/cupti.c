@@ -342,6 +342,14 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
  * cuptiGetStreamIdEx. */
 static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 {
+    if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+        /* The image is valid only during this callback: cubin.c writes it
+         * out before returning. */
+        const CUpti_ModuleResourceData *mod = rd->resourceDescriptor;
+        if (mod)
+            ss_cubin_on_module_loaded(mod->pCubin, mod->cubinSize, mod->moduleId);
+        return;
+    }
     uint32_t ctx_id = 0, device = 0;
     if (p_cuptiGetContextId && rd->context)
         p_cuptiGetContextId(rd->context, &ctx_id);
@@ -498,6 +506,10 @@ void ss_cupti_start(void)
         p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
     p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_CREATED);
+    /* Device code of each module (SS_REC_CUBIN), also under
+     * SYNCSIGHT_CUBIN_MB=0: the loads are then counted, to say in a note that
+     * the images are missing. */
+    p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
     p_cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
     enable_activity();
     snprintf(status, sizeof status, "ok%s", activity_on ? "" : " (callbacks only: no activity kind enabled)");

@@ -143,6 +143,16 @@ static void write_note_direct(uint32_t code, uint64_t value, const char *msg)
     ss_output_write_block(block, used, 1);
 }
 
+/* The one SS_NOTE_CUBIN_SKIPPED of the trace, written at its end (exit or
+ * fatal signal: the count is final only then).  Async-signal-safe. */
+static void write_cubin_note(void)
+{
+    uint64_t skipped = 0;
+    const char *msg = ss_cubin_take_note(&skipped);
+    if (msg)
+        write_note_direct(SS_NOTE_CUBIN_SKIPPED, skipped, msg);
+}
+
 /* ------------------------------------------------------- write failures */
 
 static void output_failed(int err, int hit_rlimit)
@@ -179,7 +189,8 @@ static void output_failed(int err, int hit_rlimit)
             hit_rlimit ? "file size limit reached" : strerror(err));
 }
 
-int ss_output_write_block(const void *payload, uint32_t bytes, uint32_t count)
+/* One block from `nparts` pieces; the caller holds the output lock. */
+static int write_parts(const struct iovec *parts, int nparts, uint64_t bytes, uint32_t count)
 {
     if (atomic_load_explicit(&out_state, memory_order_acquire) != OUT_OPEN || write_failed)
         return -1;
@@ -192,12 +203,41 @@ int ss_output_write_block(const void *payload, uint32_t bytes, uint32_t count)
         output_failed(EFBIG, 1);
         return -1;
     }
-    int rc = ss_writer_write_block(&writer, payload, bytes, count);
+    int rc = ss_writer_write_blockv(&writer, parts, nparts, count);
     if (rc < 0) {
         output_failed(-rc, 0);
         return -1;
     }
     return 0;
+}
+
+int ss_output_write_block(const void *payload, uint32_t bytes, uint32_t count)
+{
+    struct iovec part = { .iov_base = (void *)payload, .iov_len = bytes };
+    return write_parts(&part, 1, bytes, count);
+}
+
+int ss_output_write_big_record(const void *fixed, uint32_t fixed_bytes, const void *tail,
+                               uint32_t tail_bytes)
+{
+    static const uint8_t zeros[8];
+    uint64_t bytes = (uint64_t)fixed_bytes + tail_bytes;
+    uint64_t padded = (bytes + 7u) & ~(uint64_t)7u;
+    if (fixed_bytes < sizeof(ss_rec_hdr) || padded > SS_BLOCK_MAX_PAYLOAD ||
+        ((const ss_rec_hdr *)fixed)->size != padded)
+        return -1;
+    /* A module load is CUDA use: like the first such record, it creates the file. */
+    if (!ss_recording() || ss_output_start() != 0)
+        return -1;
+    struct iovec parts[3] = {
+        { .iov_base = (void *)fixed, .iov_len = fixed_bytes },
+        { .iov_base = (void *)tail, .iov_len = tail_bytes },
+        { .iov_base = (void *)zeros, .iov_len = (size_t)(padded - bytes) },
+    };
+    ss_output_lock();
+    int rc = write_parts(parts, 3, padded, 1);
+    ss_output_unlock();
+    return rc;
 }
 
 static void refresh_fsize_limit(void)
@@ -469,6 +509,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
         uint64_t dropped = ss_buffers_dropped();
         if (dropped)
             write_note_direct(SS_NOTE_DROPPED_API, dropped, "records dropped: buffer pool full");
+        write_cubin_note();
         write_note_direct(SS_NOTE_SIGNAL, (uint64_t)sig, "the program died of a signal");
         ss_output_unlock();
     }
@@ -626,6 +667,7 @@ static void on_process_exit(int status, void *arg)
     uint64_t dropped_act = ss_cupti_dropped();
     if (dropped_act)
         write_note_direct(SS_NOTE_DROPPED_ACTIVITY, dropped_act, "CUPTI activity records dropped");
+    write_cubin_note();
     write_note_direct(SS_NOTE_EXIT, (uint64_t)(uint32_t)status, "exit");
     ss_output_unlock();
 }
@@ -679,6 +721,7 @@ static void fork_child_side(void)
     ss_strings_reset();
     ss_recording_reset_after_fork();
     ss_api_atfork_child();
+    ss_cubin_atfork_child();
     ss_callsite_atfork_child();
     ss_selftest_after_fork();
 }

@@ -40,3 +40,47 @@ $(BUILD)/libsyncsight.so: $$(PRELOAD_OBJS) | check-cuda
 
 .PHONY: shim
 shim: $(BUILD)/libsyncsight.so
+
+# ---- exact memory mode (preload/exact_memory.c, docs/shim.md) -------------
+# Built in only when the CUDA Sanitizer API header is found: the toolkit's
+# compute-sanitizer/include, or SANITIZER_HOME (a toolkit, a compute-sanitizer
+# folder, or the prefix of the PyPI wheel nvidia-cuda-sanitizer-api, e.g.
+# SANITIZER_HOME=/tmp/sanapi/nvidia/cu13), and nvcc to compile the device
+# patch.  Without them exact_memory.c builds as a stub that says so at run
+# time.  libsanitizer-public.so is dlopen'ed at run time only; the path found
+# here is its last fallback.
+SANITIZER_HOME ?=
+SANITIZER_INC ?= $(firstword $(wildcard $(if $(SANITIZER_HOME),$(SANITIZER_HOME)/include/sanitizer.h \
+	$(SANITIZER_HOME)/compute-sanitizer/include/sanitizer.h) $(CUDA_HOME)/compute-sanitizer/include/sanitizer.h))
+SANITIZER_LIB ?= $(firstword $(wildcard $(if $(SANITIZER_HOME),$(SANITIZER_HOME)/lib/libsanitizer-public.so \
+	$(SANITIZER_HOME)/libsanitizer-public.so $(SANITIZER_HOME)/compute-sanitizer/libsanitizer-public.so) \
+	$(CUDA_HOME)/compute-sanitizer/libsanitizer-public.so))
+XM_NVCC := $(shell command -v $(NVCC) 2>/dev/null)
+# SASS for every architecture this nvcc knows (sm_75 and up), PTX of the newest.
+XM_ARCHS ?= $(if $(XM_NVCC),$(shell $(NVCC) --list-gpu-arch 2>/dev/null | sed -n 's/^compute_//p' | sort -n))
+XM_COMMA := ,
+XM_GENCODE = $(foreach a,$(XM_ARCHS),-gencode arch=compute_$(a)$(XM_COMMA)code=sm_$(a)) \
+	$(if $(XM_ARCHS),-gencode arch=compute_$(lastword $(XM_ARCHS))$(XM_COMMA)code=compute_$(lastword $(XM_ARCHS)))
+
+ifneq ($(and $(SANITIZER_INC),$(XM_NVCC),$(XM_ARCHS)),)
+$(BUILD)/preload/exact_memory.o: PRELOAD_CFLAGS += -DSS_HAVE_SANITIZER -I$(patsubst %/,%,$(dir $(SANITIZER_INC))) \
+	-DSS_SANITIZER_FALLBACK_PATH=\"$(SANITIZER_LIB)\"
+
+# The device patch: the Sanitizer API's patch format (the flags of NVIDIA's
+# compute-sanitizer-samples; ptxas refuses -rdc=true with --compile-as-tools-patch).
+$(BUILD)/gen/exact_memory_patch.fatbin: preload/exact_memory_patch.cu preload/exact_memory.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -I$(patsubst %/,%,$(dir $(SANITIZER_INC))) -Ipreload --fatbin --keep-device-functions \
+		-Xptxas --compile-as-tools-patch $(XM_GENCODE) -o $@ -c $<
+
+$(BUILD)/gen/ss_xm_patch.c: $(BUILD)/gen/exact_memory_patch.fatbin tools/bin2c.py
+	$(PYTHON) tools/bin2c.py $< $@ ss_xm_patch_image
+
+PRELOAD_OBJS += $(BUILD)/preload/gen/ss_xm_patch.o
+endif
+
+.PHONY: exact-memory-info
+exact-memory-info:
+	@echo "sanitizer.h: $(or $(SANITIZER_INC),not found (set SANITIZER_HOME))"
+	@echo "libsanitizer-public.so (fallback): $(or $(SANITIZER_LIB),not found)"
+	@echo "nvcc: $(or $(XM_NVCC),not found)  archs: $(XM_ARCHS)"

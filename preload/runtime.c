@@ -21,6 +21,7 @@
 
 ss_settings ss_cfg = {
     .cupti = 1, .nvtx_emit = 1, .stacks = 1, .flush_ms = 200,
+    .cubin_mb = 64, .cubin_image_mb = 8,
     .activity_mask = SS_ACT_KERNEL | SS_ACT_MEMCPY | SS_ACT_MEMSET | SS_ACT_SYNC |
                      SS_ACT_EVENT | SS_ACT_STREAM | SS_ACT_CONTEXT,
 };
@@ -128,6 +129,12 @@ static void read_settings(void)
         ss_cfg.activity_mask = parse_activity(act);
     int mb = env_int("SYNCSIGHT_BUFFER_MB", 64);
     ss_buffers_set_total_mb(mb > 0 ? (uint32_t)mb : 64);
+    /* Module images: 0 turns capture off; an image is one block, and a block
+     * holds at most SS_BLOCK_MAX_PAYLOAD (16 MiB) with the record header. */
+    int cubin = env_int("SYNCSIGHT_CUBIN_MB", 64);
+    ss_cfg.cubin_mb = cubin < 0 ? 64 : (cubin > 65536 ? 65536 : (uint32_t)cubin);
+    int image = env_int("SYNCSIGHT_CUBIN_IMAGE_MB", 8);
+    ss_cfg.cubin_image_mb = image < 1 ? 8 : (image > 15 ? 15 : (uint32_t)image);
 }
 
 /* ------------------------------------------------------ string interning */
@@ -323,7 +330,17 @@ static void ss_init(void)
     ss_output_init();
     ss_api_init();
     ss_callsite_init();
-    if (ss_cfg.cupti)
+    /* Exact memory mode takes the place of CUPTI.  Measured (H100, CUDA
+     * 13.0): the Sanitizer API and CUPTI share one callback slot.  Sanitizer
+     * first: cuptiSubscribe fails (MULTIPLE_SUBSCRIBERS); CUPTI first:
+     * sanitizerSubscribe succeeds but delivers no callback at all. */
+    int exact = env_int("SYNCSIGHT_EXACT_MEMORY", 0) != 0 && ss_exact_memory_start();
+    if (exact)
+        ss_output_set_deferred_note(SS_NOTE_CUPTI_UNAVAILABLE, "unavailable: exact memory mode",
+                                    "exact memory mode: CUPTI is not used (the CUDA Sanitizer API holds its "
+                                    "callback slot): no GPU activity timeline; calls are recorded through the "
+                                    "Sanitizer's callbacks", 1);
+    else if (ss_cfg.cupti)
         ss_cupti_start();
     int selftest = env_int("SYNCSIGHT_SELFTEST", 0);
     if (selftest > 0)

@@ -56,6 +56,8 @@ typedef struct ss_settings {
     int      stacks;         /* SYNCSIGHT_STACKS: 0 off, 1 default policy (callsite.c), 2 every call fully */
     uint32_t flush_ms;       /* SYNCSIGHT_FLUSH_MS, default 200 */
     uint32_t activity_mask;  /* SYNCSIGHT_ACTIVITY: bit per SS_ACT_* */
+    uint32_t cubin_mb;       /* SYNCSIGHT_CUBIN_MB: module images per process, MiB; 0 = none */
+    uint32_t cubin_image_mb; /* SYNCSIGHT_CUBIN_IMAGE_MB: largest image recorded, MiB */
 } ss_settings;
 SS_HIDDEN extern ss_settings ss_cfg;
 
@@ -175,6 +177,13 @@ SS_HIDDEN void     ss_buffers_set_total_mb(uint32_t mb);
 SS_HIDDEN int  ss_output_start(void);       /* lazily open the trace file; 0 or -1 */
 SS_HIDDEN int  ss_output_is_open(void);
 SS_HIDDEN int  ss_output_write_block(const void *payload, uint32_t bytes, uint32_t count);
+/* A record too large for the per-thread buffers (SS_REC_CUBIN), written as a
+ * block of its own: `fixed` is its fixed part with the header filled (size =
+ * fixed + tail rounded up to 8), `tail` stays where the caller has it.  Opens
+ * the file if needed and takes the output lock (the caller must not hold it).
+ * 0, or -1 when nothing was written. */
+SS_HIDDEN int  ss_output_write_big_record(const void *fixed, uint32_t fixed_bytes, const void *tail,
+                                          uint32_t tail_bytes);
 SS_HIDDEN void ss_output_lock(void);
 SS_HIDDEN int  ss_output_trylock_signal(void);
 SS_HIDDEN void ss_output_unlock(void);
@@ -189,6 +198,21 @@ SS_HIDDEN void ss_cupti_flush(int forced);
 SS_HIDDEN uint64_t ss_cupti_timestamp(void);    /* 0 when CUPTI is not loaded */
 SS_HIDDEN uint64_t ss_cupti_dropped(void);
 SS_HIDDEN const char *ss_cupti_status(void);    /* META "cupti" value */
+
+/* cubin.c: the device code of loaded modules (SS_REC_CUBIN) */
+SS_HIDDEN void ss_cubin_on_module_loaded(const void *image, size_t size, uint32_t module_id);
+/* The end-of-trace SS_NOTE_CUBIN_SKIPPED: its message, *value = images not
+ * recorded; NULL when none were skipped or the note was already taken.
+ * Async-signal-safe. */
+SS_HIDDEN const char *ss_cubin_take_note(uint64_t *value);
+SS_HIDDEN void ss_cubin_atfork_child(void);
+
+/* exact_memory.c: SYNCSIGHT_EXACT_MEMORY=1 (docs/shim.md): subscribe the
+ * CUDA Sanitizer API, patch every module, record SS_REC_KERNEL_ACCESS per
+ * launch.  Returns 1 when on: CUPTI must then stay unsubscribed (the two
+ * share one callback slot) and the Sanitizer's runtime callbacks stand in
+ * for CUPTI's; 0 (with one stderr line saying why) when unavailable. */
+SS_HIDDEN int ss_exact_memory_start(void);
 
 /* nvtx.c */
 SS_HIDDEN void ss_nvtx_on_callback(uint32_t cbid, const void *cbdata); /* CUPTI NVTX domain */

@@ -6,6 +6,9 @@
 # json` and checks it against <name>.expect (tests/check_findings.py).  Also:
 #   - capture_basic built three ways (shared cudart, static cudart, per-thread
 #     default stream): the recorded API calls must agree (compare_api_counts.py);
+#   - every program with a <name>.ptds.expect is also built from the same
+#     source with --default-stream per-thread as <name>_ptds and checked
+#     against that file (label <name>_ptds);
 #   - fork_child, threads8, graph_replay, capture_basic: stdout under the shim
 #     must equal stdout without it, and so must the exit status;
 #   - the race scripts also run under PyTorch's CUDA sanitizer
@@ -17,7 +20,8 @@
 #   --quick     a handful of programs (GPU_QUICK below)
 #   --fixtures  only the programs in FIXTURES, then copy their traces and
 #               expect files to tests/fixtures/
-#   NAME...     only these programs (file names without .cu/.py)
+#   NAME...     only these programs (file names without .cu/.py; a program
+#               with a .ptds.expect runs in both builds)
 # Environment: GPU_TEST_OUT (default build/gpu-test: traces, reports, logs),
 # SYNCSIGHT (build/syncsight), NVCC, NVCC_ARCH (-arch=sm_90), PYTHON (python3),
 # SS_TEST_CUDART (static|shared: how the rule programs link cudart; default static,
@@ -36,6 +40,12 @@ TP=test_programs
 
 GPU_QUICK="implicit_sync_free legacy_stream legacy_stream_fixed missing_fence missing_fence_fixed capture_basic side_stream_race"
 FIXTURES="implicit_sync_free implicit_sync_free_fixed legacy_stream device_sync_loop missing_fence missing_fence_fixed pageable_d2h_loop graph_replay item_in_loop side_stream_race"
+# Legacy vs per-thread default stream, and programs written the way the CUDA
+# samples write them (their _ptds builds are fixtures too).
+FIXTURES="$FIXTURES legacy_barrier_needed legacy_barrier_needed_fixed readonly_factor readonly_factor_racy"
+FIXTURES="$FIXTURES ptds_consumer ptds_consumer_fixed memset_async memset_async_fixed graph_pageable graph_pageable_fixed"
+FIXTURES="$FIXTURES incomplete_sync incomplete_sync_fixed event_timing_gap event_timing_gap_fixed"
+FIXTURES="$FIXTURES sample_simple_streams sample_concurrent_kernels sample_async_api"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
@@ -101,6 +111,7 @@ for n in "${names[@]}"; do
         build_jobs+=("capture_basic_ptds|-cudart shared --default-stream per-thread|capture_basic")
     else
         build_jobs+=("$n|-cudart $SS_TEST_CUDART|$n")
+        [ -f "$TP/$n.ptds.expect" ] && build_jobs+=("${n}_ptds|-cudart $SS_TEST_CUDART --default-stream per-thread|$n")
     fi
 done
 build_one() { # "BINARY|NVCC FLAGS|SOURCE NAME"
@@ -216,6 +227,18 @@ for n in "${names[@]}"; do
             bin=$OUT/bin/$n label=$n
             run_traced "$n" "$bin"
             check_program "$n" "$n" "$TP/$n.expect"
+            if [ -f "$TP/$n.ptds.expect" ]; then
+                # The same source built with --default-stream per-thread.
+                p=${n}_ptds
+                if grep -qx "$p" "$OUT/logs/build-failures" 2> /dev/null; then
+                    fail "$p" "does not build (log: $OUT/logs/build-$p.log)"
+                    tail -n 15 "$OUT/logs/build-$p.log" | sed 's/^/    /'
+                    note_result "$p" FAIL
+                else
+                    run_traced "$p" "$OUT/bin/$p"
+                    check_program "$p" "$p" "$TP/$n.ptds.expect"
+                fi
+            fi
         fi
         if has "$n" "$STDOUT_SAME"; then
             timeout "$RUN_TIMEOUT" "$bin" > "$OUT/stdout/$label.plain.out" 2> "$OUT/logs/$label.plain.err"
@@ -271,22 +294,40 @@ echo "== summary"
 printf '%-34s %-6s %s\n' program result "findings (rule:count)"
 for n in "${names[@]}"; do
     printf '%-34s %-6s %s\n' "$n" "${RESULT[$n]:-FAIL}" "${FINDINGS[$n]:-}"
+    if [ -f "$TP/$n.cu" ] && [ -f "$TP/$n.ptds.expect" ]; then
+        printf '%-34s %-6s %s\n' "${n}_ptds" "${RESULT[${n}_ptds]:-FAIL}" "${FINDINGS[${n}_ptds]:-}"
+    fi
 done | tee "$OUT/summary.txt"
 
 if [ "$mode" = fixtures ] && [ "$failed" -eq 0 ]; then
     echo
     echo "== copying fixtures to tests/fixtures/"
-    mkdir -p tests/fixtures
+    mkdir -p tests/fixtures/bin
+    # copy_fixture FIXTURE LABEL EXPECT: the trace of LABEL and EXPECT (sites
+    # made explicit) as tests/fixtures/FIXTURE.*, and the debug file of a
+    # native program's binary (objcopy --only-keep-debug; named after the
+    # binary, which is what the trace names) so its call sites resolve on the
+    # CPU through tests/fixtures/bin/.
+    copy_fixture() {
+        local fixture=$1 label=$2 expect=$3
+        [ -f "$OUT/traces/$label.sstrace" ] || return 0
+        cp "$OUT/traces/$label.sstrace" "tests/fixtures/$fixture.sstrace"
+        if ! "$PYTHON" tests/check_findings.py --for-fixture "$expect" > "tests/fixtures/$fixture.expect"; then
+            fail "fixture:$fixture" "cannot write tests/fixtures/$fixture.expect"; return 0
+        fi
+        if [ -f "$OUT/bin/$label" ] && command -v objcopy > /dev/null 2>&1; then
+            objcopy --only-keep-debug "$OUT/bin/$label" "tests/fixtures/bin/$label.debug" ||
+                fail "fixture:$fixture" "objcopy --only-keep-debug $OUT/bin/$label failed"
+        fi
+        local size
+        size=$(stat -c %s "tests/fixtures/$fixture.sstrace")
+        echo "tests/fixtures/$fixture.sstrace: $size bytes$([ "$size" -gt 1048576 ] && echo ' (over 1 MB: consider SYNCSIGHT_STACKS=0 or a smaller run)')"
+    }
     for n in "${names[@]}"; do
         label=$n
         [ "$n" = capture_basic ] && label=capture_basic_shared
-        [ -f "$OUT/traces/$label.sstrace" ] || continue
-        cp "$OUT/traces/$label.sstrace" "tests/fixtures/$n.sstrace"
-        if ! "$PYTHON" tests/check_findings.py --for-fixture "$TP/$n.expect" > "tests/fixtures/$n.expect"; then
-            fail "fixture:$n" "cannot write tests/fixtures/$n.expect"; continue
-        fi
-        size=$(stat -c %s "tests/fixtures/$n.sstrace")
-        echo "tests/fixtures/$n.sstrace: $size bytes$([ "$size" -gt 1048576 ] && echo ' (over 1 MB: consider SYNCSIGHT_STACKS=0 or a smaller run)')"
+        copy_fixture "$n" "$label" "$TP/$n.expect"
+        [ -f "$TP/$n.ptds.expect" ] && copy_fixture "${n}_ptds" "${n}_ptds" "$TP/$n.ptds.expect"
     done
 elif [ "$mode" = fixtures ]; then
     echo "fixtures not copied: the suite failed"

@@ -6,13 +6,17 @@
 #   make gpu-test GPU_TESTS="legacy_stream missing_fence"   only these
 #   make fixtures          record the fixture programs and copy their traces and
 #                          expect files to tests/fixtures/ (then commit them)
-#   make test-programs-build   compile every program here (no GPU needed)
+#   make test-programs-build   compile every program here (no GPU needed), and
+#                          <name>_ptds (--default-stream per-thread) of every
+#                          program that has a <name>.ptds.expect
 # Outputs (traces, reports, logs, summary.txt) go to $(GPU_TEST_OUT).
 
 GPU_TEST_OUT ?= $(BUILD)/gpu-test
 GPU_TESTS ?=
 TEST_PROGRAMS_ARCH ?= -arch=sm_90
 TEST_PROGRAM_SRCS := $(wildcard test_programs/*.cu)
+# Programs also built with --default-stream per-thread (checked against <name>.ptds.expect).
+TEST_PROGRAM_PTDS := $(patsubst test_programs/%.ptds.expect,%,$(wildcard test_programs/*.ptds.expect))
 
 GPU_SUITE_ENV = GPU_TEST_OUT="$(GPU_TEST_OUT)" SYNCSIGHT="$(BUILD)/syncsight" NVCC="$(NVCC)" \
 	NVCC_ARCH="$(TEST_PROGRAMS_ARCH)" PYTHON="$(PYTHON)" CUDA_HOME="$(CUDA_HOME)"
@@ -29,11 +33,17 @@ fixtures: all
 
 # Compile-only check of the programs (the CPU suite runs the same check as
 # tests/test_programs_compile.sh).
-test-programs-build: $(patsubst test_programs/%.cu,$(BUILD)/test_programs/%,$(TEST_PROGRAM_SRCS))
+test-programs-build: $(patsubst test_programs/%.cu,$(BUILD)/test_programs/%,$(TEST_PROGRAM_SRCS)) \
+	$(patsubst %,$(BUILD)/test_programs/%_ptds,$(TEST_PROGRAM_PTDS))
 
 $(BUILD)/test_programs/%: test_programs/%.cu test_programs/ss_test.cuh | check-cuda
 	@mkdir -p $(@D)
 	$(NVCC) $(TEST_PROGRAMS_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra -o $@ $<
+
+# The per-thread default stream build (the shorter stem wins over the rule above).
+$(BUILD)/test_programs/%_ptds: test_programs/%.cu test_programs/ss_test.cuh | check-cuda
+	@mkdir -p $(@D)
+	$(NVCC) $(TEST_PROGRAMS_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra --default-stream per-thread -o $@ $<
 
 # Twins that #include the program they fix.
 $(BUILD)/test_programs/legacy_stream_fixed: test_programs/legacy_stream.cu
@@ -42,3 +52,13 @@ $(BUILD)/test_programs/implicit_memcpy_pageable_fixed: test_programs/implicit_me
 $(BUILD)/test_programs/missing_fence_wrong_stream $(BUILD)/test_programs/missing_fence_fixed \
 $(BUILD)/test_programs/unrecorded_event $(BUILD)/test_programs/unrecorded_event_fixed: test_programs/missing_fence.cu
 $(BUILD)/test_programs/multigpu_fence_fixed: test_programs/multigpu_fence.cu
+$(BUILD)/test_programs/legacy_barrier_needed_fixed $(BUILD)/test_programs/legacy_barrier_needed_fixed_ptds: \
+	test_programs/legacy_barrier_needed.cu
+$(BUILD)/test_programs/readonly_factor_racy: test_programs/readonly_factor.cu
+$(BUILD)/test_programs/ptds_consumer_fixed $(BUILD)/test_programs/ptds_consumer_fixed_ptds: test_programs/ptds_consumer.cu
+$(BUILD)/test_programs/memset_async_fixed $(BUILD)/test_programs/memset_async_fixed_ptds: test_programs/memset_async.cu
+$(BUILD)/test_programs/graph_pageable_fixed: test_programs/graph_pageable.cu
+$(BUILD)/test_programs/incomplete_sync_fixed $(BUILD)/test_programs/incomplete_sync_fixed_ptds: \
+	test_programs/incomplete_sync.cu
+$(BUILD)/test_programs/event_timing_gap_fixed $(BUILD)/test_programs/event_timing_gap_fixed_ptds: \
+	test_programs/event_timing_gap.cu

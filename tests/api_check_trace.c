@@ -3,8 +3,9 @@
  * include/syncsight/trace_io.h's reader) and checks it against what the
  * program really did, given as "key value" lines (api_prog's stdout):
  * which records exist, their enter/exit times, return codes, stream/bytes/
- * memory-kind slots, the _ptsz flag, kernel parameters, API names once per
- * cbid, and the stream record.  Prints each failed check; exit 1 if any.
+ * memory-kind slots, the _ptsz flag, kernel parameters and their offsets in
+ * the parameter buffer, API names once per cbid, and the stream record.
+ * Prints each failed check; exit 1 if any.
  *
  *   api_check_trace TRACE EXPECTED_FILE
  */
@@ -24,6 +25,7 @@ enum {
 #define MAX_API 64
 static ss_api_rec api[MAX_API];
 static uint64_t api_params[MAX_API][32];
+static uint16_t api_offsets[MAX_API][32];
 static int napi;
 static int name_count[1024];
 static char names[1024][64];
@@ -84,10 +86,19 @@ int main(int argc, char **argv)
         if (h->type == SS_REC_API && napi < MAX_API) {
             memcpy(&api[napi], h, sizeof(ss_api_rec));
             const ss_api_rec *a = (const ss_api_rec *)h;
-            CHECK(h->size == SS_REC_ALIGN(sizeof(ss_api_rec) + 8u * a->nparams),
+            /* launches: the values, then their parameter-buffer offsets */
+            uint32_t per = (a->flags & SS_API_F_PARAM_OFFSETS) ? 10u : 8u;
+            CHECK(h->size == SS_REC_ALIGN(sizeof(ss_api_rec) + per * a->nparams),
                   "API record size %u does not match nparams %u", h->size, a->nparams);
-            if (a->nparams <= 32)
+            CHECK(!(a->flags & SS_API_F_PARAM_OFFSETS) == (a->nparams == 0),
+                  "API record (cbid %u): %u params, offsets flag %d", a->cbid, a->nparams,
+                  !!(a->flags & SS_API_F_PARAM_OFFSETS));
+            if (a->nparams <= 32) {
                 memcpy(api_params[napi], ss_rec_tail(h, sizeof(ss_api_rec)), 8u * a->nparams);
+                if (a->flags & SS_API_F_PARAM_OFFSETS)
+                    memcpy(api_offsets[napi], (const char *)ss_rec_tail(h, sizeof(ss_api_rec)) + 8u * a->nparams,
+                           2u * a->nparams);
+            }
             napi++;
         } else if (h->type == SS_REC_API_NAME) {
             const ss_api_name_rec *n = (const ss_api_name_rec *)h;
@@ -157,18 +168,27 @@ int main(int argc, char **argv)
     CHECK(a && a->func == stub && a->arg == 6 && a->arg2 == 32 && a->stream == 0 && a->nparams == 2 &&
           !(a->flags & SS_API_F_VIA_CUDA_LAUNCH_KERNEL) && !(a->flags & SS_API_F_PARAMS_TRUNCATED),
           "cudaLaunchKernel (stub): func/grid/block/params wrong (nparams %u)", a ? a->nparams : 0);
-    if (a && a->nparams == 2)
+    if (a && a->nparams == 2) {
         CHECK(api_params[i1][0] == 0x1111000 && api_params[i1][1] == 0x2222000,
               "cudaLaunchKernel: pointer parameters not recorded in order");
+        /* (void *a, int n, void *b): a at 0, b at 16 */
+        CHECK(api_offsets[i1][0] == 0 && api_offsets[i1][1] == 16,
+              "cudaLaunchKernel: parameter offsets %u,%u, want 0,16", api_offsets[i1][0], api_offsets[i1][1]);
+    }
     a = find(CB_LAUNCH_KERNEL, 1, &i2);
     CHECK(a && a->func == kernel && (a->flags & SS_API_F_VIA_CUDA_LAUNCH_KERNEL) &&
           (a->flags & SS_API_F_PARAMS_TRUNCATED) && a->nparams == 32 && a->stream == stream &&
           a->arg == 4 && a->arg2 == 128,
           "__cudaLaunchKernel: via flag, truncation or params wrong (nparams %u flags %#x)",
           a ? a->nparams : 0, a ? a->flags : 0);
-    if (a && a->nparams == 32)
+    if (a && a->nparams == 32) {
         CHECK(api_params[i2][0] == 0xA000 && api_params[i2][31] == 0xA000 + 31,
               "__cudaLaunchKernel: parameter values wrong");
+        /* 40 pointers back to back: the 32 stored are at 0, 8, ..., 248 */
+        for (int k = 0; k < 32; k++)
+            CHECK(api_offsets[i2][k] == 8 * k, "__cudaLaunchKernel: parameter %d at offset %u, want %d", k,
+                  api_offsets[i2][k], 8 * k);
+    }
 
     a = find(CB_FREE, 0, NULL);
     CHECK(a && a->ptr == device && a->t_exit - a->t_enter >= 10000000ull, "cudaFree: ptr or the 10 ms block wrong");

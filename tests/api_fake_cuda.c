@@ -44,16 +44,22 @@ FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute 
     return CUDA_SUCCESS;
 }
 
-/* The function cudaGetFuncBySymbol (fake cudart) maps every stub to:
- * parameters (void *a, int n, void *b). */
+/* The functions cudaGetFuncBySymbol (fake cudart) maps stubs to, with
+ * S = struct { void *p; uint64_t n; void *q; uint64_t m; } (32 bytes), laid
+ * out as nvcc packs them:
+ *   0xF00D (every stub by default): (void *a, int n, void *b);
+ *   0xF00E: (void *a, int n, void *b, S s): s at 24;
+ *   0xF00F: (int n, void *a, S s, void *b): a at 8, s at 16, b at 48. */
 FAKE_EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t index, size_t *offset, size_t *size)
 {
-    static const size_t sizes[] = { 8, 4, 8 };
-    static const size_t offsets[] = { 0, 8, 16 };
-    if ((uintptr_t)func != 0xF00D || index >= 3)
+    static const size_t sizes[3][4] = { { 8, 4, 8 }, { 8, 4, 8, 32 }, { 4, 8, 32, 8 } };
+    static const size_t offsets[3][4] = { { 0, 8, 16 }, { 0, 8, 16, 24 }, { 0, 8, 16, 48 } };
+    static const size_t counts[3] = { 3, 4, 4 };
+    uintptr_t f = (uintptr_t)func;
+    if (f < 0xF00D || f > 0xF00F || index >= counts[f - 0xF00D])
         return CUDA_ERROR_INVALID_VALUE;
-    *offset = offsets[index];
-    *size = sizes[index];
+    *offset = offsets[f - 0xF00D][index];
+    *size = sizes[f - 0xF00D][index];
     return CUDA_SUCCESS;
 }
 

@@ -5,11 +5,18 @@
  * so that the test can check what the shim recorded against what happened.
  * It is built with soname libcudart.so.13 and cudart's symbol version, so
  * the test program binds to it exactly as it would to the real one.
+ *
+ * Launches also go "down to the driver" when the fake libcupti
+ * (api_fake_cupti.c) is loaded: its fake_cupti_driver_launch fires the
+ * cuLaunchKernel driver callback with the kernel parameters, as the real
+ * cudart's cuLaunchKernel would.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <time.h>
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
@@ -84,10 +91,55 @@ FAKE_EXPORT cudaError_t cudaFree(void *devPtr)
     return cudaSuccess;
 }
 
+/* Device memory handed out by cudaMalloc: bump allocation in one region. */
+static unsigned char fake_heap[1 << 16] __attribute__((aligned(256)));
+static size_t fake_heap_used;
+
+FAKE_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+    size_t rounded = (size + 255) & ~(size_t)255;
+    if (devPtr == NULL || rounded > sizeof fake_heap - fake_heap_used)
+        return cudaErrorMemoryAllocation;
+    *devPtr = fake_heap + fake_heap_used;
+    fake_heap_used += rounded;
+    return cudaSuccess;
+}
+
+/* Which CUfunction a host stub stands for (api_fake_cuda.c knows the
+ * layouts): 0xF00D unless the program registered the stub.  A "foreign" stub
+ * belongs to another (static) cudart, so cudaGetFuncBySymbol does not know
+ * it, but its launches still reach the driver with their CUfunction. */
+#define FAKE_MAX_STUBS 8
+static struct { const void *stub; uintptr_t func; int foreign; } fake_stubs[FAKE_MAX_STUBS];
+static int fake_nstubs;
+
+FAKE_EXPORT void fake_cudart_register_stub(const void *stub, uintptr_t func, int foreign)
+{
+    if (fake_nstubs < FAKE_MAX_STUBS)
+        fake_stubs[fake_nstubs++] = (__typeof__(fake_stubs[0])){ stub, func, foreign };
+}
+
+static uintptr_t fake_stub_function(const void *stub, int *foreign)
+{
+    *foreign = 0;
+    for (int i = 0; i < fake_nstubs; i++)
+        if (fake_stubs[i].stub == stub) {
+            *foreign = fake_stubs[i].foreign;
+            return fake_stubs[i].func;
+        }
+    return 0xF00D;
+}
+
 FAKE_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                          size_t sharedMem, cudaStream_t stream)
 {
-    (void)func; (void)gridDim; (void)blockDim; (void)args; (void)sharedMem; (void)stream;
+    (void)gridDim; (void)blockDim; (void)sharedMem; (void)stream;
+    int foreign;
+    uintptr_t f = fake_stub_function(func, &foreign);
+    void (*driver_launch)(CUfunction, void **) =
+        (void (*)(CUfunction, void **))dlsym(RTLD_DEFAULT, "fake_cupti_driver_launch");
+    if (driver_launch != NULL)
+        driver_launch((CUfunction)f, args);
     return cudaSuccess;
 }
 
@@ -98,13 +150,14 @@ FAKE_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, di
     return cudaSuccess;
 }
 
-/* The stub -> CUfunction mapping the shim asks for once per stub: every stub
- * maps to the one fake function whose layout api_fake_cuda.c knows. */
+/* The stub -> CUfunction mapping the shim asks for once per stub. */
 FAKE_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
 {
-    if (symbolPtr == NULL)
+    int foreign;
+    uintptr_t f = symbolPtr != NULL ? fake_stub_function(symbolPtr, &foreign) : 0;
+    if (symbolPtr == NULL || foreign)
         return cudaErrorInvalidDeviceFunction;
-    *functionPtr = (cudaFunction_t)(uintptr_t)0xF00D;
+    *functionPtr = (cudaFunction_t)f;
     return cudaSuccess;
 }
 

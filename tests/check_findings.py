@@ -12,8 +12,19 @@ Expect file format (documented in docs/testing.md), one directive a line,
     site <rule-id> <file>:<L>[,<L>...]
                                some finding of the rule points at one of these lines
     cost <rule-id> >=<ms>      the rule's findings cost at least <ms> in total
+    nosite <rule-id> <file>    no finding of the rule points at a line of <file>
+                               marked with the comment EXPECT-NOSITE <rule-id>
+    nosite <rule-id> <file>:<L>[,<L>...]
+                               no finding of the rule points at any of these lines
+    severity <rule-id> <error|warning|info>
+                               every finding of the rule has this severity
+    message <rule-id> <text>   some finding of the rule has a message containing
+                               <text> (the rest of the line, inner spaces kept)
+    nomessage <text>           no finding (of any rule) has a message containing <text>
 
-Every rule id not given a count must have no finding.  <file> is relative to
+Every rule id not given a count must have no finding; site, nosite, cost,
+severity and message need the rule's count line.  The severity is read from
+the finding's "severity" member, the message from "message".  <file> is relative to
 the expect file's directory.  Exit status: 0 match, 1 mismatch, 2 unusable
 input.  Python standard library only.
 
@@ -36,9 +47,15 @@ RULES = (
     "device-sync-overuse",
     "missing-fence",
     "unrecorded-event-wait",
+    "incomplete-sync",
+    "event-timing-gap",
+    "relies-on-legacy-sync",
 )
+SEVERITIES = ("error", "warning", "info")
 RULE_KEYS = ("rule", "rule_id", "ruleId", "id")
 COST_KEYS = ("cost_ms", "cost", "costMs")
+SEVERITY_KEYS = ("severity", "level")
+MESSAGE_KEYS = ("message", "msg")
 
 
 class ExpectError(Exception):
@@ -64,8 +81,8 @@ def count_text(spec):
     return "any" if op == "any" else ("" if op == "==" else op) + str(value)
 
 
-def marked_lines(path, rule):
-    marker = re.compile(r"EXPECT-SITE\s+" + re.escape(rule) + r"(?![\w-])")
+def marked_lines(path, rule, marker_word="EXPECT-SITE"):
+    marker = re.compile(re.escape(marker_word) + r"\s+" + re.escape(rule) + r"(?![\w-])")
     try:
         with open(path, encoding="utf-8") as f:
             return [i for i, line in enumerate(f, 1) if marker.search(line)]
@@ -73,9 +90,35 @@ def marked_lines(path, rule):
         raise ExpectError(f"cannot read source {path}: {e.strerror}")
 
 
+class Expect:
+    """What an expect file asks for."""
+
+    def __init__(self):
+        self.counts = {}      # rule -> count spec
+        self.sites = []       # (rule, basename, lines, text)
+        self.nosites = []     # (rule, basename, lines, text)
+        self.costs = []       # (rule, ms)
+        self.severities = []  # (rule, severity)
+        self.messages = []    # (rule, text)
+        self.nomessages = []  # text
+
+
+def parse_site(words, where, base_dir, marker_word):
+    """'site'/'nosite' <rule> <file>[:<L>,...] -> (rule, basename, lines, text)."""
+    rule = words[1]
+    m = re.fullmatch(r"(.+?):(\d+(?:,\d+)*)", words[2])
+    if m:
+        lines = [int(v) for v in m.group(2).split(",")]
+        return (rule, os.path.basename(m.group(1)), lines, words[2])
+    lines = marked_lines(os.path.join(base_dir, words[2]), rule, marker_word)
+    if not lines:
+        raise ExpectError(f"{where}: {words[2]} has no line marked {marker_word} {rule}")
+    return (rule, os.path.basename(words[2]), lines, words[2])
+
+
 def parse_expect(path):
-    """Returns (counts{rule: spec}, sites[(rule, basename, lines, text)], costs[(rule, ms)])."""
-    counts, sites, costs = {}, [], []
+    """Returns an Expect."""
+    e = Expect()
     base_dir = os.path.dirname(os.path.abspath(path))
     with open(path, encoding="utf-8") as f:
         for number, raw in enumerate(f, 1):
@@ -84,7 +127,21 @@ def parse_expect(path):
                 continue
             where = f"{path}:{number}"
             words = line.split()
-            if words[0] in ("site", "cost"):
+            if words[0] == "nomessage":
+                text = line.split(None, 1)[1].strip() if len(words) > 1 else ""
+                if not text:
+                    raise ExpectError(f"{where}: want 'nomessage <text>'")
+                e.nomessages.append(text)
+                continue
+            if words[0] == "message":
+                parts = line.split(None, 2)
+                if len(parts) != 3:
+                    raise ExpectError(f"{where}: want 'message <rule-id> <text>'")
+                if parts[1] not in RULES:
+                    raise ExpectError(f"{where}: unknown rule id '{parts[1]}'")
+                e.messages.append((parts[1], parts[2].strip()))
+                continue
+            if words[0] in ("site", "nosite", "cost", "severity"):
                 if len(words) != 3:
                     raise ExpectError(f"{where}: want '{words[0]} <rule-id> <value>'")
                 rule = words[1]
@@ -94,27 +151,25 @@ def parse_expect(path):
                     m = re.fullmatch(r">=(\d+(?:\.\d+)?)", words[2])
                     if not m:
                         raise ExpectError(f"{where}: cost wants '>=MS'")
-                    costs.append((rule, float(m.group(1))))
-                    continue
-                m = re.fullmatch(r"(.+?):(\d+(?:,\d+)*)", words[2])
-                if m:
-                    lines = [int(v) for v in m.group(2).split(",")]
-                    sites.append((rule, os.path.basename(m.group(1)), lines, words[2]))
+                    e.costs.append((rule, float(m.group(1))))
+                elif words[0] == "severity":
+                    if words[2] not in SEVERITIES:
+                        raise ExpectError(f"{where}: severity wants one of {', '.join(SEVERITIES)}")
+                    e.severities.append((rule, words[2]))
+                elif words[0] == "site":
+                    e.sites.append(parse_site(words, where, base_dir, "EXPECT-SITE"))
                 else:
-                    lines = marked_lines(os.path.join(base_dir, words[2]), rule)
-                    if not lines:
-                        raise ExpectError(f"{where}: {words[2]} has no line marked EXPECT-SITE {rule}")
-                    sites.append((rule, os.path.basename(words[2]), lines, words[2]))
+                    e.nosites.append(parse_site(words, where, base_dir, "EXPECT-NOSITE"))
                 continue
             if len(words) != 2:
                 raise ExpectError(f"{where}: want '<rule-id> <count>'")
             if words[0] not in RULES:
                 raise ExpectError(f"{where}: unknown rule id '{words[0]}'")
-            counts[words[0]] = parse_count(words[1], where)
-    for rule, *_ in sites + costs:
-        if rule not in counts:
-            raise ExpectError(f"{path}: site/cost given for {rule} but no count line")
-    return counts, sites, costs
+            e.counts[words[0]] = parse_count(words[1], where)
+    for rule, *_ in e.sites + e.nosites + e.costs + e.severities + e.messages:
+        if rule not in e.counts:
+            raise ExpectError(f"{path}: site/nosite/cost/severity/message given for {rule} but no count line")
+    return e
 
 
 def find_findings(report):
@@ -158,6 +213,14 @@ def cost_of(finding):
     return 0.0
 
 
+def text_of(finding, keys):
+    for key in keys:
+        value = finding.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def sites_of(finding):
     """All (basename, line) pairs a finding mentions: 'file:line' inside any
     string, or objects with 'file' and 'line' members, at any depth."""
@@ -182,8 +245,9 @@ def sites_of(finding):
     return pairs
 
 
-def check(report, counts, sites, costs):
-    """Returns a list of human-readable problems (empty when the report matches)."""
+def check(report, e):
+    """Returns a list of human-readable problems (empty when the report matches
+    the Expect e)."""
     findings, ok = find_findings(report)
     if not ok:
         return ["the report has no 'findings' list (is it `syncsight report --format json` output?)"]
@@ -198,7 +262,7 @@ def check(report, counts, sites, costs):
     for rule in sorted(set(by_rule) - set(RULES)):
         problems.append(f"unknown rule id '{rule}' in the report ({len(by_rule[rule])} findings)")
     for rule in RULES:
-        spec = counts.get(rule, ("==", 0))
+        spec = e.counts.get(rule, ("==", 0))
         got = len(by_rule.get(rule, []))
         if not count_ok(spec, got):
             detail = ""
@@ -206,7 +270,7 @@ def check(report, counts, sites, costs):
                 detail = "; reported at " + ", ".join(
                     sorted({f"{b}:{l}" for f in by_rule[rule] for b, l in sites_of(f)})[:8] or ["(no site)"])
             problems.append(f"{rule}: expected {count_text(spec)}, got {got}{detail}")
-    for rule, basename, lines, text in sites:
+    for rule, basename, lines, text in e.sites:
         reported = set()
         for f in by_rule.get(rule, []):
             reported |= sites_of(f)
@@ -214,10 +278,31 @@ def check(report, counts, sites, costs):
             want = ", ".join(f"{basename}:{line}" for line in lines)
             seen = ", ".join(sorted(f"{b}:{l}" for b, l in reported)[:8]) or "none"
             problems.append(f"{rule}: no finding at {want} (from 'site {rule} {text}'); sites reported: {seen}")
-    for rule, minimum in costs:
+    for rule, basename, lines, text in e.nosites:
+        hits = sorted({f"{b}:{l}" for f in by_rule.get(rule, []) for b, l in sites_of(f)
+                       if b == basename and l in lines})
+        if hits:
+            problems.append(f"{rule}: a finding points at {', '.join(hits)} (from 'nosite {rule} {text}')")
+    for rule, minimum in e.costs:
         total = sum(cost_of(f) for f in by_rule.get(rule, []))
         if total < minimum:
             problems.append(f"{rule}: expected a cost of at least {minimum:g} ms, got {total:.3f} ms")
+    for rule, want in e.severities:
+        for f in by_rule.get(rule, []):
+            got = text_of(f, SEVERITY_KEYS)
+            if got != want:
+                problems.append(f"{rule}: expected severity {want}, a finding has {got or 'none'}"
+                                f" (at {', '.join(sorted(f'{b}:{l}' for b, l in sites_of(f))[:3]) or 'no site'})")
+    for rule, text in e.messages:
+        msgs = [text_of(f, MESSAGE_KEYS) or "" for f in by_rule.get(rule, [])]
+        if not any(text in m for m in msgs):
+            shown = "; ".join(repr(m[:160]) for m in msgs[:3]) or "no finding"
+            problems.append(f"{rule}: no message contains {text!r} (messages: {shown})")
+    for text in e.nomessages:
+        for f in findings:
+            m = text_of(f, MESSAGE_KEYS) or ""
+            if text in m:
+                problems.append(f"{rule_of(f)}: message contains {text!r} (from 'nomessage'): {m[:240]!r}")
     return problems
 
 
@@ -227,13 +312,16 @@ def for_fixture(expect_path):
     with open(expect_path, encoding="utf-8") as f:
         for raw in f:
             words = raw.split("#", 1)[0].split()
-            if len(words) == 3 and words[0] == "site" and not re.search(r":\d", words[2]):
+            if len(words) == 3 and words[0] in ("site", "nosite") and not re.search(r":\d", words[2]):
                 # Marker-based sites become explicit line lists: the fixture is
                 # checked without the source.  Native sites resolve on the CPU
                 # through the debug files in tests/fixtures/bin/
                 # (SYNCSIGHT_SYMBOL_PATH, set by tests/test_fixtures.sh).
-                lines = marked_lines(os.path.join(base_dir, words[2]), words[1])
-                out.append(f"site {words[1]} {os.path.basename(words[2])}:{','.join(map(str, lines))}\n")
+                marker = "EXPECT-SITE" if words[0] == "site" else "EXPECT-NOSITE"
+                lines = marked_lines(os.path.join(base_dir, words[2]), words[1], marker)
+                if not lines:
+                    raise ExpectError(f"{expect_path}: {words[2]} has no line marked {marker} {words[1]}")
+                out.append(f"{words[0]} {words[1]} {os.path.basename(words[2])}:{','.join(map(str, lines))}\n")
                 continue
             out.append(raw if raw.endswith("\n") else raw + "\n")
     sys.stdout.write("".join(out))
@@ -262,7 +350,7 @@ def main(argv):
     report_path, expect_path = args
     name = name or os.path.basename(expect_path).rsplit(".", 1)[0]
     try:
-        counts, sites, costs = parse_expect(expect_path)
+        expect = parse_expect(expect_path)
     except (ExpectError, OSError) as e:
         print(f"check_findings: {name}: {e}", file=sys.stderr)
         return 2
@@ -272,7 +360,7 @@ def main(argv):
     except (OSError, ValueError) as e:
         print(f"check_findings: {name}: cannot read report {report_path}: {e}", file=sys.stderr)
         return 2
-    problems = check(report, counts, sites, costs)
+    problems = check(report, expect)
     if problems:
         print(f"{name}: report does not match {expect_path}:")
         for p in problems:

@@ -30,6 +30,9 @@ enum {
     CB_cudaStreamWaitEvent = 147, CB_cudaDeviceSynchronize = 165, CB_cudaStreamCreateWithFlags = 198,
     CB_cudaLaunchKernel = 211, CB_cudaFreeAsync = 375, CB_cudaGraphLaunch = 311, CB_cudaStreamBeginCapture = 315,
     CB_cudaStreamEndCapture = 319, CB_cudaStreamCreateWithPriority = 200,
+    CB_cudaStreamQuery = 132, CB_cudaEventQuery = 138, CB_cudaEventElapsedTime = 139, CB_cudaHostRegister = 152,
+    CB_cudaHostUnregister = 153, CB_cudaLaunchKernel_ptsz = 214, CB_cudaMemcpyAsync_ptsz = 225,
+    CB_cudaStreamSynchronize_ptsz = 239, CB_cudaEventRecord_ptsz = 242, CB_cudaStreamWaitEvent_ptsz = 247,
 };
 static const struct { uint32_t cbid; const char *name; } api_names[] = {
     { CB_cudaMalloc, "cudaMalloc" }, { CB_cudaFree, "cudaFree" }, { CB_cudaMallocHost, "cudaMallocHost" },
@@ -42,6 +45,11 @@ static const struct { uint32_t cbid; const char *name; } api_names[] = {
     { CB_cudaFreeAsync, "cudaFreeAsync" }, { CB_cudaGraphLaunch, "cudaGraphLaunch" },
     { CB_cudaStreamBeginCapture, "cudaStreamBeginCapture" }, { CB_cudaStreamEndCapture, "cudaStreamEndCapture" },
     { CB_cudaStreamCreateWithPriority, "cudaStreamCreateWithPriority" },
+    { CB_cudaStreamQuery, "cudaStreamQuery" }, { CB_cudaEventQuery, "cudaEventQuery" },
+    { CB_cudaEventElapsedTime, "cudaEventElapsedTime" }, { CB_cudaHostRegister, "cudaHostRegister" },
+    { CB_cudaHostUnregister, "cudaHostUnregister" }, { CB_cudaLaunchKernel_ptsz, "cudaLaunchKernel_ptsz" },
+    { CB_cudaMemcpyAsync_ptsz, "cudaMemcpyAsync_ptsz" }, { CB_cudaStreamSynchronize_ptsz, "cudaStreamSynchronize_ptsz" },
+    { CB_cudaEventRecord_ptsz, "cudaEventRecord_ptsz" }, { CB_cudaStreamWaitEvent_ptsz, "cudaStreamWaitEvent_ptsz" },
 };
 
 static int failures;
@@ -121,6 +129,7 @@ static void tb_close(tb *b)
 typedef struct call_args {
     uint32_t cbid; uint64_t t0, t1; uint64_t stream, event, ptr, ptr2, bytes; uint32_t arg;
     uint8_t mem_dst, mem_src; int ret; const uint64_t *params; uint8_t nparams; uint32_t pystack;
+    uint32_t flags;   /* added to SS_API_F_CUPTI_CB (SS_API_F_PTSZ: a _ptsz/_ptds entry point) */
 } call_args;
 
 static uint32_t tb_call(tb *b, call_args a)
@@ -130,7 +139,7 @@ static uint32_t tb_call(tb *b, call_args a)
     r->corr = b->next_corr++;
     r->stream = a.stream; r->event = a.event; r->ptr = a.ptr; r->ptr2 = a.ptr2; r->bytes = a.bytes; r->arg = a.arg;
     r->mem_dst = a.mem_dst; r->mem_src = a.mem_src; r->nparams = a.nparams; r->device = 0;
-    r->flags = SS_API_F_CUPTI_CB;
+    r->flags = SS_API_F_CUPTI_CB | a.flags;
     r->pystack_id = a.pystack;
     if (a.nparams) memcpy((char *)r + sizeof *r, a.params, 8u * a.nparams);
     return r->corr;
@@ -648,6 +657,281 @@ static void test_unrecorded(void)
     done(&r);
 }
 
+/* --------------------------------------------------------- incomplete-sync */
+
+/* a copy (call + GPU record), returning the correlation id */
+static uint32_t tb_copy(tb *b, uint32_t cbid, uint64_t t, uint64_t stream, uint32_t sid, uint64_t dst, uint64_t src,
+                        uint64_t bytes, uint8_t kind, uint8_t dst_kind, uint8_t src_kind, uint64_t start, uint64_t end)
+{
+    uint32_t corr = CALL(b, .cbid = cbid, .t0 = t, .t1 = t + 5000, .stream = stream, .ptr = dst, .ptr2 = src,
+                         .bytes = bytes, .arg = kind, .mem_dst = dst_kind, .mem_src = src_kind,
+                         .flags = cbid == CB_cudaMemcpyAsync_ptsz ? SS_API_F_PTSZ : 0);
+    tb_memcpy_rec(b, corr, sid, start, end, kind, src_kind, dst_kind, bytes);
+    return corr;
+}
+
+/* Two workers on blocking streams A and B: copy in, kernel, copy out, into
+ * halves of a cudaHostRegister'ed buffer; then cudaEventRecord(stop, 0) +
+ * cudaEventSynchronize(stop) and cudaHostUnregister.  per_thread: built with
+ * --default-stream per-thread (the _ptsz entry points: stream 0 is the
+ * thread's own, empty stream, and the event sync returns at once while the
+ * workers run until 8.5 ms).  The legacy twin keeps the very same timeline:
+ * only the legacy stream's barrier with the blocking streams (hb) makes it
+ * clean, the timeline alone would not. */
+static void write_incomplete(const char *name, int per_thread)
+{
+    tb b;
+    tb_open(&b, name);
+    uint32_t f = per_thread ? SS_API_F_PTSZ : 0;
+    uint32_t cpy = per_thread ? CB_cudaMemcpyAsync_ptsz : CB_cudaMemcpyAsync;
+    uint32_t launch = per_thread ? CB_cudaLaunchKernel_ptsz : CB_cudaLaunchKernel;
+    tb_create_stream(&b, US(1), 0xA1, 13, 0);
+    tb_create_stream(&b, US(2), 0xB1, 14, 0);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE2);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 1 << 20);
+    CALL(&b, .cbid = CB_cudaHostRegister, .t0 = US(30), .t1 = US(40), .ptr = PAGEABLE_BUF, .bytes = 1 << 20);
+    const uint64_t half = 1 << 19;
+    for (int k = 0; k < 2; k++) {
+        uint64_t s = k ? 0xB1 : 0xA1, dev = DEV_BUF + k * half, host = PAGEABLE_BUF + k * half;
+        uint32_t sid = k ? 14 : 13;
+        double t = 1 + 0.05 * k, g = k ? 1.5 : 1.01, run = k ? 6 : 4.5;
+        tb_copy(&b, cpy, MS(t), s, sid, dev, host, half, 1, SS_MEM_DEVICE, SS_MEM_PINNED, MS(g), MS(g + 0.5));
+        uint64_t p[1] = { dev };
+        uint32_t corr = CALL(&b, .cbid = launch, .t0 = MS(t + 0.01), .t1 = MS(t + 0.015), .stream = s, .params = p,
+                             .nparams = 1, .flags = f);
+        tb_kernel(&b, corr, sid, MS(g + 0.5), MS(g + 0.5 + run));
+        tb_copy(&b, cpy, MS(t + 0.02), s, sid, host, dev, half, 2, SS_MEM_PINNED, SS_MEM_DEVICE,
+                MS(g + 0.5 + run), MS(g + 1 + run));
+    }
+    /* B's copy out ends at 1.5 + 1 + 6 = 8.5 ms */
+    CALL(&b, .cbid = per_thread ? CB_cudaEventRecord_ptsz : CB_cudaEventRecord, .t0 = MS(1.2), .t1 = MS(1.21),
+         .stream = 0, .event = 0xE2, .flags = f);
+    CALL(&b, .cbid = CB_cudaEventSynchronize, .t0 = MS(1.22), .t1 = MS(1.23), .event = 0xE2);
+    /* the host reads the output (not traced), then unregisters it: the call
+     * waits for the device */
+    CALL(&b, .cbid = CB_cudaHostUnregister, .t0 = MS(1.3), .t1 = MS(8.51), .ptr = PAGEABLE_BUF);
+    CALL(&b, .cbid = CB_cudaFree, .t0 = MS(8.6), .t1 = MS(8.7), .ptr = DEV_BUF);
+    tb_close(&b);
+}
+
+/* Streams A and B, each a kernel and a copy into its own pinned buffer.  The
+ * host syncs A (B still runs), then
+ *   mode 0: frees A's pinned buffer (an implicit device-wide wait that happens
+ *           to cover B too) and syncs B before using B's output: a correct
+ *           pipeline;
+ *   mode 1: the same, but never waits for B (its copy into pinned memory may
+ *           be read early);
+ *   mode 2: re-uploads B's input with cudaMemcpy (legacy stream) while B's
+ *           copy out reads it: B is a blocking stream, so the legacy copy runs
+ *           after it (clean);
+ *   mode 3: the same with a non-blocking B: the copy races B (error). */
+#define PINNED_BUF2 (PINNED_BUF + 0x100000)
+static void write_pipeline(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xB1, 14, mode == 2 ? 0 : 1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 1 << 20);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(30), .t1 = US(40), .ptr = DEV_BUF + (1 << 20), .bytes = 1 << 20);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(50), .t1 = US(60), .ptr = PINNED_BUF, .bytes = 65536);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(70), .t1 = US(80), .ptr = PINNED_BUF2, .bytes = 65536);
+    uint64_t pa[1] = { DEV_BUF }, pb[1] = { DEV_BUF + (1 << 20) };
+    tb_launch(&b, MS(1), 0xA1, 13, MS(1.01), MS(3), pa, 1);
+    tb_copy(&b, CB_cudaMemcpyAsync, MS(1.02), 0xA1, 13, PINNED_BUF, DEV_BUF, 65536, 2, SS_MEM_PINNED, SS_MEM_DEVICE,
+            MS(3), MS(3.1));
+    tb_launch(&b, MS(1.03), 0xB1, 14, MS(1.04), MS(10), pb, 1);
+    tb_copy(&b, CB_cudaMemcpyAsync, MS(1.04), 0xB1, 14, PINNED_BUF2, DEV_BUF + (1 << 20), 65536, 2, SS_MEM_PINNED,
+            SS_MEM_DEVICE, MS(10), MS(10.1));
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.2), .t1 = MS(3.11), .stream = 0xA1);
+    if (mode <= 1) {
+        CALL(&b, .cbid = CB_cudaFreeHost, .t0 = MS(3.2), .t1 = MS(10.12), .ptr = PINNED_BUF);
+    } else {
+        uint32_t corr = CALL(&b, .cbid = CB_cudaMemcpy, .t0 = MS(3.2), .t1 = MS(mode == 2 ? 10.21 : 3.3),
+                             .ptr = DEV_BUF + (1 << 20), .ptr2 = PAGEABLE_BUF, .bytes = 65536, .arg = 1,
+                             .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PAGEABLE);
+        tb_memcpy_rec(&b, corr, LEGACY_SID, MS(mode == 2 ? 10.1 : 3.21), MS(mode == 2 ? 10.2 : 3.29), 1,
+                      SS_MEM_PAGEABLE, SS_MEM_DEVICE, 65536);
+    }
+    if (mode != 1)
+        CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(10.25), .t1 = MS(10.26), .stream = 0xB1);
+    else   /* a device-wide sync at the end is no sign the program waited before reading */
+        CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(12), .t1 = MS(12.01));
+    CALL(&b, .cbid = CB_cudaFreeHost, .t0 = MS(12.2), .t1 = MS(12.3), .ptr = PINNED_BUF2);
+    tb_close(&b);
+}
+
+static void test_incomplete_sync(void)
+{
+    write_incomplete("incomplete_sync", 1);
+    write_incomplete("incomplete_sync_legacy", 0);
+    write_pipeline("incomplete_sync_pipeline", 0);
+    write_pipeline("incomplete_sync_unwaited", 1);
+    write_pipeline("incomplete_sync_copy_legacy", 2);
+    write_pipeline("incomplete_sync_copy_race", 3);
+    char path[600];
+    snprintf(path, sizeof path, "%s/incomplete_sync.sstrace", out_dir);
+    result r = analyze(path, &ss_rule_incomplete_sync);
+    CHECK(r.f.n == 1, "incomplete-sync findings: %u", r.f.n);
+    if (r.f.n == 1) {
+        const ss_finding *x = &r.f.v[0];
+        CHECK(x->severity == SS_SEV_ERROR && x->cost_ms == 0, "severity %d cost %.3f", x->severity, x->cost_ms);
+        CHECK(x->count == 1, "count %u", x->count);
+        /* 6 ops on 2 streams, the last ended 8.5 - 1.23 ms after the sync returned */
+        CHECK(strstr(x->message, "cudaEventSynchronize") && strstr(x->message, "per-thread default"),
+              "message %s", x->message);
+        CHECK(strstr(x->message, "6 GPU operations on 2 streams") && strstr(x->message, "7.270 ms"),
+              "message %s", x->message);
+        CHECK(strstr(x->message, "cudaHostUnregister") && strstr(x->message, "pinned host buffer 0x5555000000"),
+              "message %s", x->message);
+        CHECK(x->nrefs == 3 && r.m->calls[x->refs[0].call].cls == SS_API_EVENT_SYNC &&
+              r.m->calls[x->refs[2].call].cls == SS_API_FREE, "refs");
+        /* the exact conflict (a copy) is the one named */
+        CHECK(x->refs[1].op >= 0 && r.m->ops[x->refs[1].op].kind == SS_OP_MEMCPY, "left-in-flight op");
+        CHECK(strstr(x->fix, "cudaStreamWaitEvent") && strstr(x->fix, "per-thread"), "fix %s", x->fix);
+    }
+    done(&r);
+    snprintf(path, sizeof path, "%s/incomplete_sync_legacy.sstrace", out_dir);
+    r = analyze(path, &ss_rule_incomplete_sync);
+    CHECK(r.f.n == 0, "incomplete-sync on the legacy stream: %u (%s)", r.f.n, r.f.n ? r.f.v[0].message : "");
+    done(&r);
+    snprintf(path, sizeof path, "%s/incomplete_sync_pipeline.sstrace", out_dir);
+    r = analyze(path, &ss_rule_incomplete_sync);
+    CHECK(r.f.n == 0, "incomplete-sync on a pipeline: %u (%s)", r.f.n, r.f.n ? r.f.v[0].message : "");
+    done(&r);
+    snprintf(path, sizeof path, "%s/incomplete_sync_unwaited.sstrace", out_dir);
+    r = analyze(path, &ss_rule_incomplete_sync);
+    CHECK(r.f.n == 1, "incomplete-sync, copy never waited for: %u", r.f.n);
+    if (r.f.n == 1) {
+        const ss_finding *x = &r.f.v[0];
+        CHECK(x->severity == SS_SEV_WARNING && x->cost_ms == 0, "severity %d", x->severity);
+        CHECK(strstr(x->message, "possible early read") && strstr(x->message, "cudaFreeHost") &&
+              strstr(x->message, "0x200100000"), "message %s", x->message);
+        CHECK(x->nrefs == 3 && r.m->calls[x->refs[0].call].cls == SS_API_STREAM_SYNC, "refs");
+    }
+    done(&r);
+    snprintf(path, sizeof path, "%s/incomplete_sync_copy_legacy.sstrace", out_dir);
+    r = analyze(path, &ss_rule_incomplete_sync);
+    CHECK(r.f.n == 0, "incomplete-sync, legacy copy after a blocking stream: %u (%s)", r.f.n,
+          r.f.n ? r.f.v[0].message : "");
+    done(&r);
+    snprintf(path, sizeof path, "%s/incomplete_sync_copy_race.sstrace", out_dir);
+    r = analyze(path, &ss_rule_incomplete_sync);
+    CHECK(r.f.n == 1, "incomplete-sync, copy racing a non-blocking stream: %u", r.f.n);
+    if (r.f.n == 1) {
+        const ss_finding *x = &r.f.v[0];
+        CHECK(x->severity == SS_SEV_ERROR, "severity %d", x->severity);
+        /* B's kernel (its argument) and B's copy out both use the buffer */
+        CHECK(strstr(x->message, "cudaMemcpy copied 0x7f0000100000") && strstr(x->message, "memcpy DtoH") &&
+              strstr(x->message, "2 left-in-flight operations"), "message %s", x->message);
+        CHECK(x->nrefs == 3 && r.m->calls[x->refs[2].call].cls == SS_API_COPY_SYNC, "refs");
+    }
+    done(&r);
+}
+
+/* -------------------------------------------------------- event-timing-gap */
+
+static void tb_cuda_event(tb *b, uint32_t corr, uint32_t sid, uint64_t ts)
+{
+    ss_cuda_event_rec *e = tb_rec(b, SS_REC_CUDA_EVENT, sizeof *e, 0);
+    e->g.start = e->g.end = ts; e->g.corr = corr; e->g.stream_id = sid; e->g.context_id = 1; e->g.device = 0;
+    e->event_id = corr;
+}
+
+/* start/stop recorded on stream 0 around copies + kernels on two blocking
+ * worker streams; the copies really run 1.01 -> 4.715 ms.
+ *   mode 0: --default-stream per-thread, event timestamps recorded (finding)
+ *   mode 1: legacy stream 0 (ordered after the blocking workers: clean)
+ *   mode 2: per-thread, but stop's stream waits for each worker's event (clean)
+ *   mode 3: as 0 without event timestamps (finding, estimated) */
+static void write_timing(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    int pt = mode != 1;
+    uint32_t f = pt ? SS_API_F_PTSZ : 0;
+    uint32_t rec = pt ? CB_cudaEventRecord_ptsz : CB_cudaEventRecord;
+    uint32_t cpy = pt ? CB_cudaMemcpyAsync_ptsz : CB_cudaMemcpyAsync;
+    uint32_t launch = pt ? CB_cudaLaunchKernel_ptsz : CB_cudaLaunchKernel;
+    tb_create_stream(&b, US(1), 0xA1, 13, 0);
+    tb_create_stream(&b, US(2), 0xB1, 14, 0);
+    for (uint64_t e = 0xE1; e <= 0xE4; e++) CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3 + e), .t1 = US(4 + e), .event = e);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(300), .t1 = US(310), .ptr = DEV_BUF, .bytes = 1 << 20);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(320), .t1 = US(330), .ptr = PINNED_BUF, .bytes = 1 << 20);
+    uint32_t c_start = CALL(&b, .cbid = rec, .t0 = MS(1), .t1 = MS(1.005), .stream = 0, .event = 0xE1, .flags = f);
+    const uint64_t half = 1 << 19;
+    /* A: copy 1.01-2.0, kernel 2.0-2.5; B: copy 2.0-3.0 (behind A's on the copy engine), kernel 3.0-4.715 */
+    tb_copy(&b, cpy, MS(1.01), 0xA1, 13, DEV_BUF, PINNED_BUF, half, 1, SS_MEM_DEVICE, SS_MEM_PINNED, MS(1.01), MS(2));
+    uint32_t corr = CALL(&b, .cbid = launch, .t0 = MS(1.02), .t1 = MS(1.025), .stream = 0xA1, .flags = f);
+    tb_kernel(&b, corr, 13, MS(2), MS(2.5));
+    tb_copy(&b, cpy, MS(1.03), 0xB1, 14, DEV_BUF + half, PINNED_BUF + half, half, 1, SS_MEM_DEVICE, SS_MEM_PINNED,
+            MS(2), MS(3));
+    corr = CALL(&b, .cbid = launch, .t0 = MS(1.04), .t1 = MS(1.045), .stream = 0xB1, .flags = f);
+    tb_kernel(&b, corr, 14, MS(3), MS(4.715));
+    if (mode == 2) {
+        CALL(&b, .cbid = rec, .t0 = MS(1.1), .t1 = MS(1.105), .stream = 0xA1, .event = 0xE3, .flags = f);
+        CALL(&b, .cbid = rec, .t0 = MS(1.11), .t1 = MS(1.115), .stream = 0xB1, .event = 0xE4, .flags = f);
+        CALL(&b, .cbid = CB_cudaStreamWaitEvent_ptsz, .t0 = MS(1.12), .t1 = MS(1.125), .stream = 0, .event = 0xE3,
+             .flags = f);
+        CALL(&b, .cbid = CB_cudaStreamWaitEvent_ptsz, .t0 = MS(1.13), .t1 = MS(1.135), .stream = 0, .event = 0xE4,
+             .flags = f);
+    }
+    uint32_t c_stop = CALL(&b, .cbid = rec, .t0 = MS(1.2), .t1 = MS(1.205), .stream = 0, .event = 0xE2, .flags = f);
+    int early = mode == 0 || mode == 3;
+    double stop_at = early ? 1.205 : 4.716;
+    if (mode != 3) {
+        tb_cuda_event(&b, c_start, 0, MS(1.005));
+        tb_cuda_event(&b, c_stop, 0, MS(stop_at));
+    }
+    CALL(&b, .cbid = CB_cudaEventSynchronize, .t0 = MS(1.21), .t1 = MS(early ? 1.215 : 4.72), .event = 0xE2);
+    double t = early ? 1.22 : 4.73;
+    CALL(&b, .cbid = CB_cudaEventElapsedTime, .t0 = MS(t), .t1 = MS(t + 0.002), .event = 0xE1, .ptr = 0xE2);
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(5), .t1 = MS(5.01));
+    tb_close(&b);
+}
+
+static void test_event_timing_gap(void)
+{
+    write_timing("event_timing_gap", 0);
+    write_timing("event_timing_legacy", 1);
+    write_timing("event_timing_waits", 2);
+    write_timing("event_timing_gap_estimated", 3);
+    char path[600];
+    snprintf(path, sizeof path, "%s/event_timing_gap.sstrace", out_dir);
+    result r = analyze(path, &ss_rule_event_timing_gap);
+    CHECK(r.f.n == 1, "event-timing-gap findings: %u", r.f.n);
+    if (r.f.n == 1) {
+        const ss_finding *x = &r.f.v[0];
+        CHECK(x->severity == SS_SEV_WARNING && x->cost_ms == 0, "severity %d cost %.3f", x->severity, x->cost_ms);
+        /* 1.205 - 1.005 ms from the timestamps; 4 ops on 2 streams; B's kernel
+         * ended 4.715 - 1.205 ms after stop; the work took 4.715 - 1.01 ms */
+        CHECK(strstr(x->message, "measured 0.200 ms (the events' GPU timestamps)"), "message %s", x->message);
+        CHECK(strstr(x->message, "4 operations") && strstr(x->message, "2 other streams"), "message %s", x->message);
+        CHECK(strstr(x->message, "3.510 ms after stop") && strstr(x->message, "really took 3.705 ms"),
+              "message %s", x->message);
+        CHECK(strstr(x->message, "per-thread default"), "message %s", x->message);
+        CHECK(x->nrefs == 4 && r.m->calls[x->refs[0].call].cls == SS_API_EVENT_ELAPSED &&
+              r.m->calls[x->refs[1].call].rec->event == 0xE2 && x->refs[2].op >= 0 &&
+              r.m->ops[x->refs[2].op].end == MS(4.715), "refs");
+        CHECK(strstr(x->fix, "cudaStreamWaitEvent") && strstr(x->fix, "cudaDeviceSynchronize"), "fix %s", x->fix);
+    }
+    done(&r);
+    snprintf(path, sizeof path, "%s/event_timing_gap_estimated.sstrace", out_dir);
+    r = analyze(path, &ss_rule_event_timing_gap);
+    CHECK(r.f.n == 1, "event-timing-gap without timestamps: %u", r.f.n);
+    if (r.f.n == 1)   /* records at 1.0 and 1.2 ms on an empty stream */
+        CHECK(strstr(r.f.v[0].message, "about 0.200 ms (estimated"), "message %s", r.f.v[0].message);
+    done(&r);
+    snprintf(path, sizeof path, "%s/event_timing_legacy.sstrace", out_dir);
+    r = analyze(path, &ss_rule_event_timing_gap);
+    CHECK(r.f.n == 0, "event-timing-gap, legacy stop: %u (%s)", r.f.n, r.f.n ? r.f.v[0].message : "");
+    done(&r);
+    snprintf(path, sizeof path, "%s/event_timing_waits.sstrace", out_dir);
+    r = analyze(path, &ss_rule_event_timing_gap);
+    CHECK(r.f.n == 0, "event-timing-gap with event waits: %u (%s)", r.f.n, r.f.n ? r.f.v[0].message : "");
+    done(&r);
+}
+
 /* ------------------------------------------------------------ the model */
 
 static void test_model(void)
@@ -952,6 +1236,8 @@ static void test_all_rules(void)
         { "missing_fence", "missing-fence" }, { "missing_fence_wrong_stream", "missing-fence" },
         { "missing_fence_fixed", NULL },
         { "unrecorded_event", "unrecorded-event-wait" }, { "unrecorded_event_fixed", NULL },
+        { "event_timing_gap", "event-timing-gap" }, { "event_timing_gap_estimated", "event-timing-gap" },
+        { "event_timing_legacy", NULL }, { "event_timing_waits", NULL },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[600], err[256];
@@ -993,6 +1279,8 @@ int main(int argc, char **argv)
     test_stream_create();
     test_missing_fence();
     test_unrecorded();
+    test_incomplete_sync();
+    test_event_timing_gap();
     test_model();
     test_all_rules();
     test_hostile();

@@ -57,10 +57,27 @@ $PYTHON tools/gen_api.py "$T/bad_cbid.tab" --out "$T/bad_cbid"
 if compile_all "$T/bad_cbid"; then echo "FAIL: a wrong cbid version compiled"; exit 1; fi
 
 # 5. Malformed lines are rejected by the generator itself, with the line number.
-printf 'cudaFoo | v1 | - | no-such-class | void | |\n' > "$T/bad_class.tab"
+printf 'cudaFoo | v1 | - | no-such-class | none | void | |\n' > "$T/bad_class.tab"
 if $PYTHON tools/gen_api.py "$T/bad_class.tab" --out "$T/x" 2> "$T/err"; then echo "FAIL: unknown class accepted"; exit 1; fi
 grep -q "line 1: unknown class" "$T/err" || { echo "FAIL: no line number in: $(cat "$T/err")"; exit 1; }
-printf 'cudaFree | v3020 | - | free | void *devPtr | size=devPtr |\n' > "$T/bad_slot.tab"
+printf 'cudaFree | v3020 | - | free | device | void *devPtr | size=devPtr |\n' > "$T/bad_slot.tab"
 if $PYTHON tools/gen_api.py "$T/bad_slot.tab" --out "$T/x" 2> "$T/err"; then echo "FAIL: unknown slot accepted"; exit 1; fi
+# The host column: a value the analyzer does not know, one that contradicts
+# the class (a synchronous copy is decided per call from its memory kinds),
+# and a row without it.
+printf 'cudaFree | v3020 | - | free | sometimes | void *devPtr | ptr=devPtr |\n' > "$T/bad_host.tab"
+if $PYTHON tools/gen_api.py "$T/bad_host.tab" --out "$T/x" 2> "$T/err"; then echo "FAIL: unknown host accepted"; exit 1; fi
+grep -q "line 1: unknown host" "$T/err" || { echo "FAIL: unknown host: $(cat "$T/err")"; exit 1; }
+sed 's/^\(cudaMemcpy  *|[^|]*|[^|]*| copy-sync  *| \)copy /\1none /' preload/cuda_api.tab > "$T/bad_host2.tab"
+cmp -s "$T/bad_host2.tab" preload/cuda_api.tab && { echo "FAIL: test mutation (host) did not apply"; exit 1; }
+if $PYTHON tools/gen_api.py "$T/bad_host2.tab" --out "$T/x" 2> "$T/err"; then echo "FAIL: copy-sync with host none accepted"; exit 1; fi
+grep -q "class copy-sync cannot have host 'none'" "$T/err" || { echo "FAIL: class/host mismatch: $(cat "$T/err")"; exit 1; }
+printf 'cudaFree | v3020 | - | free | void *devPtr | ptr=devPtr |\n' > "$T/no_host.tab"
+if $PYTHON tools/gen_api.py "$T/no_host.tab" --out "$T/x" 2> "$T/err"; then echo "FAIL: row without host accepted"; exit 1; fi
+# The analyzer's table lists every entry point under its base name.
+for n in cudaMemcpyAsync cudaFreeAsync __cudaLaunchKernel cudaLaunchKernel cudaDeviceReset; do
+    grep -q "{ \"$n\"," "$T/ok/ss_api_classes.c" || { echo "FAIL: $n missing from ss_api_classes.c"; exit 1; }
+done
+grep -q '_ptsz"\|_ptds"\|_v[0-9]*"' "$T/ok/ss_api_classes.c" && { echo "FAIL: suffixed name in ss_api_classes.c"; exit 1; }
 
 echo "PASS: generator output compiles; prototype, CUPTI field, cbid and table errors are caught"

@@ -58,6 +58,64 @@ expect_rc 2 "marker missing in source" '{"findings":[]}' "device-sync-overuse >=
 site device-sync-overuse prog.cu"
 expect_rc 2 "report is not JSON" 'not json' "# nothing"
 
+# New rule ids are known to the checker.
+expect_rc 0 "new rule ids" '{"findings":[{"rule":"incomplete-sync"},{"rule":"event-timing-gap"},{"rule":"relies-on-legacy-sync"}]}' \
+    "incomplete-sync 1
+event-timing-gap 1
+relies-on-legacy-sync 1"
+
+# severity / message / nomessage / nosite.
+RACE='{"rule":"missing-fence","severity":"error","message":"data race: k on stream 0x0 (per-thread default) reads what k2 on stream 0x5 (non-blocking) wrote","site":"prog.cu:2 main"}'
+INFO='{"rule":"relies-on-legacy-sync","severity":"info","message":"correct only because of the legacy stream","site":"prog.cu:3 main"}'
+expect_rc 0 "severity matches" "{\"findings\":[$RACE,$INFO]}" "missing-fence 1
+relies-on-legacy-sync >=1
+severity missing-fence error
+severity relies-on-legacy-sync info"
+expect_rc 1 "severity differs" "{\"findings\":[$INFO]}" "relies-on-legacy-sync >=1
+severity relies-on-legacy-sync warning"
+expect_rc 1 "severity: every finding, not some" \
+    "{\"findings\":[$INFO,{\"rule\":\"relies-on-legacy-sync\",\"severity\":\"warning\",\"message\":\"x\"}]}" \
+    "relies-on-legacy-sync >=1
+severity relies-on-legacy-sync info"
+expect_rc 2 "severity: bad level" '{"findings":[]}' "missing-fence any
+severity missing-fence fatal"
+expect_rc 2 "severity without a count line" '{"findings":[]}' "severity missing-fence error"
+expect_rc 0 "message with spaces found" "{\"findings\":[$RACE]}" "missing-fence 1
+message missing-fence per-thread default"
+expect_rc 1 "message not found" "{\"findings\":[$RACE]}" "missing-fence 1
+message missing-fence legacy default"
+expect_rc 1 "message of another rule does not count" "{\"findings\":[$RACE,$INFO]}" "missing-fence 1
+relies-on-legacy-sync 1
+message missing-fence legacy stream"
+expect_rc 2 "message without text" '{"findings":[]}' "missing-fence any
+message missing-fence"
+expect_rc 0 "nomessage absent" "{\"findings\":[$RACE]}" "missing-fence 1
+nomessage (blocking)"
+expect_rc 1 "nomessage present" "{\"findings\":[$RACE]}" "missing-fence 1
+nomessage (non-blocking)"
+expect_rc 1 "nomessage looks at every rule" "{\"findings\":[$RACE,$INFO]}" "missing-fence 1
+relies-on-legacy-sync 1
+nomessage legacy stream"
+expect_rc 0 "nosite elsewhere" "{\"findings\":[$RACE]}" "missing-fence 1
+nosite missing-fence prog.cu:3"
+expect_rc 1 "nosite hit" "{\"findings\":[$RACE]}" "missing-fence 1
+nosite missing-fence prog.cu:2,3"
+cat > "$T/nosite.cu" <<'SRC'
+int main() {
+    cudaMemcpyAsync(h, d, n, cudaMemcpyDeviceToHost, s); // EXPECT-NOSITE pageable-async-copy
+    cudaGraphLaunch(g, s); // EXPECT-SITE pageable-async-copy
+}
+SRC
+PAC2='{"rule":"pageable-async-copy","severity":"warning","site":"nosite.cu:2 main"}'
+PAC3='{"rule":"pageable-async-copy","severity":"warning","message":"cudaGraphLaunch copies into pageable host memory","site":"nosite.cu:3 main"}'
+expect_rc 0 "nosite marker, finding elsewhere" "{\"findings\":[$PAC3]}" "pageable-async-copy >=1
+site pageable-async-copy nosite.cu
+nosite pageable-async-copy nosite.cu"
+expect_rc 1 "nosite marker hit" "{\"findings\":[$PAC3,$PAC2]}" "pageable-async-copy >=1
+nosite pageable-async-copy nosite.cu"
+expect_rc 2 "nosite marker missing" '{"findings":[]}' "missing-fence any
+nosite missing-fence nosite.cu"
+
 # --for-fixture: marker-based sites (Python and native) become explicit lines.
 printf 'x = 1\ny = x.item()  # EXPECT-SITE implicit-sync\n' > "$T/script.py"
 printf 'int a;\n\ncudaFree(p); // EXPECT-SITE implicit-sync\n' > "$T/prog.cu"
@@ -65,6 +123,25 @@ printf 'implicit-sync >=1\nsite implicit-sync script.py\nsite implicit-sync prog
 "$PYTHON" tests/check_findings.py --for-fixture "$T/f.expect" > "$T/fixture.expect"
 if ! grep -qx 'site implicit-sync script.py:2' "$T/fixture.expect" || ! grep -qx 'site implicit-sync prog.cu:3' "$T/fixture.expect"; then
     echo "FAIL: --for-fixture output:"; sed 's/^/    /' "$T/fixture.expect"; failures=$((failures + 1))
+fi
+# ... and carries severity/message/nomessage unchanged, nosite markers as lines.
+printf 'pageable-async-copy >=1\nsite pageable-async-copy nosite.cu\nnosite pageable-async-copy nosite.cu\nseverity pageable-async-copy warning\nmessage pageable-async-copy pageable host memory\nnomessage (blocking)\n' > "$T/g.expect"
+"$PYTHON" tests/check_findings.py --for-fixture "$T/g.expect" > "$T/fixture2.expect"
+for want in 'site pageable-async-copy nosite.cu:3' 'nosite pageable-async-copy nosite.cu:2' \
+    'severity pageable-async-copy warning' 'message pageable-async-copy pageable host memory' 'nomessage (blocking)'; do
+    if ! grep -qxF "$want" "$T/fixture2.expect"; then
+        echo "FAIL: --for-fixture lost '$want':"; sed 's/^/    /' "$T/fixture2.expect"; failures=$((failures + 1))
+    fi
+done
+# The fixture expect file works without the source: same verdicts.
+rm "$T/nosite.cu"
+printf '%s\n' "{\"findings\":[$PAC3]}" > "$T/r.json"
+if ! "$PYTHON" tests/check_findings.py "$T/r.json" "$T/fixture2.expect" > "$T/out" 2>&1; then
+    echo "FAIL: fixture expect rejects a matching report:"; sed 's/^/    /' "$T/out"; failures=$((failures + 1))
+fi
+printf '%s\n' "{\"findings\":[$PAC3,$PAC2]}" > "$T/r.json"
+if "$PYTHON" tests/check_findings.py "$T/r.json" "$T/fixture2.expect" > "$T/out" 2>&1; then
+    echo "FAIL: fixture expect accepts a finding at the nosite line"; failures=$((failures + 1))
 fi
 
 [ "$failures" -eq 0 ] && echo "check_findings: all cases behave" || exit 1

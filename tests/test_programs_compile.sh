@@ -1,7 +1,9 @@
 #!/bin/bash
 # The GPU test programs must at least compile on a machine without a GPU:
 # every test_programs/*.cu with nvcc for sm_90 (in parallel; about half a
-# minute on 2 cores), and every test_programs/*.py with py_compile.
+# minute on 2 cores), also with --default-stream per-thread for every program
+# that has a <name>.ptds.expect (the suite's <name>_ptds build), and every
+# test_programs/*.py with py_compile.
 # Skips (exit 77) when nvcc is missing.
 set -u
 cd "$(dirname "$0")/.."
@@ -16,15 +18,27 @@ trap 'rm -rf "$T"' EXIT
 jobs=$(nproc 2> /dev/null || echo 2)
 export NVCC T
 # -Werror for host code: the programs are part of the project's code.
-ls test_programs/*.cu | xargs -P "$jobs" -I{} sh -c \
-    'n=$(basename {} .cu); "$NVCC" -arch=sm_90 -std=c++17 -Xcompiler -Wall,-Wextra,-Werror -o "$T/$n" {} > "$T/$n.log" 2>&1 || { echo "FAIL compile {}"; cat "$T/$n.log"; }' > "$T/summary" 2>&1
+# One job a line: "BINARY SOURCE [EXTRA NVCC FLAGS]".
+for src in test_programs/*.cu; do
+    n=$(basename "$src" .cu)
+    echo "$n $src"
+    [ -f "test_programs/$n.ptds.expect" ] && echo "${n}_ptds $src --default-stream per-thread"
+done > "$T/jobs"
+for expect in test_programs/*.ptds.expect; do
+    [ -e "$expect" ] || continue
+    n=$(basename "$expect" .ptds.expect)
+    [ -f "test_programs/$n.cu" ] || echo "FAIL $expect: no test_programs/$n.cu to build per-thread" >> "$T/summary"
+done
+xargs -P "$jobs" -L 1 sh -c \
+    'n=$1 src=$2; shift 2; "$NVCC" -arch=sm_90 -std=c++17 -Xcompiler -Wall,-Wextra,-Werror "$@" -o "$T/$n" "$src" > "$T/$n.log" 2>&1 || { echo "FAIL compile $n ($src $*)"; cat "$T/$n.log"; }' sh \
+    < "$T/jobs" >> "$T/summary" 2>&1
 failed=0
 if [ -s "$T/summary" ]; then cat "$T/summary"; failed=1; fi
-count=$(ls test_programs/*.cu | wc -l)
+count=$(wc -l < "$T/jobs")
 for script in test_programs/*.py; do
     if ! "$PYTHON" -c 'import sys, py_compile; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)' "$script" "$T/pyc"; then
         echo "FAIL py_compile $script"; failed=1
     fi
 done
-[ "$failed" -eq 0 ] && echo "$count CUDA programs and $(ls test_programs/*.py | wc -l) Python scripts compile"
+[ "$failed" -eq 0 ] && echo "$count CUDA program builds ($(grep -c '_ptds ' "$T/jobs") of them per-thread) and $(ls test_programs/*.py | wc -l) Python scripts compile"
 exit $failed

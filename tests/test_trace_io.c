@@ -1,6 +1,7 @@
 /*
  * Writer/reader round trip of the trace format, truncation at every byte,
- * corruption, and the file-creation policy (0600, O_EXCL, no symlinks).
+ * corruption, the file-creation policy (0600, O_EXCL, no symlinks), and the
+ * minor-1 additions (module images, kernel parameter offsets).
  */
 #define _GNU_SOURCE
 #include "syncsight/trace_io.h"
@@ -289,6 +290,106 @@ static void test_reserve_bounds(void)
     CHECK(ss_crc32(0, "123456789", 9) == 0xCBF43926u, "CRC-32 check value");
 }
 
+/* Minor version 1: a multi-MiB SS_REC_CUBIN written as a block of its own
+ * from gathered pieces (fixed part, image in place, padding), and an API
+ * record whose tail holds parameter offsets after the values.  Both read
+ * back exactly; records that declare more tail than they hold make their
+ * block corrupt. */
+static void test_cubin_and_offsets(void)
+{
+    char path[512];
+    path_in_dir(path, sizeof path, "cubin.sstrace");
+    ss_file_header hdr;
+    ss_file_header_init(&hdr, 1, 2);
+    CHECK(hdr.version_minor >= 1, "writer's minor version %u", hdr.version_minor);
+    ss_writer w;
+    CHECK(ss_writer_open(&w, path, &hdr) == 0, "open %s", path);
+
+    const uint32_t image_bytes = (3u << 20) + 3;      /* > a shim thread buffer, needs padding */
+    uint8_t *image = malloc(image_bytes);
+    for (uint32_t i = 0; i < image_bytes; i++)
+        image[i] = (uint8_t)(i * 131u + (i >> 9));
+    ss_cubin_rec c;
+    memset(&c, 0, sizeof c);
+    c.h.type = SS_REC_CUBIN;
+    c.h.size = SS_REC_ALIGN((uint32_t)sizeof c + image_bytes);
+    c.hash = 0x0123456789abcdefull;
+    c.time = 77;
+    c.size = image_bytes;
+    c.module_id = 42;
+    static const uint8_t zeros[8];
+    struct iovec parts[3] = {
+        { &c, sizeof c }, { image, image_bytes }, { (void *)zeros, c.h.size - sizeof c - image_bytes },
+    };
+    CHECK(ss_writer_write_blockv(&w, parts, 3, 1) == 0, "gathered cubin block");
+
+    uint8_t buf[512] __attribute__((aligned(8)));
+    uint32_t used = 0;
+    const uint64_t vals[3] = { 0x7f0000001000ull, 0x7f0000002000ull, 0x7f0000003000ull };
+    const uint16_t offs[3] = { 0, 24, 40 };
+    ss_api_rec *a = ss_rec_reserve(buf, sizeof buf, &used, SS_REC_API, sizeof *a, 3 * 10);
+    a->cbid = 211;
+    a->nparams = 3;
+    a->flags = SS_API_F_INTERPOSER | SS_API_F_PARAM_OFFSETS;
+    memcpy(a + 1, vals, sizeof vals);
+    memcpy((char *)(a + 1) + sizeof vals, offs, sizeof offs);
+    CHECK(a->h.size == SS_REC_ALIGN(sizeof *a + 30), "api record with offsets: %u bytes", a->h.size);
+    CHECK(ss_writer_write_block(&w, buf, used, 1) == 0, "api block");
+    ss_writer_close(&w);
+
+    char err[256];
+    ss_reader *r = ss_reader_open(path, err, sizeof err);
+    CHECK(r != NULL, "reopen: %s", err);
+    if (r) {
+        const ss_rec_hdr *h;
+        int st, n = 0;
+        while ((st = ss_reader_next(r, &h)) == SS_READ_OK) {
+            if (n == 0) {
+                const ss_cubin_rec *rc = (const void *)h;
+                CHECK(h->type == SS_REC_CUBIN && rc->size == image_bytes && rc->hash == c.hash && rc->time == 77 &&
+                      rc->module_id == 42, "cubin record fields");
+                CHECK(ss_rec_fixed_size(SS_REC_CUBIN) == sizeof(ss_cubin_rec), "cubin fixed size");
+                CHECK(memcmp(ss_rec_tail(h, sizeof *rc), image, image_bytes) == 0, "cubin image bytes");
+            } else if (n == 1) {
+                const ss_api_rec *ra = (const void *)h;
+                const uint8_t *t = ss_rec_tail(h, sizeof *ra);
+                CHECK(ra->nparams == 3 && (ra->flags & SS_API_F_PARAM_OFFSETS) && memcmp(t, vals, sizeof vals) == 0 &&
+                      memcmp(t + sizeof vals, offs, sizeof offs) == 0, "api values and offsets");
+            }
+            n++;
+        }
+        CHECK(n == 2 && st == SS_READ_END, "%d records, status %d", n, st);
+        ss_reader_close(r);
+    }
+
+    /* An API record that says it has offsets but holds only the values, and
+     * a cubin record shorter than its size field: each block is rejected. */
+    for (int k = 0; k < 2; k++) {
+        char bad[512];
+        snprintf(bad, sizeof bad, "%s/bad%d.sstrace", dir, k);
+        CHECK(ss_writer_open(&w, bad, &hdr) == 0, "open %s", bad);
+        used = 0;
+        if (k == 0) {
+            a = ss_rec_reserve(buf, sizeof buf, &used, SS_REC_API, sizeof *a, 4 * 8);
+            a->nparams = 4;               /* 32 bytes of values; 40 with offsets */
+            a->flags = SS_API_F_PARAM_OFFSETS;
+        } else {
+            ss_cubin_rec *cr = ss_rec_reserve(buf, sizeof buf, &used, SS_REC_CUBIN, sizeof *cr, 64);
+            cr->size = 65;
+        }
+        CHECK(ss_writer_write_block(&w, buf, used, 1) == 0, "write bad block %d", k);
+        ss_writer_close(&w);
+        r = ss_reader_open(bad, err, sizeof err);
+        CHECK(r != NULL, "open bad %d: %s", k, err);
+        if (r) {
+            const ss_rec_hdr *h;
+            CHECK(ss_reader_next(r, &h) == SS_READ_TRUNCATED, "bad record %d accepted", k);
+            ss_reader_close(r);
+        }
+    }
+    free(image);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -300,6 +401,7 @@ int main(void)
     test_corruption();
     test_creation_policy();
     test_reserve_bounds();
+    test_cubin_and_offsets();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

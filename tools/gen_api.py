@@ -11,6 +11,9 @@ per entry point and per _ptsz/_ptds twin is produced here:
   <out>/ss_api_cupti.c     the CUPTI runtime-callback path (static cudart)
                            and the list of wanted callback ids
   <out>/ss_api_symbols.txt every exported wrapper name, one per line
+  <out>/ss_api_classes.c   the analyzer's table: for every base name it
+                           computes (ss_api_base_name), the ss_api_class and
+                           what the call does to the host (analyzer/model.h)
   --doc FILE               docs/api-coverage.md
 
 Standard library only (the build runs it with $(PYTHON)).
@@ -41,7 +44,8 @@ CLASSES = {
     "event-record":   ("1", None, "records an event on a stream"),
     "event-sync":     ("1", "SS_NVTX_CAT_EVENT_SYNC", "waits for an event"),
     "event-query":    ("1", None, "polls an event"),
-    "event-other":    ("0", None, "event bookkeeping"),
+    "event-elapsed":  ("0", None, "time between two events (cudaErrorNotReady until both completed)"),
+    "event-destroy":  ("0", None, "destroys an event (returns at once)"),
     "copy-sync":      ("1", "SS_NVTX_CAT_MAY_BLOCK", "synchronous copy (implicit synchronization)"),
     "copy-async":     ("1", None, "asynchronous copy (synchronous in effect when host memory is pageable)"),
     "memset-sync":    ("1", "SS_NVTX_CAT_MAY_BLOCK", "synchronous memset (NVTX range only on host memory)"),
@@ -57,16 +61,63 @@ CLASSES = {
     "device-reset":   ("1", "SS_NVTX_CAT_DEVICE_SYNC", "destroys the primary context (waits for the device)"),
 }
 
+# class -> the analyzer's ss_api_class (analyzer/model.h).  The analyzer is
+# coarser: graph launches are launches, cudaSetDevice is "other", and the
+# stream-ordered cudaFreeAsync is a free (it ends an allocation like cudaFree;
+# ss_call.is_async and the host column tell the two apart).
+ANALYZER_CLASS = {
+    "stream-create": "SS_API_STREAM_CREATE", "stream-destroy": "SS_API_STREAM_DESTROY",
+    "stream-sync": "SS_API_STREAM_SYNC", "stream-query": "SS_API_STREAM_QUERY",
+    "stream-wait": "SS_API_STREAM_WAIT", "host-func": "SS_API_HOST_FUNC", "capture": "SS_API_CAPTURE",
+    "event-create": "SS_API_EVENT_CREATE", "event-record": "SS_API_EVENT_RECORD",
+    "event-sync": "SS_API_EVENT_SYNC", "event-query": "SS_API_EVENT_QUERY",
+    "event-elapsed": "SS_API_EVENT_ELAPSED", "event-destroy": "SS_API_EVENT_DESTROY",
+    "copy-sync": "SS_API_COPY_SYNC", "copy-async": "SS_API_COPY_ASYNC",
+    "memset-sync": "SS_API_MEMSET_SYNC", "memset-async": "SS_API_MEMSET_ASYNC",
+    "alloc": "SS_API_ALLOC", "free": "SS_API_FREE", "free-async": "SS_API_FREE",
+    "launch": "SS_API_LAUNCH", "graph-launch": "SS_API_LAUNCH",
+    "device-sync": "SS_API_DEVICE_SYNC", "set-device": "SS_API_OTHER",
+    "device-limit": "SS_API_SET_LIMIT", "device-reset": "SS_API_DEVICE_RESET",
+}
+
+# host column -> (enum ss_api_host constant, description).  What the call does
+# to the calling host thread: CUDA's "API synchronization behavior" section
+# and measurements on an H100 (CUDA 13); analyzer/model.c ss_call_host_wait()
+# turns the per-call values (copy, memset, graph) into a wait.
+HOSTS = {
+    "none":         ("SS_API_HOST_NONE", "returns without waiting for GPU work"),
+    "stream":       ("SS_API_HOST_STREAM", "waits for all work submitted to its stream so far"),
+    "event":        ("SS_API_HOST_EVENT", "waits for the work its event captured"),
+    "device":       ("SS_API_HOST_DEVICE", "waits for all work of the current device"),
+    "query":        ("SS_API_HOST_QUERY", "waits for nothing; success proves the stream or event(s) complete"),
+    "copy":         ("SS_API_HOST_COPY", "synchronous copy, by memory kinds: pageable->device waits for the "
+                     "stream before the copy (staged), pinned->device, device->host and host->host wait for "
+                     "the copy, device->device does not wait"),
+    "copy-async":   ("SS_API_HOST_COPY_ASYNC", "asynchronous copy: waits for the stream and the copy only "
+                     "device->pageable host and host->host"),
+    "memset":       ("SS_API_HOST_MEMSET", "synchronous memset: waits for the stream and the memset only on "
+                     "host memory; returns before its memset ends on device memory (measured)"),
+    "memset-async": ("SS_API_HOST_MEMSET_ASYNC", "does not wait"),
+    "graph":        ("SS_API_HOST_GRAPH", "does not wait, unless a memcpy node writes pageable host memory: "
+                     "then it waits for the graph (measured)"),
+}
+
+# Host values that only make sense for one class (the analyzer decides them
+# from the memory kinds of a copy or memset, or the ops of a graph launch).
+HOST_FOR_CLASS = {"copy-sync": "copy", "copy-async": "copy-async", "memset-sync": "memset",
+                  "memset-async": "memset-async", "graph-launch": "graph"}
+
 
 class TableError(Exception):
     pass
 
 
 class Entry:
-    def __init__(self, lineno, name, cbid, twin, cls, params, slots, options):
+    def __init__(self, lineno, name, cbid, twin, cls, host, params, slots, options):
         self.lineno = lineno
         self.name = name
         self.cls = cls
+        self.host = host
         self.params_text = params
         self.params = parse_params(params, lineno)
         self.slots = slots
@@ -139,17 +190,24 @@ def read_table(path):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             fields = [x.strip() for x in line.split("|")]
-            if len(fields) not in (6, 7):
-                raise TableError("line %d: expected 6 or 7 '|'-separated fields, got %d" % (lineno, len(fields)))
-            if len(fields) == 6:
+            if len(fields) not in (7, 8):
+                raise TableError("line %d: expected 7 or 8 '|'-separated fields, got %d" % (lineno, len(fields)))
+            if len(fields) == 7:
                 fields.append("")
-            name, cbid, twin, cls, params, slots, options = fields
+            name, cbid, twin, cls, host, params, slots, options = fields
             if cls not in CLASSES:
                 raise TableError("line %d: unknown class '%s'" % (lineno, cls))
+            if host not in HOSTS:
+                raise TableError("line %d: unknown host behaviour '%s' (one of: %s)"
+                                 % (lineno, host, ", ".join(HOSTS)))
+            want = HOST_FOR_CLASS.get(cls)
+            if (want or host) != host or (want is None and host in HOST_FOR_CLASS.values()):
+                raise TableError("line %d: class %s cannot have host '%s'%s"
+                                 % (lineno, cls, host, " (it is '%s')" % want if want else ""))
             if name in seen:
                 raise TableError("line %d: %s listed twice" % (lineno, name))
             seen.add(name)
-            e = Entry(lineno, name, cbid, twin, cls, params,
+            e = Entry(lineno, name, cbid, twin, cls, host, params,
                       parse_slots(slots, lineno), parse_options(options, lineno))
             pnames = {n for _, n in e.params}
             if e.cls == "launch" and "kernel" not in e.options:
@@ -238,8 +296,8 @@ def post_code(e, indent, t="t"):
 # Calls that get a full native stack although the analyzer does not blame
 # them: they can block (stream creation took 134 ms on a real run), and a
 # finding about a stream or event is easier to act on with where it was made.
-STACK_ALWAYS_CLASSES = ("stream-create", "stream-destroy", "event-create", "set-device", "device-limit")
-STACK_ALWAYS_NAMES = ("cudaEventDestroy",)
+STACK_ALWAYS_CLASSES = ("stream-create", "stream-destroy", "event-create", "event-destroy", "set-device",
+                        "device-limit")
 
 
 def stack_want(e):
@@ -249,7 +307,7 @@ def stack_want(e):
         # Legacy-stream launches are blamed (they serialize): every one gets
         # its stack; launches elsewhere get a sampled one (callsite.c).
         return "(%s ? SS_STACK_FULL : SS_STACK_SAMPLED)" % blame
-    if e.cls in STACK_ALWAYS_CLASSES or e.name in STACK_ALWAYS_NAMES or blame == "1":
+    if e.cls in STACK_ALWAYS_CLASSES or blame == "1":
         return "SS_STACK_FULL"
     if blame == "0":
         return "SS_STACK_NONE"
@@ -519,6 +577,83 @@ def gen_cupti_file(entries):
     return "\n".join(L) + "\n"
 
 
+def base_name(name):
+    """What analyzer/model.c ss_api_base_name() makes of a recorded name: the
+    "_v<digits>" version, then a "_ptsz"/"_ptds" suffix, dropped."""
+    name = re.sub(r"_v\d+$", "", name)
+    if name.endswith("_ptsz") or name.endswith("_ptds"):
+        name = name[:-5]
+    return name
+
+
+# What the fill= helpers of preload/api_support.c put into the record, for the
+# analyzer: whether `arg` is the cudaMemcpyKind, and memory kinds they always
+# write (peer copies are between device memories: arrays count as device).
+FILL_ARG_IS_MEMCPY_KIND = ("ss_api_fill_memcpy3d", "ss_api_fill_memcpy_batch", "ss_api_fill_memcpy3d_batch")
+FILL_FIXED_MEM = {"ss_api_fill_memcpy3d_peer": ("SS_MEM_DEVICE", "SS_MEM_DEVICE")}
+
+
+def fill_helper(e):
+    for key, expr in e.slots:
+        if key == "fill":
+            return expr.split("(")[0].strip()
+    return None
+
+
+def fixed_mem(e):
+    """The memory kinds the table fixes for ptr/ptr2 (mem=DEVICE,...)."""
+    for key, expr in e.slots:
+        if key == "mem":
+            ends = [x.strip() for x in expr.split(",")]
+            return tuple(MEM_CONSTANTS.get(x, "SS_MEM_UNKNOWN") for x in ends)
+    return FILL_FIXED_MEM.get(fill_helper(e), ("SS_MEM_UNKNOWN", "SS_MEM_UNKNOWN"))
+
+
+def arg_is_memcpy_kind(e):
+    return ("arg", "kind") in e.slots or fill_helper(e) in FILL_ARG_IS_MEMCPY_KIND
+
+
+def analyzer_names(e):
+    """Every base name under which the analyzer can meet this entry: the
+    symbol, CUPTI's spelling of its cbid, and the same for its twin."""
+    names = [e.name, api_name(e.cbid_name)]
+    if e.twin:
+        names += [e.twin[0], api_name(e.twin[1])]
+    out = []
+    for n in names:
+        b = base_name(n)
+        if b not in out:
+            out.append(b)
+    return out
+
+
+def gen_analyzer_table(entries):
+    rows = {}
+    for e in entries:
+        dst, src = fixed_mem(e)
+        arg_kind = "1" if arg_is_memcpy_kind(e) else "0"
+        row = (ANALYZER_CLASS[e.cls], HOSTS[e.host][0], dst, src, arg_kind, e.cls)
+        for n in analyzer_names(e):
+            if n in rows and rows[n][0] != row:
+                raise TableError("line %d: %s means something else on line %d" % (e.lineno, n, rows[n][1]))
+            rows.setdefault(n, (row, e.lineno))
+    L = [HEADER]
+    L.append("/* The analyzer's view of every recorded CUDA runtime entry point, sorted")
+    L.append(" * by base name (analyzer/model.c looks names up by bisection): one row per")
+    L.append(" * name ss_api_base_name() yields for an entry, its _ptsz/_ptds twin and")
+    L.append(" * CUPTI's spelling of their callback ids. */")
+    L.append('#include "model.h"')
+    L.append("")
+    L.append("const ss_api_info ss_api_table[] = {")
+    for n in sorted(rows, key=lambda x: x.encode()):
+        (cls, host, dst, src, arg_kind, tab_cls), lineno = rows[n]
+        L.append("    { %s, %s, %s, %s, %s, %s, %s },  /* line %d */"
+                 % (c_string(n), c_string(tab_cls), cls, host, dst, src, arg_kind, lineno))
+    L.append("};")
+    L.append("const size_t ss_api_table_count = sizeof ss_api_table / sizeof ss_api_table[0];")
+    return "\n".join(L) + "\n"
+
+
 def gen_doc(entries, table_path):
     L = ["# CUDA runtime entry points recorded by syncsight", "",
          "Generated by `tools/gen_api.py --doc` from `%s`; do not edit by hand "
@@ -528,8 +663,11 @@ def gen_doc(entries, table_path):
          "statically (the nvcc default). Both write the same `SS_REC_API` record, keyed by CUPTI's callback id;",
          "a call is never recorded twice. `_ptsz`/`_ptds` twins (per-thread default stream builds) set",
          "`SS_API_F_PTSZ`.", "",
-         "| entry point | twin | CUPTI cbid | class | blamed | NVTX range | record slots |",
-         "|---|---|---|---|---|---|---|"]
+         "The **host** column says what the call does to the calling thread (CUDA's \"API synchronization",
+         "behavior\" and measurements on an H100, see below); the analyzer's `ss_call_host_wait()` reads it",
+         "from the same table.", "",
+         "| entry point | twin | CUPTI cbid | class | host | blamed | NVTX range | record slots |",
+         "|---|---|---|---|---|---|---|---|"]
     for e in entries:
         blame = {"1": "yes", "0": "no"}.get(CLASSES[e.cls][0], "on legacy stream")
         nvtx = "yes" if CLASSES[e.cls][1] else "no"
@@ -540,11 +678,25 @@ def gen_doc(entries, table_path):
         if e.twin:
             cb += ", `%s`" % e.twin[1]
         slots = "; ".join("%s=`%s`" % (k, v) for k, v in e.slots) or "-"
-        L.append("| `%s` | %s | %s | %s | %s | %s | %s |" % (e.name, twin, cb, e.cls, blame, nvtx,
-                                                          slots.replace("|", "\\|")))
+        L.append("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (e.name, twin, cb, e.cls, e.host, blame, nvtx,
+                                                               slots.replace("|", "\\|")))
     L += ["", "## Classes", ""]
     for c, (_, _, desc) in CLASSES.items():
         L.append("- **%s**: %s" % (c, desc))
+    L += ["", "## What each call does to the host", ""]
+    for h, (_, desc) in HOSTS.items():
+        L.append("- **%s**: %s" % (h, desc))
+    L += ["",
+          "The analyzer decides `copy`, `copy-async` and `memset` per call from the memory kinds: the record's",
+          "`mem_dst`/`mem_src`, else the kinds the table fixes (`mem=DEVICE,...`), else those of the call's",
+          "CUPTI memcpy/memset record, else the allocation the pointer falls in, else the `cudaMemcpyKind`",
+          "argument. When they stay unknown it takes the row's documented worst case (it waits for the",
+          "stream): a missed wait makes false race reports, an invented one hides real races, and the",
+          "worst case is what the program may get. Managed memory and CUDA arrays count as device memory.",
+          "A pageable-to-device `cudaMemcpy` waits for the work queued on its stream before the copy, not",
+          "for the copy itself (it is staged and may land after the call returns); a pageable-to-device",
+          "`cudaMemcpyAsync` is staged too and orders nothing on the host. A call that failed, or that was",
+          "recorded during stream capture, waited for nothing."]
     L += ["", "## Notes", "",
           "- `__cudaLaunchKernel` is what CUDA 13 compiles `kernel<<<...>>>` into; CUPTI reports it as",
           "  `cudaLaunchKernel_v7000`, so the record carries that id plus `SS_API_F_VIA_CUDA_LAUNCH_KERNEL`",
@@ -601,6 +753,7 @@ def main():
         write_file(os.path.join(a.out, "ss_api_wrap_pt.c"), gen_wrap_file(entries, True))
         write_file(os.path.join(a.out, "ss_api_cupti.c"), gen_cupti_file(entries))
         write_file(os.path.join(a.out, "ss_api_symbols.txt"), "\n".join(symbols) + "\n")
+        write_file(os.path.join(a.out, "ss_api_classes.c"), gen_analyzer_table(entries))
     if a.doc:
         write_file(a.doc, gen_doc(entries, a.table))
     return 0

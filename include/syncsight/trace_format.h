@@ -35,7 +35,8 @@
 
 #define SS_TRACE_MAGIC        "SYNCSGHT"     /* 8 bytes, no NUL stored */
 #define SS_TRACE_VERSION_MAJOR 1
-#define SS_TRACE_VERSION_MINOR 0
+#define SS_TRACE_VERSION_MINOR 2     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
+                                        2: SS_REC_KERNEL_ACCESS */
 #define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
 #define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
 
@@ -95,6 +96,8 @@ enum ss_rec_type {
     SS_REC_STACK      = 16, /* call stack, referenced by ss_api_rec.stack_id*/
     SS_REC_MODULE     = 17, /* loaded module: path, base, build id         */
     SS_REC_PYSTACK    = 18, /* Python stack, referenced like SS_REC_STACK  */
+    SS_REC_CUBIN      = 19, /* device code image of a loaded module        */
+    SS_REC_KERNEL_ACCESS = 20, /* exact mode: byte ranges a launch read/wrote */
     SS_REC_TYPE_MAX
 };
 
@@ -149,6 +152,7 @@ enum ss_api_flags {
     SS_API_F_CAPTURING  = 1u << 3, /* the stream was being captured       */
     SS_API_F_VIA_CUDA_LAUNCH_KERNEL = 1u << 4, /* entered as __cudaLaunchKernel */
     SS_API_F_PARAMS_TRUNCATED = 1u << 5, /* more pointer params than stored */
+    SS_API_F_PARAM_OFFSETS = 1u << 6, /* the tail also holds each param's offset */
 };
 
 /*
@@ -190,6 +194,12 @@ enum ss_api_flags {
  * that is 8 bytes wide, and, inside wider (struct) parameters, the 8-aligned
  * words that fall within the address range of the allocations seen so far —
  * the candidate pointers the analyzer matches against known allocations.
+ * When SS_API_F_PARAM_OFFSETS is set (minor version 1), the values are
+ * followed by `nparams` uint16 byte offsets, one per value: where the word
+ * sits in the kernel's packed parameter buffer (the parameter's offset plus,
+ * for a word found inside a struct parameter, the word's offset in it), i.e.
+ * where the kernel's code reads it (constant bank 0, parameter base +
+ * offset).  The tail is then 10 * nparams bytes, rounded up to 8.
  */
 typedef struct ss_api_rec {
     ss_rec_hdr h;
@@ -337,6 +347,13 @@ enum ss_note_code {
     SS_NOTE_SIGNAL            = 6, /* value = fatal signal the program died of  */
     SS_NOTE_EXIT              = 7, /* clean end of trace: value = exit status   */
     SS_NOTE_FORKED            = 8, /* this process is a fork child of ppid      */
+    SS_NOTE_CUBIN_SKIPPED     = 9, /* value = module images not recorded (size
+                                      limits, SYNCSIGHT_CUBIN_MB): the device code
+                                      of some kernels is missing from the trace */
+    SS_NOTE_EXACT_MEMORY      = 10, /* exact memory mode (SYNCSIGHT_EXACT_MEMORY=1):
+                                      value 1 = on (kernels ran to completion inside
+                                      their launch: GPU timings are not meaningful),
+                                      0 = asked for but unavailable (message says why) */
 };
 typedef struct ss_note_rec {
     ss_rec_hdr h;
@@ -396,6 +413,66 @@ typedef struct ss_pystack_rec {
     uint32_t depth;
 } ss_pystack_rec;
 
+/* SS_REC_CUBIN: the device code image of a loaded module (CUPTI resource callback
+ * CUPTI_CBID_RESOURCE_MODULE_LOADED: CUpti_ModuleResourceData.pCubin/cubinSize), written once per
+ * distinct image (deduplicated by hash).  tail = `size` bytes of the ELF image.
+ * Such a record can be megabytes: the shim writes it as a block of its own. */
+enum ss_cubin_flags { SS_CUBIN_F_NONE = 0 };
+typedef struct ss_cubin_rec {
+    ss_rec_hdr h;
+    uint64_t hash;          /* FNV-1a 64 of the image bytes */
+    uint64_t time;          /* trace clock when the module was loaded */
+    uint32_t size;          /* image bytes in the tail */
+    uint32_t module_id;     /* CUpti_ModuleResourceData.moduleId */
+} ss_cubin_rec;
+
+/* SS_REC_KERNEL_ACCESS (exact memory mode, SYNCSIGHT_EXACT_MEMORY=1): what one
+ * kernel launch really read and wrote in global memory, measured by patching
+ * every global memory access of the kernel through the CUDA Sanitizer API.
+ * The kernel ran to completion inside its launch call (the shim waited for it).
+ *
+ * Joined to its SS_REC_API launch record by `corr` (the CUPTI correlation id,
+ * when known) or else by (tid, t_enter), which equal that record's fields.
+ * tail = `nentries` x ss_kernel_access_entry, one per recorded parameter word
+ * (ss_api_rec tail value `word`) that points into a known allocation.
+ * Ranges are half-open byte ranges [lo, hi) of absolute addresses: the hull
+ * of the bytes accessed inside that word's allocation (lo == hi == 0: none).
+ * Words that point into the same allocation see the same ranges. */
+enum ss_kaccess_flags {                 /* ss_kernel_access_rec.h.flags */
+    SS_KACCESS_F_TRUNCATED  = 1u << 0,  /* more allocations than the tracker holds
+                                           (SS_KACCESS_MAX_ALLOCS): the rest count
+                                           as outside */
+    SS_KACCESS_F_PARAMS_UNKNOWN = 1u << 1, /* the launch's parameters could not be
+                                           read: every access counts as outside */
+};
+#define SS_KACCESS_MAX_ALLOCS 64
+enum ss_kaccess_entry_flags {           /* ss_kernel_access_entry.flags */
+    SS_KACCESS_E_READ   = 1u << 0,      /* read_lo/read_hi hold a range      */
+    SS_KACCESS_E_WRITE  = 1u << 1,      /* write_lo/write_hi hold a range    */
+    SS_KACCESS_E_ATOMIC = 1u << 2,      /* some access was an atomic (it is
+                                           counted as both read and write)   */
+};
+typedef struct ss_kernel_access_entry {
+    uint32_t word;              /* index of the value in the launch record's params */
+    uint16_t offset;            /* its byte offset in the parameter buffer */
+    uint16_t flags;             /* enum ss_kaccess_entry_flags */
+    uint64_t value;             /* the parameter word (a pointer) */
+    uint64_t alloc_lo, alloc_hi;   /* the allocation it points into */
+    uint64_t read_lo, read_hi;
+    uint64_t write_lo, write_hi;
+} ss_kernel_access_entry;
+typedef struct ss_kernel_access_rec {
+    ss_rec_hdr h;               /* h.flags: enum ss_kaccess_flags */
+    uint32_t corr;              /* correlation id of the launch call, 0 unknown */
+    uint32_t tid;               /* thread of the launch call */
+    uint64_t t_enter;           /* t_enter of the launch call (trace clock) */
+    uint64_t func;              /* CUfunction that ran */
+    uint32_t nentries;
+    uint32_t nallocs;           /* distinct allocations tracked */
+    uint64_t outside_accesses;  /* global accesses in no tracked allocation
+                                   (module globals, pointers read from memory) */
+} ss_kernel_access_rec;
+
 /* Size checks: the layout is the format. */
 #define SS_STATIC_ASSERT(c, m) _Static_assert(c, m)
 SS_STATIC_ASSERT(sizeof(ss_file_header) == 256, "file header is 256 bytes");
@@ -410,6 +487,9 @@ SS_STATIC_ASSERT(sizeof(ss_stream_rec) % 8 == 0, "stream record aligned");
 SS_STATIC_ASSERT(sizeof(ss_nvtx_rec) % 8 == 0, "nvtx record aligned");
 SS_STATIC_ASSERT(sizeof(ss_note_rec) % 8 == 0, "note record aligned");
 SS_STATIC_ASSERT(sizeof(ss_module_rec) % 8 == 0, "module record aligned");
+SS_STATIC_ASSERT(sizeof(ss_cubin_rec) == 32, "cubin record layout");
+SS_STATIC_ASSERT(sizeof(ss_kernel_access_rec) == 48, "kernel access record layout");
+SS_STATIC_ASSERT(sizeof(ss_kernel_access_entry) == 64, "kernel access entry layout");
 
 /* Round a record size up to the 8-byte alignment of the format. */
 #define SS_REC_ALIGN(n) (((n) + 7u) & ~(uint32_t)7u)

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include "syncsight/trace_format.h"
 
 #ifdef __cplusplus
@@ -38,6 +39,12 @@ int  ss_writer_open(ss_writer *w, const char *path, const ss_file_header *hdr);
  * without writing, so a full disk costs the program nothing more. */
 int  ss_writer_write_block(ss_writer *w, const void *payload, uint32_t payload_bytes,
                            uint32_t record_count);
+/* The same block with its payload gathered from up to SS_WRITER_MAX_PARTS
+ * pieces (a record's fixed part, a multi-MiB tail kept where it is, the
+ * padding), still one writev() and one CRC over the whole payload. */
+#define SS_WRITER_MAX_PARTS 8
+int  ss_writer_write_blockv(ss_writer *w, const struct iovec *parts, int nparts,
+                            uint32_t record_count);
 int  ss_writer_close(ss_writer *w);
 
 /* Fill a header with magic, version, pid/ppid, clock id, start times, host. */

@@ -1,0 +1,189 @@
+/* Happens-before over streams and host threads: see hb.h. */
+#include <stdlib.h>
+#include <string.h>
+#include "hb.h"
+#include "util.h"
+
+struct ss_hb {
+    const ss_model *m;
+    uint32_t A;            /* clock width = number of streams */
+    uint32_t *svc;         /* A x A: stream clocks */
+    uint32_t *tvc;         /* nthreads x A: host thread clocks */
+    uint32_t **evc;        /* per event: clock of its latest record, or NULL */
+    uint32_t *epoch;       /* per call: epoch of its submission, 0 none */
+    unsigned flags;        /* SS_HB_* */
+};
+
+static void join(uint32_t *dst, const uint32_t *src, uint32_t A)
+{
+    for (uint32_t k = 0; k < A; k++) if (src[k] > dst[k]) dst[k] = src[k];
+}
+
+static uint32_t *SV(const ss_hb *h, int32_t s) { return h->svc + (size_t)s * h->A; }
+
+static uint32_t *TV(const ss_hb *h, uint32_t tid)
+{
+    const ss_thread *t = ss_model_thread(h->m, tid);
+    return t ? h->tvc + (size_t)(t - h->m->threads) * h->A : NULL;
+}
+
+ss_hb *ss_hb_new(const ss_model *m) { return ss_hb_new_ex(m, 0); }
+
+ss_hb *ss_hb_new_ex(const ss_model *m, unsigned flags)
+{
+    ss_hb *h = ss_xcalloc(1, sizeof *h);
+    h->m = m;
+    h->flags = flags;
+    h->A = m->nstreams ? m->nstreams : 1;
+    h->svc = ss_xcalloc((size_t)h->A * h->A, sizeof(uint32_t));
+    h->tvc = ss_xcalloc((size_t)(m->nthreads ? m->nthreads : 1) * h->A, sizeof(uint32_t));
+    h->evc = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(uint32_t *));
+    h->epoch = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(uint32_t));
+    return h;
+}
+
+void ss_hb_free(ss_hb *h)
+{
+    if (!h) return;
+    for (uint32_t i = 0; i < h->m->nevents; i++) free(h->evc[i]);
+    free(h->evc); free(h->svc); free(h->tvc); free(h->epoch);
+    free(h);
+}
+
+uint32_t ss_hb_width(const ss_hb *h) { return h->A; }
+uint32_t ss_hb_call_epoch(const ss_hb *h, int32_t call) { return call >= 0 ? h->epoch[call] : 0; }
+const uint32_t *ss_hb_stream_clock(const ss_hb *h, int32_t stream) { return SV(h, stream); }
+const uint32_t *ss_hb_thread_clock(const ss_hb *h, uint32_t tid) { return TV(h, tid); }
+const uint32_t *ss_hb_event_clock(const ss_hb *h, int32_t event) { return event >= 0 ? h->evc[event] : NULL; }
+
+int ss_hb_call_before(const ss_hb *h, int32_t call, const uint32_t *vc)
+{
+    if (call < 0 || !h->epoch[call]) return 0;
+    int32_t s = h->m->calls[call].stream;
+    return s >= 0 && vc[s] >= h->epoch[call];
+}
+
+/* Streams that the legacy default stream is ordered with: those created
+ * without cudaStreamNonBlocking, and the per-thread default streams ("not a
+ * non-blocking stream: it synchronizes with the legacy default stream"). */
+static int legacy_ordered(uint32_t kind)
+{
+    return kind == SS_STREAM_BLOCKING || kind == SS_STREAM_PER_THREAD;
+}
+
+static int same_device(const ss_model *m, int32_t a, int32_t b)
+{
+    return m->streams[a].device == m->streams[b].device;
+}
+
+/* Work entering stream s waits for what the legacy barrier makes it wait for:
+ * on the legacy stream, all earlier work of the device's blocking streams; on
+ * a blocking stream, all earlier legacy work. */
+static void legacy_joins(ss_hb *h, int32_t s)
+{
+    const ss_model *m = h->m;
+    uint32_t kind = m->streams[s].kind;
+    if (h->flags & SS_HB_NO_LEGACY_BARRIER) return;
+    for (uint32_t k = 0; k < m->nstreams; k++) {
+        if ((int32_t)k == s || !same_device(m, (int32_t)k, s)) continue;
+        uint32_t other = m->streams[k].kind;
+        if ((kind == SS_STREAM_LEGACY_NULL && legacy_ordered(other)) ||
+            (legacy_ordered(kind) && other == SS_STREAM_LEGACY_NULL))
+            join(SV(h, s), SV(h, (int32_t)k), h->A);
+    }
+}
+
+/* The host waited for stream s: on the legacy stream that includes every
+ * blocking stream's earlier work. */
+static void host_joins_stream(ss_hb *h, uint32_t *tv, int32_t s)
+{
+    const ss_model *m = h->m;
+    join(tv, SV(h, s), h->A);
+    if (m->streams[s].kind == SS_STREAM_LEGACY_NULL && !(h->flags & SS_HB_NO_LEGACY_BARRIER))
+        for (uint32_t k = 0; k < m->nstreams; k++)
+            if (legacy_ordered(m->streams[k].kind) && same_device(m, (int32_t)k, s))
+                join(tv, SV(h, (int32_t)k), h->A);
+}
+
+static void host_joins_device(ss_hb *h, uint32_t *tv, int32_t device)
+{
+    const ss_model *m = h->m;
+    for (uint32_t k = 0; k < m->nstreams; k++)
+        if (m->streams[k].device == device || m->streams[k].device < 0)
+            join(tv, SV(h, (int32_t)k), h->A);
+}
+
+static int is_submission(uint8_t cls)
+{
+    switch (cls) {
+    case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
+    case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
+{
+    const ss_model *m = h->m;
+    const ss_call *c = &m->calls[ci];
+    if (c->rec->ret != 0 || c->captured) return 0;
+    uint32_t *tv = TV(h, c->rec->tid);
+    if (!tv) return 0;
+    int32_t s = c->stream;
+    ss_host_wait wait = ss_call_host_wait(m, c);
+    uint32_t epoch = 0;
+
+    if (is_submission(c->cls) && s >= 0) {
+        uint32_t *sv = SV(h, s);
+        join(sv, tv, h->A);
+        legacy_joins(h, s);
+        /* the host waited for what was queued before its own operation
+         * (pageable-to-device cudaMemcpy: stream sync, then staged) */
+        if (wait == SS_WAIT_STREAM_PRIOR) host_joins_stream(h, tv, s);
+        epoch = ++sv[s];
+        h->epoch[ci] = epoch;
+    }
+
+    switch (c->cls) {
+    case SS_API_EVENT_RECORD:
+        if (s >= 0 && c->event >= 0) {
+            join(SV(h, s), tv, h->A);
+            legacy_joins(h, s);
+            if (!h->evc[c->event]) h->evc[c->event] = ss_xcalloc(h->A, sizeof(uint32_t));
+            memcpy(h->evc[c->event], SV(h, s), h->A * sizeof(uint32_t));
+        }
+        return epoch;
+    case SS_API_STREAM_WAIT:
+        if (s >= 0) {
+            join(SV(h, s), tv, h->A);
+            if (c->event >= 0 && h->evc[c->event]) join(SV(h, s), h->evc[c->event], h->A);
+        }
+        return epoch;
+    default:
+        break;
+    }
+
+    switch (wait) {
+    case SS_WAIT_STREAM:
+        if (s >= 0) host_joins_stream(h, tv, s);
+        break;
+    case SS_WAIT_QUERY:    /* only successful calls get here: success means done */
+        if (c->cls == SS_API_EVENT_QUERY) {
+            if (c->event >= 0 && h->evc[c->event]) join(tv, h->evc[c->event], h->A);
+        } else if (s >= 0) {
+            host_joins_stream(h, tv, s);
+        }
+        break;
+    case SS_WAIT_EVENT:
+        if (c->event >= 0 && h->evc[c->event]) join(tv, h->evc[c->event], h->A);
+        break;
+    case SS_WAIT_DEVICE:
+        host_joins_device(h, tv, ss_model_call_device(m, c));
+        break;
+    default:
+        break;
+    }
+    return epoch;
+}

@@ -1,0 +1,58 @@
+/*
+ * Happens-before over streams and host threads, replayed call by call.
+ *
+ * Vector clocks (one component per stream of the model), FastTrack style: a
+ * GPU submission is named by (stream, epoch), and it is ordered before a
+ * point whose clock vc has vc[stream] >= epoch.  What orders work:
+ *   - program order on a stream: each submission ticks the stream's clock;
+ *   - a submission carries the submitting host thread's clock (the host did
+ *     everything it knew of before submitting);
+ *   - cudaEventRecord snapshots the stream's clock; cudaStreamWaitEvent joins
+ *     the snapshot of the latest record before the wait;
+ *   - a call that made the host wait for GPU work joins that work's clock into
+ *     the thread's clock — what a call waits for comes from ONE table,
+ *     ss_call_host_wait() (stream, event, device, successful queries, and the
+ *     calls CUDA documents as blocking: D2H copies, cudaFree, ...);
+ *   - the legacy default stream is ordered with the device's blocking and
+ *     per-thread default streams, both ways.
+ * Calls that failed, and calls recorded during stream capture (they build
+ * graph nodes and run nothing), order nothing.
+ *
+ * Rules drive it: ss_hb_apply() each call in model order, reading clocks in
+ * between.  Memory is O(streams^2 + threads*streams + events*streams).
+ */
+#ifndef SYNCSIGHT_ANALYZER_HB_H
+#define SYNCSIGHT_ANALYZER_HB_H
+
+#include <stdint.h>
+#include "model.h"
+
+typedef struct ss_hb ss_hb;
+
+ss_hb *ss_hb_new(const ss_model *m);
+/* The same without the legacy default stream's implicit ordering: what the
+ * program would get with non-blocking or per-thread default streams. */
+enum { SS_HB_NO_LEGACY_BARRIER = 1u << 0 };
+ss_hb *ss_hb_new_ex(const ss_model *m, unsigned flags);
+void ss_hb_free(ss_hb *h);
+
+/* Apply calls[call]; calls must be applied in model order.  Returns the epoch
+ * the call's GPU work got on its stream when it submitted work (launch, copy,
+ * memset, host function), else 0. */
+uint32_t ss_hb_apply(ss_hb *h, int32_t call);
+
+/* Epoch a call's submission got (0: not a submission, or not applied yet). */
+uint32_t ss_hb_call_epoch(const ss_hb *h, int32_t call);
+
+/* Clocks now.  NULL for an event that has no record yet. */
+const uint32_t *ss_hb_stream_clock(const ss_hb *h, int32_t stream);
+const uint32_t *ss_hb_thread_clock(const ss_hb *h, uint32_t tid);
+const uint32_t *ss_hb_event_clock(const ss_hb *h, int32_t event);
+
+/* Is the submission of `call` ordered before clock vc? */
+int ss_hb_call_before(const ss_hb *h, int32_t call, const uint32_t *vc);
+
+/* Clock width (number of streams). */
+uint32_t ss_hb_width(const ss_hb *h);
+
+#endif

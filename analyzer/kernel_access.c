@@ -1,0 +1,257 @@
+/*
+ * Kernel parameter accesses for the model (see kernel_access.h).
+ *
+ * Classifying needs the toolkit's nvdisasm, which the machine that reads a
+ * trace may lack (pip-installed PyTorch, a CI runner with CUDA headers only).
+ * So every kernel classified is also written to a sidecar beside the trace,
+ * "<trace>.kaccess" (or $SYNCSIGHT_SASS_CACHE), one text line per kernel:
+ *
+ *     <images-hash:16 hex> <words> <codes> <mangled name>
+ *
+ * codes: one letter per 8-byte parameter word: r read, w written, x both,
+ * - not accessed, ? unknown.  The hash sums the recorded hashes of the images
+ * that hold the kernel, so an entry applies only to the same code.  A trace
+ * copied with its sidecar gets the same verdicts anywhere; only successful
+ * classifications are stored, and a sidecar that cannot be written is skipped.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include "kernel_access.h"
+#include "model.h"
+#include "findings.h"   /* ss_strdup_printf */
+#include "util.h"
+
+typedef struct kentry {
+    uint32_t name_id;           /* SS_REC_STRING id of the kernel's name */
+    int rc;                     /* 0 classified, -1 not (why in ss_kaccess.why) */
+    ss_param_access *acc;       /* per 8-byte word of the parameter buffer */
+    uint32_t nacc;
+} kentry;
+
+typedef struct side_entry { uint64_t hash; char *name; char *codes; } side_entry;
+
+struct ss_kaccess {
+    kentry *k; uint32_t n, cap;
+    side_entry *side; uint32_t nside, capside;
+    int side_loaded;
+    char side_path[4096];
+    ss_u64map by_name;          /* name_id -> index in k */
+    uint32_t nfailed;           /* kernels asked about and not classified */
+    uint32_t no_offsets;        /* launches without recorded offsets */
+    char first_why[256];        /* reason of the first failure */
+    char line[600];             /* ss_kernel_access_limits() text */
+};
+
+void ss_kaccess_free(struct ss_kaccess *k)
+{
+    if (!k) return;
+    for (uint32_t i = 0; i < k->n; i++) free(k->k[i].acc);
+    free(k->k);
+    for (uint32_t i = 0; i < k->nside; i++) { free(k->side[i].name); free(k->side[i].codes); }
+    free(k->side);
+    ss_u64map_free(&k->by_name);
+    free(k);
+}
+
+static struct ss_kaccess *cache(const ss_model *m)
+{
+    /* a lazily built cache behind a const model: the model owns it */
+    ss_model *mm = (ss_model *)m;
+    if (!mm->kaccess) mm->kaccess = ss_xcalloc(1, sizeof(struct ss_kaccess));
+    return mm->kaccess;
+}
+
+/* Join of two images' answers for the same kernel: the launch ran one of them. */
+static ss_param_access join(ss_param_access a, ss_param_access b)
+{
+    if (a == SS_ACCESS_UNKNOWN || b == SS_ACCESS_UNKNOWN) return SS_ACCESS_UNKNOWN;
+    if (a == SS_ACCESS_NONE) return b;
+    if (b == SS_ACCESS_NONE || a == b) return a;
+    return SS_ACCESS_READ_WRITE;
+}
+
+static const char codes_of[] = { '?', '-', 'r', 'w', 'x' };   /* by ss_param_access */
+
+static ss_param_access access_of(char c)
+{
+    for (int a = 0; a < 5; a++) if (codes_of[a] == c) return (ss_param_access)a;
+    return SS_ACCESS_UNKNOWN;
+}
+
+static void side_load(const ss_model *m, struct ss_kaccess *ka)
+{
+    ka->side_loaded = 1;
+    const char *env = getenv("SYNCSIGHT_SASS_CACHE");
+    if (env && *env) snprintf(ka->side_path, sizeof ka->side_path, "%s", env);
+    else if (m->path) snprintf(ka->side_path, sizeof ka->side_path, "%s.kaccess", m->path);
+    if (!ka->side_path[0]) return;
+    int fd = open(ka->side_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) { if (fd >= 0) close(fd); return; }
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long h;
+        unsigned words;
+        int at = 0;
+        if (line[0] == '#' || sscanf(line, "%16llx %u %n", &h, &words, &at) != 2 || !at) continue;
+        char *codes = line + at, *sp = strchr(codes, ' ');
+        if (!sp || (size_t)(sp - codes) != words || words > 4096) continue;
+        *sp = 0;
+        char *name = sp + 1;
+        name[strcspn(name, "\r\n")] = 0;
+        if (!*name) continue;
+        side_entry e = { h, ss_xcalloc(strlen(name) + 1, 1), ss_xcalloc(words + 1, 1) };
+        memcpy(e.name, name, strlen(name));
+        memcpy(e.codes, codes, words);
+        SS_PUSH(ka->side, ka->nside, ka->capside, e);
+    }
+    fclose(f);
+}
+
+static const side_entry *side_find(const struct ss_kaccess *ka, uint64_t hash, const char *name)
+{
+    for (uint32_t i = ka->nside; i-- > 0; )
+        if (ka->side[i].hash == hash && !strcmp(ka->side[i].name, name)) return &ka->side[i];
+    return NULL;
+}
+
+static void side_store(struct ss_kaccess *ka, uint64_t hash, const char *name, const kentry *e)
+{
+    if (!ka->side_path[0] || strchr(name, '\n') || strchr(name, ' ')) return;
+    int fd = open(ka->side_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) { ka->side_path[0] = 0; return; }   /* read-only place: classify again next time */
+    char *codes = ss_xcalloc(e->nacc + 1, 1);
+    for (uint32_t w = 0; w < e->nacc; w++) codes[w] = codes_of[e->acc[w] <= SS_ACCESS_READ_WRITE ? e->acc[w] : 0];
+    char *line = ss_strdup_printf("%016llx %u %s %s\n", (unsigned long long)hash, e->nacc, codes, name);
+    ssize_t ignored = write(fd, line, strlen(line));
+    (void)ignored;
+    close(fd);
+    free(line);
+    free(codes);
+}
+
+static void classify(const ss_model *m, struct ss_kaccess *ka, kentry *e)
+{
+    char why[256] = "";
+    ss_string_ref r = ss_model_string_raw(m, e->name_id);
+    e->rc = -1;
+    if (!r.s || !r.len) {
+        snprintf(why, sizeof(why), "a kernel has no recorded name");
+    } else {
+        char *name = ss_xcalloc(r.len + 1, 1);
+        memcpy(name, r.s, r.len);
+        uint32_t found = 0;
+        /* the images holding the kernel: their hashes key the sidecar */
+        uint64_t images = 0;
+        for (uint32_t i = 0; i < m->ncubins; i++) {
+            uint32_t len;
+            const uint8_t *img = ss_cubin_image(m->cubins[i], &len);
+            if (len && ss_cubin_has_function(img, len, name) == 1) images += m->cubins[i]->hash;
+        }
+        if (!ka->side_loaded) side_load(m, ka);
+        const side_entry *se = images ? side_find(ka, images, name) : NULL;
+        if (se) {
+            e->nacc = (uint32_t)strlen(se->codes);
+            e->acc = ss_xcalloc(e->nacc + 1, sizeof(ss_param_access));
+            for (uint32_t w = 0; w < e->nacc; w++) e->acc[w] = access_of(se->codes[w]);
+            e->rc = 0;
+            free(name);
+            return;
+        }
+        for (uint32_t i = 0; i < m->ncubins; i++) {
+            uint32_t len;
+            const uint8_t *img = ss_cubin_image(m->cubins[i], &len);
+            if (!len || ss_cubin_has_function(img, len, name) != 1) continue;
+            found++;
+            ss_cubin_kernel k;
+            char err[256];
+            if (ss_cubin_kernel_info(img, len, name, &k, err, sizeof(err)) != 0) {
+                snprintf(why, sizeof(why), "%.60s: %.180s", name, err);
+                e->rc = -1;
+                break;
+            }
+            uint32_t nw = (k.cbank_size + 7) / 8;
+            ss_cubin_kernel_free(&k);
+            ss_param_access *acc = ss_xcalloc(nw + 1, sizeof(ss_param_access));
+            if (ss_sass_classify(img, len, name, acc, nw, err, sizeof(err)) != 0) {
+                snprintf(why, sizeof(why), "%.60s: %.180s", name, err);
+                free(acc);
+                e->rc = -1;
+                break;
+            }
+            if (e->rc != 0) {
+                free(e->acc);
+                e->acc = acc; e->nacc = nw; e->rc = 0;
+            } else {
+                uint32_t lo = nw < e->nacc ? nw : e->nacc;
+                for (uint32_t w = 0; w < lo; w++) e->acc[w] = join(e->acc[w], acc[w]);
+                for (uint32_t w = lo; w < e->nacc; w++) e->acc[w] = SS_ACCESS_UNKNOWN;
+                if (nw < e->nacc) e->nacc = nw;
+                free(acc);
+            }
+        }
+        if (!found)
+            snprintf(why, sizeof(why), "%.60s%s: not in any recorded cubin%s", name, r.len > 60 ? "..." : "",
+                     m->ncubins ? "" : " (the trace has none)");
+        if (e->rc != 0) { free(e->acc); e->acc = NULL; e->nacc = 0; }
+        else if (images) side_store(ka, images, name, e);
+        free(name);
+    }
+    if (e->rc != 0) {
+        if (!ka->nfailed) snprintf(ka->first_why, sizeof(ka->first_why), "%s", why);
+        ka->nfailed++;
+    }
+}
+
+ss_param_access ss_kernel_param_access(const ss_model *m, const ss_call *c, uint32_t i)
+{
+    if (!m || !c || c->cls != SS_API_LAUNCH) return SS_ACCESS_UNKNOWN;
+    struct ss_kaccess *ka = cache(m);
+    uint32_t n;
+    ss_call_params(c, &n);
+    if (i >= n) return SS_ACCESS_UNKNOWN;
+    const uint16_t *offs = ss_call_param_offsets(c);
+    if (!offs) {
+        ka->no_offsets++;
+        return SS_ACCESS_UNKNOWN;
+    }
+    uint32_t name_id = 0;
+    for (int32_t o = c->first_op; o >= 0 && (uint32_t)o < m->nops; o = m->ops[o].next_of_call)
+        if (m->ops[o].kind == SS_OP_KERNEL) {
+            name_id = ((const ss_kernel_rec *)m->ops[o].rec)->name_id;
+            break;
+        }
+    if (!name_id) return SS_ACCESS_UNKNOWN;   /* no GPU record joined: nothing to look up */
+    int64_t at = ss_u64map_get(&ka->by_name, name_id, -1);
+    kentry *e;
+    if (at >= 0) {
+        e = &ka->k[at];
+    } else {
+        kentry ne = { name_id, -1, NULL, 0 };
+        SS_PUSH(ka->k, ka->n, ka->cap, ne);
+        ss_u64map_put(&ka->by_name, name_id, ka->n - 1);
+        e = &ka->k[ka->n - 1];
+        classify(m, ka, e);
+    }
+    if (e->rc != 0 || offs[i] % 8 || offs[i] / 8 >= e->nacc) return SS_ACCESS_UNKNOWN;
+    return e->acc[offs[i] / 8];
+}
+
+const char *ss_kernel_access_limits(const ss_model *m)
+{
+    struct ss_kaccess *ka = m ? m->kaccess : NULL;
+    if (!ka || (!ka->nfailed && !ka->no_offsets)) return NULL;
+    if (ka->nfailed)
+        snprintf(ka->line, sizeof(ka->line),
+                 "%u of %u kernels' parameter accesses unknown (first: %s); their pointers count as read and written",
+                 ka->nfailed, ka->n, ka->first_why);
+    else
+        snprintf(ka->line, sizeof(ka->line),
+                 "the trace records no kernel parameter offsets (older shim): kernel pointers count as read and written");
+    return ka->line;
+}

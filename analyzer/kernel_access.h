@@ -1,0 +1,28 @@
+/*
+ * What each launch does with its pointer parameters: the model-facing side of
+ * sass.c.  A launch's kernel is found by its mangled name in the symbol tables
+ * of the trace's cubins (SS_REC_CUBIN); the recorded parameter offsets
+ * (SS_API_F_PARAM_OFFSETS) say which parameter word each recorded value is.
+ * Results are cached per kernel in ss_model.kaccess.
+ */
+#ifndef SYNCSIGHT_ANALYZER_KERNEL_ACCESS_H
+#define SYNCSIGHT_ANALYZER_KERNEL_ACCESS_H
+
+#include <stdint.h>
+#include "sass.h"
+
+struct ss_model;
+struct ss_call;
+struct ss_kaccess;
+
+/* Access through the i-th recorded parameter word of launch call c (cls SS_API_LAUNCH): uses the call's first kernel
+ * op's name (mangled), the recorded offsets, and the cubins of the trace; cached per kernel.
+ * SS_ACCESS_UNKNOWN whenever there is no evidence (no offsets, no cubin, no
+ * disassembler, an escape). */
+ss_param_access ss_kernel_param_access(const struct ss_model *m, const struct ss_call *c, uint32_t i);
+/* NULL when every kernel asked about was classified; else one line saying why some were not (for the report). */
+const char *ss_kernel_access_limits(const struct ss_model *m);
+/* Frees the cache (ss_model_free calls it). */
+void ss_kaccess_free(struct ss_kaccess *k);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+ * A fake libcupti.so.13 for the CPU tests of the shim's CUPTI callbacks
+ * (tests/test_api_cupti_fake.sh): the entry points cupti.c requires, one
+ * subscriber, and the callbacks a real CUPTI would make, driven by the test
+ * program instead of by a GPU:
+ *   fake_cupti_module_loaded   CUPTI_CBID_RESOURCE_MODULE_LOADED with an image
+ *   fake_cupti_driver_launch   CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel (enter
+ *                              and exit), called by the fake cudart's launch
+ * A callback fires only when the subscriber enabled its (domain, cbid), as
+ * with the real library.  No activity records are ever produced.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <cupti.h>
+
+#define FAKE_EXPORT __attribute__((visibility("default")))
+
+static pthread_mutex_t fake_mu = PTHREAD_MUTEX_INITIALIZER;
+static CUpti_CallbackFunc fake_callback;
+static void *fake_userdata;
+static int fake_subscribed;
+static struct CUpti_Subscriber_st { int unused; } fake_subscriber;
+
+/* Enabled (domain, cbid) pairs; a domain enabled whole has its bit set. */
+#define FAKE_MAX_ENABLED 256
+static struct { CUpti_CallbackDomain domain; CUpti_CallbackId cbid; } fake_enabled[FAKE_MAX_ENABLED];
+static int fake_nenabled;
+static uint32_t fake_domains;
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+                                                void *userdata)
+{
+    pthread_mutex_lock(&fake_mu);
+    if (fake_subscribed) {
+        pthread_mutex_unlock(&fake_mu);
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    }
+    fake_subscribed = 1;
+    fake_callback = callback;
+    fake_userdata = userdata;
+    *subscriber = &fake_subscriber;
+    pthread_mutex_unlock(&fake_mu);
+    return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                                     CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    if (subscriber != &fake_subscriber)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&fake_mu);
+    if (enable && fake_nenabled < FAKE_MAX_ENABLED) {
+        fake_enabled[fake_nenabled].domain = domain;
+        fake_enabled[fake_nenabled].cbid = cbid;
+        fake_nenabled++;
+    }
+    pthread_mutex_unlock(&fake_mu);
+    return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                                   CUpti_CallbackDomain domain)
+{
+    if (subscriber != &fake_subscriber || domain >= 32)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&fake_mu);
+    if (enable)
+        fake_domains |= 1u << domain;
+    pthread_mutex_unlock(&fake_mu);
+    return CUPTI_SUCCESS;
+}
+
+static int fake_is_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    int on = 0;
+    pthread_mutex_lock(&fake_mu);
+    on = fake_callback != NULL && domain < 32 && (fake_domains & (1u << domain)) != 0;
+    for (int i = 0; i < fake_nenabled && !on; i++)
+        on = fake_enabled[i].domain == domain && fake_enabled[i].cbid == cbid;
+    pthread_mutex_unlock(&fake_mu);
+    return on;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str)
+{
+    *str = result == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : "fake CUPTI error";
+    return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *timestamp = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                                                CUpti_BuffersCallbackCompleteFunc completed)
+{
+    return requested != NULL && completed != NULL ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    (void)kind;
+    return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)
+{
+    (void)buffer; (void)valid; (void)record;
+    return CUPTI_ERROR_MAX_LIMIT_REACHED;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+{
+    (void)flag;
+    return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream_id,
+                                                                   size_t *dropped)
+{
+    (void)context; (void)stream_id;
+    *dropped = 0;
+    return CUPTI_SUCCESS;
+}
+
+/* ------------------------------------------------ driven by the test */
+
+/* The driver loaded a module whose device code is `image`. */
+FAKE_EXPORT void fake_cupti_module_loaded(const void *image, size_t size, uint32_t module_id)
+{
+    if (!fake_is_enabled(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED))
+        return;
+    CUpti_ModuleResourceData mod = { .moduleId = module_id, .cubinSize = size, .pCubin = image };
+    CUpti_ResourceData rd;
+    memset(&rd, 0, sizeof rd);
+    rd.resourceDescriptor = &mod;
+    fake_callback(fake_userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED, &rd);
+}
+
+/* cuLaunchKernel(f, ..., kernelParams, NULL) as cudart makes it. */
+FAKE_EXPORT void fake_cupti_driver_launch(CUfunction f, void **kernel_params)
+{
+    static uint32_t corr = 1000;
+    if (!fake_is_enabled(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel))
+        return;
+    cuLaunchKernel_params p;
+    memset(&p, 0, sizeof p);
+    p.f = f;
+    p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = 32;
+    p.blockDimY = p.blockDimZ = 1;
+    p.kernelParams = kernel_params;
+    CUresult ret = CUDA_SUCCESS;
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.functionName = "cuLaunchKernel";
+    d.functionParams = &p;
+    d.functionReturnValue = &ret;
+    d.correlationId = __atomic_add_fetch(&corr, 1, __ATOMIC_RELAXED);
+    d.callbackSite = CUPTI_API_ENTER;
+    fake_callback(fake_userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
+    d.callbackSite = CUPTI_API_EXIT;
+    fake_callback(fake_userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
+}
