@@ -119,6 +119,11 @@ static void report(const ss_model *m, ss_findings *out, int32_t ei, int32_t rs, 
              ss_model_call_name(m, e), measured, ss_stream_describe(m, m->calls[rt].stream, sd, sizeof sd),
              g->nops, g->nops == 1 ? "" : "s", g->nstreams, g->nstreams == 1 ? "" : "s", when, span);
     int32_t ucall = g->last_op >= 0 ? m->ops[g->last_op].call : g->first_call;
+    /* the site is the elapsed-time call's; when only stop's record has a
+     * call stack (a shim that does not unwind for cudaEventElapsedTime), the
+     * record's: both name the same measurement */
+    const ss_api_rec *er = e->rec, *sr = m->calls[rt].rec;
+    int by_stop = !er->stack_id && !er->pystack_id && (sr->stack_id || sr->pystack_id);
     ss_occurrence o = {
         .rule = "event-timing-gap",
         .severity = SS_SEV_WARNING,
@@ -131,8 +136,9 @@ static void report(const ss_model *m, ss_findings *out, int32_t ei, int32_t rs, 
                "cudaEventRecord(stop, stop_stream); or time with host timers around cudaDeviceSynchronize(). "
                "Under --default-stream per-thread, stream 0 is the calling thread's own stream and orders no "
                "other stream.",
-        .refs = { { ei, -1, "elapsed time" }, { rt, -1, "stop record" }, { ucall, g->last_op, "not covered" },
-                  { rs, -1, "start record" } },
+        .refs = { { by_stop ? rt : ei, -1, by_stop ? "stop record" : "elapsed time" },
+                  { by_stop ? ei : rt, -1, by_stop ? "elapsed time" : "stop record" },
+                  { ucall, g->last_op, "not covered" }, { rs, -1, "start record" } },
         .nrefs = 4,
         .alloc = -1,
     };

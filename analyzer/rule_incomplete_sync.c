@@ -54,10 +54,14 @@ typedef struct host_write {
     uint8_t dead;              /* resolved or reported */
 } host_write;
 
+/* Occurrences are added at the end, most severe first, so that the one
+ * finding per synchronization site shows its worst case. */
+typedef struct deferred { ss_occurrence o; char *msg; uint32_t seq; } deferred;
+
 typedef struct state {
     const ss_model *m;
     ss_hb *h;
-    ss_findings *out;
+    struct deferred *occ; uint32_t nocc, capocc;
     left_set *sets; uint32_t nsets, capsets;
     pending *pend; uint32_t npend, cappend;
     host_write *hw; uint32_t nhw, caphw;
@@ -310,6 +314,20 @@ static void describe_memory(const ss_model *m, const ss_call *f, char *buf, size
     }
 }
 
+static void defer(state *st, const ss_occurrence *o)
+{
+    deferred d = { *o, ss_strdup_printf("%s", o->message), st->nocc };
+    d.o.message = d.msg;
+    SS_PUSH(st->occ, st->nocc, st->capocc, d);
+}
+
+static int cmp_deferred(const void *a, const void *b)
+{
+    const deferred *x = a, *y = b;
+    if (x->o.severity != y->o.severity) return x->o.severity > y->o.severity ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static const char FIX[] =
     "Synchronize what the host depends on: cudaDeviceSynchronize(), or cudaStreamSynchronize() on each worker "
     "stream, or cudaEventRecord(ev_i, worker_i) on each worker stream + cudaStreamWaitEvent(waited_stream, ev_i) "
@@ -371,9 +389,8 @@ static void report_release(state *st, int32_t fi, int32_t set, int32_t o, uint32
                   { fi, f->first_op, f->cls == SS_API_FREE ? "freeing call" : "synchronous copy" } },
         .nrefs = 3,
         .alloc = f->cls == SS_API_FREE ? f->alloc : -1,
-        .site_extra = sev == SS_SEV_ERROR ? "release" : "release-possible",
     };
-    ss_findings_add(st->out, m, &oc);
+    defer(st, &oc);
 }
 
 /* Release call fi: left-in-flight ops of its thread that touch its memory,
@@ -483,9 +500,8 @@ static void report_host_write(state *st, const host_write *w)
                   { w->implicit_call, -1, "implicit wait" } },
         .nrefs = w->implicit_call >= 0 ? 3 : 2,
         .alloc = ss_model_alloc_at(m, cc->rec->ptr, cc->rec->t_enter),
-        .site_extra = "host-read",
     };
-    ss_findings_add(st->out, m, &oc);
+    defer(st, &oc);
 }
 
 /* After call xi ran: resolve host writes it waited for. */
@@ -522,7 +538,6 @@ static void run(const ss_model *m, ss_findings *out)
     state st;
     memset(&st, 0, sizeof st);
     st.m = m;
-    st.out = out;
     st.h = ss_hb_new(m);
     st.left = ss_xcalloc(m->nops, 1);
     st.last_record = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(int32_t));
@@ -540,6 +555,12 @@ static void run(const ss_model *m, ss_findings *out)
         if (is_sync(c)) on_sync(&st, (int32_t)i);
     }
     for (uint32_t i = 0; i < st.nhw; i++) if (!st.hw[i].dead) report_host_write(&st, &st.hw[i]);
+    if (st.nocc > 1) qsort(st.occ, st.nocc, sizeof *st.occ, cmp_deferred);
+    for (uint32_t i = 0; i < st.nocc; i++) {
+        ss_findings_add(out, m, &st.occ[i].o);
+        free(st.occ[i].msg);
+    }
+    free(st.occ);
     free(st.sets); free(st.pend); free(st.hw); free(st.left); free(st.last_record);
     ss_hb_free(st.h);
 }

@@ -15,6 +15,9 @@
  *     its machine code (kernel_access.h); where that is unknown the access
  *     "may read or write".  Arguments the kernel never dereferences are no
  *     access at all.
+ * With an exact-memory trace (syncsight run --exact-memory) a kernel's
+ * accesses are the byte ranges it really read and wrote, recorded per
+ * allocation through the CUDA Sanitizer API: nothing is inferred.
  * A race is reported only where both accesses certainly touch common bytes
  * (overlapping exact ranges, a kernel pointer inside a copied range, the
  * same pointer given to two kernels): two kernels handed different offsets of
@@ -195,10 +198,41 @@ static uint8_t kernel_kind(ss_param_access acc)
     }
 }
 
+/* Exact memory mode (syncsight run --exact-memory): the byte ranges the
+ * kernel really read and wrote in each allocation its arguments point into
+ * (hulls of the accessed bytes): known accesses, nothing inferred.  Returns 0
+ * when the launch has no such record. */
+static int exact_kernel_accesses(fence_state *f, int32_t ci, uint32_t epoch)
+{
+    const ss_model *m = f->m;
+    const ss_call *c = &m->calls[ci];
+    const ss_kernel_access_rec *xr = ss_call_exact_access(m, c);
+    if (!xr || (xr->h.flags & SS_KACCESS_F_PARAMS_UNKNOWN)) return 0;
+    uint32_t ne;
+    const ss_kernel_access_entry *e = ss_exact_access_entries(xr, &ne);
+    for (uint32_t i = 0; i < ne; i++) {
+        int dup = 0;   /* words into one allocation share its ranges */
+        for (uint32_t j = 0; j < i; j++) dup |= e[j].alloc_lo == e[i].alloc_lo;
+        if (dup) continue;
+        int32_t a = ss_model_alloc_at(m, e[i].value, c->rec->t_enter);
+        if (a < 0) continue;
+        if ((e[i].flags & SS_KACCESS_E_READ) && e[i].read_hi > e[i].read_lo) {
+            access x = { e[i].read_lo, e[i].read_hi, e[i].read_hi, c->stream, epoch, ci, ACC_READ, 0 };
+            on_access(f, a, x);
+        }
+        if ((e[i].flags & SS_KACCESS_E_WRITE) && e[i].write_hi > e[i].write_lo) {
+            access x = { e[i].write_lo, e[i].write_hi, e[i].write_hi, c->stream, epoch, ci, ACC_WRITE, 0 };
+            on_access(f, a, x);
+        }
+    }
+    return 1;
+}
+
 static void kernel_accesses(fence_state *f, int32_t ci, uint32_t epoch)
 {
     const ss_model *m = f->m;
     const ss_call *c = &m->calls[ci];
+    if (exact_kernel_accesses(f, ci, epoch)) return;
     uint32_t n;
     const uint64_t *p = ss_call_params(c, &n);
     for (uint32_t i = 0; i < n; i++) {

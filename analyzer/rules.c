@@ -129,6 +129,18 @@ static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
         }
         break;
     case SS_API_LAUNCH: {
+        const ss_kernel_access_rec *xr = ss_call_exact_access(m, c);
+        if (xr && !(xr->h.flags & SS_KACCESS_F_PARAMS_UNKNOWN)) {   /* exact memory mode: what it really did */
+            uint32_t ne;
+            const ss_kernel_access_entry *e = ss_exact_access_entries(xr, &ne);
+            for (uint32_t i = 0; i < ne && n + 2 <= MAX_RANGES; i++) {
+                if ((e[i].flags & SS_KACCESS_E_READ) && e[i].read_hi > e[i].read_lo)
+                    out[n++] = (mem_range){ e[i].read_lo, e[i].read_hi, e[i].read_hi, MR_READ, 1 };
+                if ((e[i].flags & SS_KACCESS_E_WRITE) && e[i].write_hi > e[i].write_lo)
+                    out[n++] = (mem_range){ e[i].write_lo, e[i].write_hi, e[i].write_hi, MR_WRITE, 1 };
+            }
+            break;
+        }
         uint32_t np;
         const uint64_t *p = ss_call_params(c, &np);
         for (uint32_t i = 0; i < np && n < MAX_RANGES; i++) {
