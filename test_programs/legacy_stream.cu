@@ -29,6 +29,16 @@ int main(void)
     CK_LAUNCH();
     spin_kernel<<<1, 1, 0, second>>>(ss_ms_to_ns(30), &done[2], 1); // EXPECT-SITE legacy-stream-serialization
     CK_LAUNCH();
+    // `end` must follow all three kernels to time them: with non-blocking
+    // streams (the fixed twin) nothing else would order it after the first
+    // two (syncsight's event-timing-gap).
+    cudaEvent_t first_done, legacy_done;
+    CK(cudaEventCreateWithFlags(&first_done, cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&legacy_done, cudaEventDisableTiming));
+    CK(cudaEventRecord(first_done, first));
+    CK(cudaEventRecord(legacy_done, 0));
+    CK(cudaStreamWaitEvent(second, first_done, 0));
+    CK(cudaStreamWaitEvent(second, legacy_done, 0));
     CK(cudaEventRecord(end, second));
 
     CK(cudaStreamSynchronize(first));
@@ -42,6 +52,8 @@ int main(void)
            done[0], done[1], done[2]);
     CK(cudaEventDestroy(begin));
     CK(cudaEventDestroy(end));
+    CK(cudaEventDestroy(first_done));
+    CK(cudaEventDestroy(legacy_done));
     CK(cudaFree(done));
     CK(cudaStreamDestroy(first));
     CK(cudaStreamDestroy(second));
