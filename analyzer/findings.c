@@ -96,7 +96,7 @@ static const ss_module_rec *module_of(const ss_model *m, uint64_t addr)
 
 static int path_is_system(const char *p, size_t n)
 {
-    static const char *const sys[] = { "libcudart", "libcuda.", "libcupti", "libsyncsight", "libc.so",
+    static const char *const sys[] = { "libcudart", "libcuda.", "libcupti", "libsanitizer-public", "libsyncsight", "libc.so",
                                        "libc-", "libstdc++", "ld-linux", "libpthread", "libpython",
                                        "/python", "libtorch", "libc10", "site-packages/torch/", NULL };
     for (int i = 0; sys[i]; i++) {

@@ -4,6 +4,8 @@
 #include "hb.h"
 #include "util.h"
 
+#define SS_HB_MAX_DEVICES 64
+
 struct ss_hb {
     const ss_model *m;
     uint32_t A;            /* clock width = number of streams */
@@ -12,6 +14,8 @@ struct ss_hb {
     uint32_t **evc;        /* per event: clock of its latest record, or NULL */
     uint32_t *epoch;       /* per call: epoch of its submission, 0 none */
     unsigned flags;        /* SS_HB_* */
+    uint32_t *devbar[SS_HB_MAX_DEVICES];   /* per device: clock of its latest
+                                              device-serialized op, or NULL */
 };
 
 static void join(uint32_t *dst, const uint32_t *src, uint32_t A)
@@ -46,6 +50,7 @@ void ss_hb_free(ss_hb *h)
 {
     if (!h) return;
     for (uint32_t i = 0; i < h->m->nevents; i++) free(h->evc[i]);
+    for (uint32_t d = 0; d < SS_HB_MAX_DEVICES; d++) free(h->devbar[d]);
     free(h->evc); free(h->svc); free(h->tvc); free(h->epoch);
     free(h);
 }
@@ -113,6 +118,31 @@ static void host_joins_device(ss_hb *h, uint32_t *tv, int32_t device)
             join(tv, SV(h, (int32_t)k), h->A);
 }
 
+/* A device-serialized op (cudaMemcpyPeer) runs after all earlier work of
+ * its devices, and all later work of those devices runs after it. */
+static void device_serialized(ss_hb *h, const ss_call *c, int32_t s)
+{
+    const ss_model *m = h->m;
+    int32_t devs[3] = { m->streams[s].device, (int32_t)c->rec->arg, c->rec->arg2 };
+    for (int i = 0; i < 3; i++) {
+        int32_t d = devs[i];
+        if (d < 0 || d >= SS_HB_MAX_DEVICES) continue;
+        for (uint32_t k = 0; k < m->nstreams; k++)
+            if (m->streams[k].device == d) join(SV(h, s), SV(h, (int32_t)k), h->A);
+    }
+}
+
+static void device_barrier_after(ss_hb *h, const ss_call *c, int32_t s)
+{
+    int32_t devs[3] = { h->m->streams[s].device, (int32_t)c->rec->arg, c->rec->arg2 };
+    for (int i = 0; i < 3; i++) {
+        int32_t d = devs[i];
+        if (d < 0 || d >= SS_HB_MAX_DEVICES) continue;
+        if (!h->devbar[d]) h->devbar[d] = ss_xcalloc(h->A, sizeof(uint32_t));
+        join(h->devbar[d], SV(h, s), h->A);
+    }
+}
+
 static int is_submission(uint8_t cls)
 {
     switch (cls) {
@@ -139,11 +169,16 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         uint32_t *sv = SV(h, s);
         join(sv, tv, h->A);
         legacy_joins(h, s);
+        int32_t dev = m->streams[s].device;
+        if (dev >= 0 && dev < SS_HB_MAX_DEVICES && h->devbar[dev]) join(sv, h->devbar[dev], h->A);
+        int serialized = ss_call_device_serialized(m, c);
+        if (serialized) device_serialized(h, c, s);
         /* the host waited for what was queued before its own operation
          * (pageable-to-device cudaMemcpy: stream sync, then staged) */
         if (wait == SS_WAIT_STREAM_PRIOR) host_joins_stream(h, tv, s);
         epoch = ++sv[s];
         h->epoch[ci] = epoch;
+        if (serialized) device_barrier_after(h, c, s);
     }
 
     switch (c->cls) {
@@ -151,6 +186,8 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         if (s >= 0 && c->event >= 0) {
             join(SV(h, s), tv, h->A);
             legacy_joins(h, s);
+            int32_t dev = m->streams[s].device;
+            if (dev >= 0 && dev < SS_HB_MAX_DEVICES && h->devbar[dev]) join(SV(h, s), h->devbar[dev], h->A);
             if (!h->evc[c->event]) h->evc[c->event] = ss_xcalloc(h->A, sizeof(uint32_t));
             memcpy(h->evc[c->event], SV(h, s), h->A * sizeof(uint32_t));
         }

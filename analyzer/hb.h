@@ -14,7 +14,9 @@
  *     ss_call_host_wait() (stream, event, device, successful queries, and the
  *     calls CUDA documents as blocking: D2H copies, cudaFree, ...);
  *   - the legacy default stream is ordered with the device's blocking and
- *     per-thread default streams, both ways.
+ *     per-thread default streams, both ways;
+ *   - a device-serialized op (cudaMemcpyPeer, ss_call_device_serialized) is
+ *     ordered after all earlier and before all later work of its devices.
  * Calls that failed, and calls recorded during stream capture (they build
  * graph nodes and run nothing), order nothing.
  *

@@ -44,7 +44,7 @@ const char *ss_api_class_name(ss_api_class c)
 }
 
 static const char *const host_names[SS_API_HOST_COUNT] = {
-    "none", "stream", "event", "device", "query", "copy", "copy-async", "memset", "memset-async", "graph",
+    "none", "stream", "event", "device", "query", "copy", "copy-async", "memset", "memset-async", "graph", "peer",
 };
 
 const char *ss_api_host_name(ss_api_host h)
@@ -92,6 +92,12 @@ ss_api_class ss_api_classify(const char *base)
 /* ------------------------------------------- what a call did to the host */
 
 static const char *const wait_names[] = { "none", "stream-prior", "stream", "event", "device", "query" };
+
+int ss_call_device_serialized(const ss_model *m, const ss_call *c)
+{
+    const ss_api_info *info = c->name_idx < m->napi_names && m->api_info ? m->api_info[c->name_idx] : NULL;
+    return info && info->host == SS_API_HOST_PEER && c->rec->ret == 0 && !c->captured;
+}
 
 const char *ss_host_wait_name(ss_host_wait w)
 {
@@ -215,7 +221,7 @@ ss_host_wait ss_call_host_wait(const ss_model *m, const ss_call *c)
      * would hide real races). */
     if (!info) return SS_WAIT_NONE;
     switch ((ss_api_host)info->host) {
-    case SS_API_HOST_NONE: case SS_API_HOST_MEMSET_ASYNC: case SS_API_HOST_COUNT:
+    case SS_API_HOST_NONE: case SS_API_HOST_MEMSET_ASYNC: case SS_API_HOST_PEER: case SS_API_HOST_COUNT:
         return SS_WAIT_NONE;
     case SS_API_HOST_STREAM: return SS_WAIT_STREAM;
     case SS_API_HOST_EVENT: return SS_WAIT_EVENT;

@@ -75,6 +75,8 @@ typedef enum ss_api_host {
     SS_API_HOST_MEMSET,         /* synchronous memset family */
     SS_API_HOST_MEMSET_ASYNC,
     SS_API_HOST_GRAPH,          /* cudaGraphLaunch: waits when a memcpy node writes pageable memory */
+    SS_API_HOST_PEER,           /* cudaMemcpyPeer: no host wait; on the GPU, serialized with all pending and
+                                   future work of the devices involved */
     SS_API_HOST_COUNT
 } ss_api_host;
 
@@ -341,6 +343,10 @@ typedef enum ss_host_wait {
                              rec->event and rec->ptr) */
 } ss_host_wait;
 ss_host_wait ss_call_host_wait(const ss_model *m, const ss_call *c);
-const char *ss_host_wait_name(ss_host_wait w);   /* "none", "stream-prior", "stream", ... */
+const char *ss_host_wait_name(ss_host_wait w);
+/* Is the call's GPU work serialized with all earlier and later work of its
+ * devices (cudaMemcpyPeer: "serialized with respect to all pending and future
+ * asynchronous work in to the current device, srcDevice, and dstDevice")? */
+int ss_call_device_serialized(const ss_model *m, const ss_call *c);   /* "none", "stream-prior", "stream", ... */
 
 #endif

@@ -110,6 +110,12 @@ static void apply_op(state *s, int32_t oi, int evaluate)
     if (op->end > s->last_end[st]) { s->last_end[st] = op->end; s->last_op[st] = oi; }
     if (kind == SS_STREAM_LEGACY_NULL && op->end > d->legacy_end) { d->legacy_end = op->end; d->legacy_op = oi; }
     if (legacy_ordered(kind) && op->end > d->blocking_end) { d->blocking_end = op->end; d->blocking_op = oi; }
+    /* cudaMemcpyPeer is serialized with all work of its devices whatever the
+     * stream: the wait behind it is not the legacy barrier's doing */
+    if (op->call >= 0 && ss_call_device_serialized(m, &m->calls[op->call])) {
+        if (d->legacy_op == oi) { d->legacy_end = 0; d->legacy_op = -1; }
+        if (d->blocking_op == oi) { d->blocking_end = 0; d->blocking_op = -1; }
+    }
 }
 
 static void run(const ss_model *m, ss_findings *out)

@@ -128,7 +128,7 @@ static int path_is_user(const char *path)
     if (!path || !*path)
         return 0;
     static const char *const lib_prefixes[] = {
-        "libcudart", "libcuda.", "libcupti", "libnvrtc", "libnvJitLink", "libcublas",
+        "libcudart", "libcuda.", "libcupti", "libsanitizer-public", "libnvrtc", "libnvJitLink", "libcublas",
         "libcudnn", "libnccl", "libcufft", "libcurand", "libcusparse", "libcusolver",
         "libnvToolsExt", "libsyncsight",
         "libc.", "libc-", "libm.", "libm-", "libpthread", "libdl.", "libdl-", "librt.",
