@@ -439,9 +439,22 @@ typedef struct insn {
     uint8_t dwidth;         /* registers written from the first destination */
     uint8_t nops;
     uint8_t is_mov;         /* MOV-like: the result is the sum of its sources */
-    uint8_t pad[3];
+    uint8_t gpred;          /* guard == 1: pred_code of the guard, +16 when negated; 0 untracked */
+    uint8_t pad[2];
     uint32_t op0;           /* index of the first operand in the function's opnd array */
 } insn;
+
+/* A predicate register as a small number: P0..P6 -> 1..7, UP0..UP6 -> 9..15,
+ * PT/UPT and anything else -> 0 (never a guard we track). */
+static uint8_t pred_code(const char *p, size_t len)
+{
+    size_t i = 0;
+    if (len && p[0] == '!') i++;
+    int uniform = i + 1 < len && p[i] == 'U';
+    if (uniform) i++;
+    if (i + 1 >= len + 0 || p[i] != 'P' || !isdigit((unsigned char)p[i + 1])) return 0;
+    return (uint8_t)((uniform ? 9 : 1) + (p[i + 1] - '0'));
+}
 
 typedef struct fn_ir {
     insn *ins; uint32_t nins, capins;
@@ -659,6 +672,7 @@ static void parse_operand(fn_ir *f, opnd *o, const char *p, size_t len)
     if ((p[0] == 'P' && len >= 2 && (p[1] == 'T' || isdigit((unsigned char)p[1]))) ||
         (len >= 3 && p[0] == 'U' && p[1] == 'P' && (p[2] == 'T' || isdigit((unsigned char)p[2])))) {
         o->kind = O_PRED;
+        o->regs[0] = pred_code(p, len);
         return;
     }
     uint16_t slot; size_t used;
@@ -781,8 +795,11 @@ static void parse_insn(fn_ir *f, const char *p, size_t len)
         while (i < len && !isspace((unsigned char)p[i])) i++;
         if ((i == 4 && memcmp(p, "@!PT", 4) == 0) || (i == 5 && memcmp(p, "@!UPT", 5) == 0))
             in.guard = 2;
-        else if (!((i == 3 && memcmp(p, "@PT", 3) == 0) || (i == 4 && memcmp(p, "@UPT", 4) == 0)))
+        else if (!((i == 3 && memcmp(p, "@PT", 3) == 0) || (i == 4 && memcmp(p, "@UPT", 4) == 0))) {
             in.guard = 1;
+            uint8_t code = pred_code(p + 1, i - 1);
+            in.gpred = code ? (uint8_t)(code + (p[1] == '!' ? 16 : 0)) : 0;
+        }
         p += i; len -= i;
         while (len && isspace((unsigned char)*p)) { p++; len--; }
     }
@@ -921,6 +938,15 @@ static void transfer(taint_ctx *t, const fn_ir *f, uint32_t from, uint32_t to, u
     memset(cknown, 0, sizeof(cknown));
     uint64_t *src = xcalloc(W, sizeof(uint64_t));
     uint64_t *tmp = xcalloc(W, sizeof(uint64_t));
+    /* Predicated code inside a block ("@!P1 LDS R4, [R3] ; @!P1 IADD3 R4,
+     * R4, R5 ; @!P1 STS [R3], R4"): a guarded definition cannot kill the old
+     * value in general, but instructions under the same guard (the predicate
+     * unchanged in between) see the new value only.  shp[slot] is the guard
+     * such a value was defined under, shset its taint. */
+    uint8_t shp[NSLOT];
+    memset(shp, 0, sizeof(shp));
+    uint64_t *shset = xcalloc((size_t)NSLOT * W, sizeof(uint64_t));
+#define USE(slot) ((in->gpred && shp[(slot)] == in->gpred) ? shset + (size_t)(slot) * W : reg_set(st, W, (slot)))
     for (uint32_t ii = from; ii < to; ii++) {
         const insn *in = &f->ins[ii];
         if (in->guard == 2) continue;
@@ -957,20 +983,27 @@ static void transfer(taint_ctx *t, const fn_ir *f, uint32_t from, uint32_t to, u
                 for (uint32_t r = 0; r < in->dwidth; r++) {
                     uint32_t s2 = o->regs[0] + r;
                     if ((o->regs[0] < 256 && s2 < 255) || (o->regs[0] >= 256 && s2 < NSLOT - 1))
-                        set_or(src, reg_set(st, W, s2), W);
+                        set_or(src, USE(s2), W);
                 }
             } else if (o->kind == O_REG)
-                for (uint32_t r = 0; r < o->nregs; r++) set_or(src, reg_set(st, W, o->regs[r]), W);
+                for (uint32_t r = 0; r < o->nregs; r++) set_or(src, USE(o->regs[r]), W);
             else if (o->kind == O_CBANK && in->cls != C_CONST)
                 cbank_taint(t, o, cval, cknown, 0, src);
             else if (o->kind == O_MEM && (in->cls == C_ARITH || in->cls == C_UNKNOWN || in->cls == C_SETP || in->cls == C_NOP))
-                for (uint32_t r = 0; r < o->nregs; r++) set_or(src, reg_set(st, W, o->regs[r]), W);
+                for (uint32_t r = 0; r < o->nregs; r++) set_or(src, USE(o->regs[r]), W);
         }
 
         /* address taint of the memory operand */
         memset(tmp, 0, W * 8);
         if (mem >= 0)
-            for (uint32_t r = 0; r < ops[mem].nregs; r++) set_or(tmp, reg_set(st, W, ops[mem].regs[r]), W);
+            for (uint32_t r = 0; r < ops[mem].nregs; r++) set_or(tmp, USE(ops[mem].regs[r]), W);
+
+        /* a predicate this instruction names may change: values shadowed
+         * under it are no longer known to go together with it */
+        for (uint32_t k = 0; k < n; k++)
+            if (ops[k].kind == O_PRED && ops[k].regs[0])
+                for (uint32_t slot = 0; slot < NSLOT; slot++)
+                    if (shp[slot] && (shp[slot] & 15) == ops[k].regs[0]) shp[slot] = 0;
 
         switch (in->cls) {
         case C_LOADG:
@@ -1037,6 +1070,12 @@ static void transfer(taint_ctx *t, const fn_ir *f, uint32_t from, uint32_t to, u
             uint64_t *r = reg_set(st, W, slot);
             if (in->guard != 1) memset(r, 0, W * 8);   /* redefinition kills */
             set_or(r, src, W);
+            if (in->guard == 1 && in->gpred && in->cls != C_CONST) {
+                shp[slot] = in->gpred;
+                memcpy(shset + (size_t)slot * W, src, W * 8);
+            } else {
+                shp[slot] = 0;
+            }
             /* the index register may be a destination too: constants are
              * forgotten only after every part was read */
             if (in->cls == C_CONST)
@@ -1058,7 +1097,8 @@ static void transfer(taint_ctx *t, const fn_ir *f, uint32_t from, uint32_t to, u
             if (ok && nsrc <= 1) { cval[first] = v; cknown[first] = 1; }
         }
     }
-    free(src); free(tmp);
+#undef USE
+    free(src); free(tmp); free(shset);
 }
 
 int ss_sass_analyze_text(const char *text, size_t textlen, uint32_t cbank_offset,

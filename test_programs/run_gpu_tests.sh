@@ -312,6 +312,11 @@ if [ "$mode" = fixtures ] && [ "$failed" -eq 0 ]; then
         local fixture=$1 label=$2 expect=$3
         [ -f "$OUT/traces/$label.sstrace" ] || return 0
         cp "$OUT/traces/$label.sstrace" "tests/fixtures/$fixture.sstrace"
+        # the kernels' read/write classification travels with the trace, so
+        # that CI needs no nvdisasm (analyzer/kernel_access.c)
+        rm -f "tests/fixtures/$fixture.sstrace.kaccess"
+        [ -f "$OUT/traces/$label.sstrace.kaccess" ] &&
+            cp "$OUT/traces/$label.sstrace.kaccess" "tests/fixtures/$fixture.sstrace.kaccess"
         if ! "$PYTHON" tests/check_findings.py --for-fixture "$expect" > "tests/fixtures/$fixture.expect"; then
             fail "fixture:$fixture" "cannot write tests/fixtures/$fixture.expect"; return 0
         fi

@@ -235,6 +235,20 @@ static void test_text(void)
     expect_text("a predicated redefinition does not kill",
         "LDC.64 R2, c[0x0][0x210]\n@P0 MOV R2, RZ\n@P0 MOV R3, RZ\nLDG.E R0, desc[UR4][R2.64]\nEXIT\n",
         0x210, 8, WANT(R));
+    /* a shared-memory reduction (nvcc -O2 sm_90): the predicated LDS
+     * redefines R4 for every instruction under @!P1, so the STS under the
+     * same guard stores the loaded value, not the pointer R4 held before */
+    expect_text("a value defined under a guard, used under the same guard",
+        "LDC.64 R4, c[0x0][0x210]\nLDG.E R3, desc[UR8][R4.64]\nISETP.GE.AND P1, PT, R9, R0, PT\n"
+        "@!P1 LDS R4, [R3]\n@!P1 LDS R5, [R2]\n@!P1 IADD3 R4, R4, R5, RZ\n@!P1 STS [R3], R4\nEXIT\n",
+        0x210, 8, WANT(R));
+    expect_text("the guard changes in between: the old value may be stored",
+        "LDC.64 R4, c[0x0][0x210]\nLDG.E R3, desc[UR8][R4.64]\n@!P1 LDS R4, [R3]\n"
+        "ISETP.GE.AND P1, PT, R9, R0, PT\n@!P1 STS [R3], R4\nEXIT\n",
+        0x210, 8, WANT(U));
+    expect_text("under another guard the old value may be stored",
+        "LDC.64 R4, c[0x0][0x210]\nLDG.E R3, desc[UR8][R4.64]\n@!P1 LDS R4, [R3]\n@P1 STS [R3], R4\nEXIT\n",
+        0x210, 8, WANT(U));
     expect_text("@!PT never runs",
         "@!PT LDC.64 R2, c[0x0][0x210]\nLDG.E R0, desc[UR4][R2.64]\nEXIT\n", 0x210, 8, WANT(N));
     expect_text("taint around a loop back edge",
