@@ -16,7 +16,18 @@ struct ss_hb {
     unsigned flags;        /* SS_HB_* */
     uint32_t *devbar[SS_HB_MAX_DEVICES];   /* per device: clock of its latest
                                               device-serialized op, or NULL */
+    /* host thread synchronization (SS_REC_HOST_SYNC), replayed in time order
+     * between the calls: a cumulative clock per object */
+    uint32_t next_hsync;
+    ss_u64map obj_index;   /* object -> index in objc */
+    uint32_t **objc; uint32_t nobj, capobj;
+    /* per stream, the latest host waits that covered it: (when the wait
+     * returned, the stream epoch it covered), a ring */
+    struct covered { uint64_t t; uint32_t epoch; uint32_t tid; } *cov;   /* A x COVER_RING */
+    uint8_t *ncov;
 };
+
+#define COVER_RING 16
 
 static void join(uint32_t *dst, const uint32_t *src, uint32_t A)
 {
@@ -43,6 +54,8 @@ ss_hb *ss_hb_new_ex(const ss_model *m, unsigned flags)
     h->tvc = ss_xcalloc((size_t)(m->nthreads ? m->nthreads : 1) * h->A, sizeof(uint32_t));
     h->evc = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(uint32_t *));
     h->epoch = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(uint32_t));
+    h->cov = ss_xcalloc((size_t)h->A * COVER_RING, sizeof(*h->cov));
+    h->ncov = ss_xcalloc(h->A, 1);
     return h;
 }
 
@@ -51,6 +64,10 @@ void ss_hb_free(ss_hb *h)
     if (!h) return;
     for (uint32_t i = 0; i < h->m->nevents; i++) free(h->evc[i]);
     for (uint32_t d = 0; d < SS_HB_MAX_DEVICES; d++) free(h->devbar[d]);
+    for (uint32_t i = 0; i < h->nobj; i++) free(h->objc[i]);
+    free(h->objc);
+    ss_u64map_free(&h->obj_index);
+    free(h->cov); free(h->ncov);
     free(h->evc); free(h->svc); free(h->tvc); free(h->epoch);
     free(h);
 }
@@ -154,16 +171,76 @@ static int is_submission(uint8_t cls)
     }
 }
 
+/* Host synchronization up to time t: a release joins the thread's clock into
+ * the object's, an acquire joins the object's into the thread's. */
+static void host_sync_until(ss_hb *h, uint64_t t)
+{
+    const ss_model *m = h->m;
+    for (; h->next_hsync < m->nhsyncs && m->hsyncs[h->next_hsync]->time <= t; h->next_hsync++) {
+        const ss_host_sync_rec *r = m->hsyncs[h->next_hsync];
+        uint32_t *tv = TV(h, r->tid);
+        if (!tv) continue;
+        int64_t oi = ss_u64map_get(&h->obj_index, r->object, -1);
+        if (r->h.flags == SS_HSYNC_RELEASE) {
+            if (oi < 0) {
+                uint32_t *clk = ss_xcalloc(h->A, sizeof(uint32_t));
+                SS_PUSH(h->objc, h->nobj, h->capobj, clk);
+                oi = h->nobj - 1;
+                ss_u64map_put(&h->obj_index, r->object, oi);
+            }
+            join(h->objc[oi], tv, h->A);
+        } else if (r->h.flags == SS_HSYNC_ACQUIRE && oi >= 0) {
+            join(tv, h->objc[oi], h->A);
+        }
+    }
+}
+
+/* After a host wait on thread tid returning at t: remember, per stream whose
+ * epoch the thread's clock now covers further, that the host had waited for
+ * it by then (evidence for ss_hb_waited_before). */
+static void note_covered(ss_hb *h, const uint32_t *before, const uint32_t *tv, uint64_t t, uint32_t tid)
+{
+    for (uint32_t k = 0; k < h->A; k++) {
+        if (tv[k] <= before[k]) continue;
+        struct covered *ring = h->cov + (size_t)k * COVER_RING;
+        ring[h->ncov[k] % COVER_RING] = (struct covered){ t, tv[k], tid };
+        h->ncov[k] = (uint8_t)((h->ncov[k] + 1) % (2 * COVER_RING));
+    }
+}
+
+int ss_hb_waited_before(const ss_hb *h, int32_t call, uint64_t t, uint32_t *waiter_tid, uint64_t *when)
+{
+    if (call < 0 || !h->epoch[call]) return 0;
+    int32_t s = h->m->calls[call].stream;
+    if (s < 0) return 0;
+    const struct covered *ring = h->cov + (size_t)s * COVER_RING;
+    int found = 0;
+    for (uint32_t i = 0; i < COVER_RING; i++) {
+        const struct covered *c = &ring[i];
+        if (!c->epoch || c->epoch < h->epoch[call] || c->t > t) continue;
+        if (!found || c->t < *when) { *when = c->t; *waiter_tid = c->tid; }
+        found = 1;
+    }
+    return found;
+}
+
 uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
 {
     const ss_model *m = h->m;
     const ss_call *c = &m->calls[ci];
+    host_sync_until(h, c->rec->t_enter);
     if (c->rec->ret != 0 || c->captured) return 0;
     uint32_t *tv = TV(h, c->rec->tid);
     if (!tv) return 0;
     int32_t s = c->stream;
     ss_host_wait wait = ss_call_host_wait(m, c);
     uint32_t epoch = 0;
+    /* the thread's clock before the call, to see what its wait covered */
+    uint32_t before_stack[64], *before = NULL;
+    if (wait != SS_WAIT_NONE) {
+        before = h->A <= 64 ? before_stack : ss_xcalloc(h->A, sizeof(uint32_t));
+        memcpy(before, tv, h->A * sizeof(uint32_t));
+    }
 
     if (is_submission(c->cls) && s >= 0) {
         uint32_t *sv = SV(h, s);
@@ -221,6 +298,10 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         break;
     default:
         break;
+    }
+    if (before) {
+        note_covered(h, before, tv, c->rec->t_exit, c->rec->tid);
+        if (before != before_stack) free(before);
     }
     return epoch;
 }

@@ -16,7 +16,12 @@
  *   - the legacy default stream is ordered with the device's blocking and
  *     per-thread default streams, both ways;
  *   - a device-serialized op (cudaMemcpyPeer, ss_call_device_serialized) is
- *     ordered after all earlier and before all later work of its devices.
+ *     ordered after all earlier and before all later work of its devices;
+ *   - host threads: a release of a host synchronization object (mutex
+ *     unlock, sem_post, thread creation, OpenMP fork, a barrier's arrival;
+ *     SS_REC_HOST_SYNC) joins the thread's clock into the object's, an
+ *     acquire joins the object's into the thread's, replayed in time order
+ *     between the calls.
  * Calls that failed, and calls recorded during stream capture (they build
  * graph nodes and run nothing), order nothing.
  *
@@ -53,6 +58,12 @@ const uint32_t *ss_hb_event_clock(const ss_hb *h, int32_t event);
 
 /* Is the submission of `call` ordered before clock vc? */
 int ss_hb_call_before(const ss_hb *h, int32_t call, const uint32_t *vc);
+
+/* Had some host thread already waited for the GPU work of `call` (a host
+ * join covering it had returned) at or before time t?  Then *waiter_tid and
+ * *when say which thread and when.  Evidence for an ordering the trace may
+ * not show (futexes, atomics, lock-free queues between threads). */
+int ss_hb_waited_before(const ss_hb *h, int32_t call, uint64_t t, uint32_t *waiter_tid, uint64_t *when);
 
 /* Clock width (number of streams). */
 uint32_t ss_hb_width(const ss_hb *h);

@@ -639,6 +639,13 @@ static int cmp_idrec(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int cmp_hsync(const void *a, const void *b)
+{
+    const ss_host_sync_rec *x = *(const ss_host_sync_rec *const *)a, *y = *(const ss_host_sync_rec *const *)b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    return x < y ? -1 : x > y;   /* file order: a thread's own records stay in order */
+}
+
 typedef struct alloc_sort { ss_alloc a; int32_t old; } alloc_sort;
 static int cmp_alloc(const void *a, const void *b)
 {
@@ -984,6 +991,16 @@ static void build_threads(ss_model *m, loader *L)
             ss_u64map_put(&idx, tid, 0);
         }
     }
+    /* threads that made no CUDA call but passed host synchronization on
+     * (a chain of locks through a thread that never touches CUDA) */
+    for (uint32_t i = 0; i < m->nhsyncs; i++) {
+        uint32_t tid = m->hsyncs[i]->tid;
+        if (ss_u64map_get(&idx, tid, -1) < 0) {
+            ss_thread t = { tid, NULL, 0, NULL, 0, 0 };
+            SS_PUSH(m->threads, m->nthreads, cap, t);
+            ss_u64map_put(&idx, tid, 0);
+        }
+    }
     ss_u64map_free(&idx);
     /* sort threads by tid, then fill call lists */
     for (uint32_t i = 1; i < m->nthreads; i++) {     /* few threads: insertion sort */
@@ -1123,7 +1140,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     const ss_rec_hdr *h;
     int st;
     uint32_t cap_ctx = 0, cap_sync = 0, cap_cev = 0, cap_note = 0, cap_meta = 0, cap_stack = 0,
-             cap_py = 0, cap_mod = 0, cap_cubin = 0, cap_kacc = 0;
+             cap_py = 0, cap_mod = 0, cap_cubin = 0, cap_kacc = 0, cap_hsync = 0;
     while ((st = ss_reader_next(rd, &h)) == SS_READ_OK) {
         m->nrecords++;
         uint64_t t0 = rec_time(h), t1 = rec_end_time(h);
@@ -1154,6 +1171,8 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         case SS_REC_CUBIN: SS_PUSH(m->cubins, m->ncubins, cap_cubin, (const ss_cubin_rec *)h); break;
         case SS_REC_KERNEL_ACCESS:
             SS_PUSH(m->xaccess, m->nxaccess, cap_kacc, (const ss_kernel_access_rec *)h); break;
+        case SS_REC_HOST_SYNC:
+            SS_PUSH(m->hsyncs, m->nhsyncs, cap_hsync, (const ss_host_sync_rec *)h); break;
         case SS_REC_STRING: {
             const ss_string_rec *r = (const ss_string_rec *)h;
             if (sizeof(*r) + (uint64_t)r->len > h->size || !r->id) break;
@@ -1228,6 +1247,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     m->nvtx = ss_xcalloc(L.nnvtx, sizeof(ss_nvtx));
     for (uint32_t i = 0; i < L.nnvtx; i++) m->nvtx[i].rec = L.nvtx[i];
     ss_qsort(m->nvtx, m->nnvtx, sizeof(ss_nvtx), cmp_nvtx);
+    ss_qsort(m->hsyncs, m->nhsyncs, sizeof(*m->hsyncs), cmp_hsync);
     ss_qsort(m->stacks, m->nstacks, sizeof(*m->stacks), cmp_idrec);
     ss_qsort(m->pystacks, m->npystacks, sizeof(*m->pystacks), cmp_idrec);
 
@@ -1321,7 +1341,7 @@ void ss_model_free(ss_model *m)
     free(m->events); free(m->allocs); free(m->nvtx);
     for (uint32_t i = 0; i < m->nthreads; i++) free(m->threads[i].calls);
     free(m->threads); free(m->notes); free(m->metas); free(m->contexts); free(m->stacks);
-    free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess);
+    free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess); free(m->hsyncs);
     for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
     free(m->api_names); free(m->api_class); free(m->api_info);
     if (m->strings) {

@@ -215,6 +215,8 @@ typedef struct ss_model {
     /* Exact memory mode (SS_REC_KERNEL_ACCESS), sorted by (tid, t_enter):
      * use ss_call_exact_access(). */
     const ss_kernel_access_rec **xaccess; uint32_t nxaccess;
+    /* Host thread synchronization (SS_REC_HOST_SYNC), sorted by time. */
+    const ss_host_sync_rec **hsyncs; uint32_t nhsyncs;
 
     /* API names: api_names[i] is the display name, api_class[i] its class,
      * api_info[i] its row of the generated table (NULL: not listed). */

@@ -84,6 +84,7 @@ static void print_summary(FILE *out, const ss_process_result *p)
     }
     for (uint32_t t = 0; t < m->nthreads; t++) {
         const ss_thread *th = &m->threads[t];
+        if (!th->ncalls) continue;   /* it only passed host synchronization on */
         fprintf(out, "  thread %u", th->tid);
         if (th->name) { fputs(" (", out); ss_escape_term(out, th->name, th->name_len); fputs(")", out); }
         fprintf(out, ": %u CUDA calls, blocked in synchronizing calls %.3f ms\n", th->ncalls, th->blocked_ns / 1e6);

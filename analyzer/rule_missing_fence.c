@@ -26,8 +26,10 @@
  * reach, the finding says so as evidence, not as a verdict.
  *
  * Severity: error when both accesses are known (a write is proven); warning
- * ("possible") when a kernel's access could not be classified; two reads
- * never race.  Cost 0 ms: a race costs correctness, not time.
+ * ("possible") when a kernel's access could not be classified, or when the
+ * first access had already been waited for by another thread before the
+ * second was submitted (an ordering the trace may not show); two reads never
+ * race.  Cost 0 ms: a race costs correctness, not time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,20 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
         const char *lim = ss_kernel_access_limits(m);
         snprintf(why, sizeof why, " (%s: whether the kernel reads or writes this argument is not known%s%s)",
                  "possible", lim ? ": " : "", lim ? lim : "");
+    }
+    /* Another thread had already waited for the first access before the
+     * second was submitted: the threads may be ordered by means the trace
+     * does not show (futexes, atomics, a lock-free queue).  Not a proof of a
+     * race, so not an error. */
+    uint32_t waiter = 0;
+    uint64_t when = 0;
+    const ss_api_rec *rx = m->calls[x->call].rec, *re = m->calls[e->call].rec;
+    if (rx->tid != re->tid && ss_hb_waited_before(f->hb, e->call, rx->t_enter, &waiter, &when)) {
+        maybe = 1;
+        snprintf(why, sizeof why,
+                 " (possible: thread %u had already waited for the first access %.3f ms before thread %u submitted "
+                 "the second, but no host synchronization between the threads was seen)",
+                 waiter, (double)(rx->t_enter - when) / 1e6, rx->tid);
     }
     uint32_t ns = 0, nw = x->inferred ? reach_writers(f, &f->sh[alloc], x, e, &ns) : 0;
     if (nw)

@@ -131,12 +131,13 @@ typedef struct call_args {
     uint32_t cbid; uint64_t t0, t1; uint64_t stream, event, ptr, ptr2, bytes; uint32_t arg;
     uint8_t mem_dst, mem_src; int ret; const uint64_t *params; uint8_t nparams; uint32_t pystack;
     uint32_t flags;   /* added to SS_API_F_CUPTI_CB (SS_API_F_PTSZ: a _ptsz/_ptds entry point) */
+    uint32_t tid;     /* 0: TID */
 } call_args;
 
 static uint32_t tb_call(tb *b, call_args a)
 {
     ss_api_rec *r = tb_rec(b, SS_REC_API, sizeof *r, 8u * a.nparams);
-    r->cbid = a.cbid; r->tid = TID; r->t_enter = a.t0; r->t_exit = a.t1; r->ret = a.ret;
+    r->cbid = a.cbid; r->tid = a.tid ? a.tid : TID; r->t_enter = a.t0; r->t_exit = a.t1; r->ret = a.ret;
     r->corr = b->next_corr++;
     r->stream = a.stream; r->event = a.event; r->ptr = a.ptr; r->ptr2 = a.ptr2; r->bytes = a.bytes; r->arg = a.arg;
     r->mem_dst = a.mem_dst; r->mem_src = a.mem_src; r->nparams = a.nparams; r->device = 0;
@@ -750,6 +751,64 @@ static void test_exact_memory(void)
               strstr(r.f.v[0].message, "possible") == NULL, "exact verdict: %d %s", r.f.v[0].severity,
               r.f.v[0].message);
     done(&r);
+}
+
+/* Host threads: thread 1 fills buf on its stream and waits for it, then
+ * hands it to thread 2 through a mutex; thread 2 copies buf out on its own
+ * stream.  mode 0: the handoff is recorded (clean); 1: the same without the
+ * mutex records (the ordering exists but is not seen: only a possible race,
+ * since thread 1 had waited for the write before thread 2 submitted); 2:
+ * thread 1 hands over without waiting (a race, error). */
+static void tb_hsync(tb *b, uint64_t t, uint32_t tid, uint16_t kind, uint64_t obj, uint64_t seq)
+{
+    ss_host_sync_rec *r = tb_rec(b, SS_REC_HOST_SYNC, sizeof *r, 0);
+    r->h.flags = kind; r->time = t; r->object = obj; r->seq = seq; r->tid = tid; r->what = SS_HSYNC_MUTEX;
+}
+
+static void write_handoff(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xC1, 14, 1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 16384);
+    uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0xA1, .ptr = DEV_BUF,
+                       .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
+    tb_memcpy_rec(&b, c1, 13, MS(1.02), MS(3), 1, SS_MEM_PINNED, SS_MEM_DEVICE, 16384);
+    if (mode != 2) CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.1), .t1 = MS(3.01), .stream = 0xA1);
+    if (mode == 0) {
+        tb_hsync(&b, MS(3.1), TID, SS_HSYNC_RELEASE, 0x4000, 1);
+        tb_hsync(&b, MS(3.2), TID + 1, SS_HSYNC_ACQUIRE, 0x4000, 1);
+    }
+    uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(3.3), .t1 = MS(3.31), .stream = 0xC1, .tid = TID + 1,
+                       .ptr = PINNED_BUF + 8192, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2, .mem_dst = SS_MEM_PINNED,
+                       .mem_src = SS_MEM_DEVICE);
+    tb_memcpy_rec(&b, c2, 14, MS(3.32), MS(3.5), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096);
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(10), .t1 = MS(10.1));
+    tb_close(&b);
+}
+
+static void test_host_threads(void)
+{
+    static const struct { const char *name; uint32_t n; ss_severity sev; const char *text; } cases[] = {
+        { "handoff_mutex", 0, 0, NULL },
+        { "handoff_unseen", 1, SS_SEV_WARNING, "had already waited for the first access" },
+        { "handoff_racy", 1, SS_SEV_ERROR, NULL },
+    };
+    for (int i = 0; i < 3; i++) {
+        write_handoff(cases[i].name, i);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
+        result r = analyze(path, &ss_rule_missing_fence);
+        CHECK(r.f.n == cases[i].n, "%s: %u findings (%s)", cases[i].name, r.f.n, r.f.n ? r.f.v[0].message : "");
+        if (r.f.n && cases[i].n) {
+            CHECK(r.f.v[0].severity == cases[i].sev, "%s: severity %d", cases[i].name, r.f.v[0].severity);
+            if (cases[i].text)
+                CHECK(strstr(r.f.v[0].message, cases[i].text) != NULL, "%s: %s", cases[i].name, r.f.v[0].message);
+        }
+        done(&r);
+    }
 }
 
 /* relies-on-legacy-sync: a copy on a blocking stream fills buf, a kernel on
@@ -1555,6 +1614,7 @@ int main(int argc, char **argv)
     test_missing_fence();
     test_memory_model();
     test_exact_memory();
+    test_host_threads();
     test_relies_on_legacy();
     test_stream_identity();
     test_graph_pageable();

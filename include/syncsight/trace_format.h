@@ -35,8 +35,8 @@
 
 #define SS_TRACE_MAGIC        "SYNCSGHT"     /* 8 bytes, no NUL stored */
 #define SS_TRACE_VERSION_MAJOR 1
-#define SS_TRACE_VERSION_MINOR 2     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
-                                        2: SS_REC_KERNEL_ACCESS */
+#define SS_TRACE_VERSION_MINOR 3     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
+                                        2: SS_REC_KERNEL_ACCESS; 3: SS_REC_HOST_SYNC */
 #define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
 #define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
 
@@ -98,6 +98,7 @@ enum ss_rec_type {
     SS_REC_PYSTACK    = 18, /* Python stack, referenced like SS_REC_STACK  */
     SS_REC_CUBIN      = 19, /* device code image of a loaded module        */
     SS_REC_KERNEL_ACCESS = 20, /* exact mode: byte ranges a launch read/wrote */
+    SS_REC_HOST_SYNC  = 21, /* a thread released / acquired a host sync object */
     SS_REC_TYPE_MAX
 };
 
@@ -473,6 +474,25 @@ typedef struct ss_kernel_access_rec {
                                    (module globals, pointers read from memory) */
 } ss_kernel_access_rec;
 
+/* SS_REC_HOST_SYNC: a release or acquire of a host synchronization object by a thread, recorded only where it can
+ * matter for CUDA work (see docs/shim.md, "host thread ordering").  Releases carry a process-wide ascending
+ * sequence number; an acquire names the latest release of that object it synchronized with. */
+enum ss_hsync_kind { SS_HSYNC_RELEASE = 1, SS_HSYNC_ACQUIRE = 2 };        /* ss_rec_hdr.flags */
+enum ss_hsync_what {
+    SS_HSYNC_MUTEX = 1, SS_HSYNC_RWLOCK = 2, SS_HSYNC_SEM = 3, SS_HSYNC_BARRIER = 4,
+    SS_HSYNC_THREAD_CREATE = 5, SS_HSYNC_THREAD_JOIN = 6,
+    SS_HSYNC_OMP_FORK = 7, SS_HSYNC_OMP_JOIN = 8, SS_HSYNC_OMP_BARRIER = 9,
+};
+typedef struct ss_host_sync_rec {
+    ss_rec_hdr h;
+    uint64_t time;      /* trace clock */
+    uint64_t object;    /* the object: mutex/sem/barrier address, or a per-thread-creation / per-team key */
+    uint64_t seq;       /* release: its number (from 1, process-wide); acquire: the release it saw, 0 none */
+    uint32_t tid;
+    uint16_t what;      /* enum ss_hsync_what */
+    uint16_t reserved;
+} ss_host_sync_rec;
+
 /* Size checks: the layout is the format. */
 #define SS_STATIC_ASSERT(c, m) _Static_assert(c, m)
 SS_STATIC_ASSERT(sizeof(ss_file_header) == 256, "file header is 256 bytes");
@@ -487,6 +507,7 @@ SS_STATIC_ASSERT(sizeof(ss_stream_rec) % 8 == 0, "stream record aligned");
 SS_STATIC_ASSERT(sizeof(ss_nvtx_rec) % 8 == 0, "nvtx record aligned");
 SS_STATIC_ASSERT(sizeof(ss_note_rec) % 8 == 0, "note record aligned");
 SS_STATIC_ASSERT(sizeof(ss_module_rec) % 8 == 0, "module record aligned");
+SS_STATIC_ASSERT(sizeof(ss_host_sync_rec) == 40, "host sync record layout");
 SS_STATIC_ASSERT(sizeof(ss_cubin_rec) == 32, "cubin record layout");
 SS_STATIC_ASSERT(sizeof(ss_kernel_access_rec) == 48, "kernel access record layout");
 SS_STATIC_ASSERT(sizeof(ss_kernel_access_entry) == 64, "kernel access entry layout");
