@@ -85,16 +85,15 @@ static uint32_t reach_writers(const fence_state *f, const shadow *sh, const acce
 {
     const uint32_t *vc = ss_hb_stream_clock(f->hb, x->stream);
     uint32_t n = 0, ns = 0;
-    int32_t seen[8];
+    uint8_t *seen = ss_xcalloc(f->m->nstreams ? f->m->nstreams : 1, 1);
     for (uint32_t i = 0; i < sh->n; i++) {
         const access *e = &sh->v[i];
         if (e == skip || e->stream == x->stream || !writes(e->kind) || !unordered(e, vc)) continue;
         if (e->lo < x->hi || e->lo >= x->reach) continue;   /* not beyond x's pointer, or out of its reach */
         n++;
-        int dup = 0;
-        for (uint32_t k = 0; k < ns && k < 8; k++) dup |= seen[k] == e->stream;
-        if (!dup) { if (ns < 8) seen[ns] = e->stream; ns++; }
+        if (!seen[e->stream]) { seen[e->stream] = 1; ns++; }
     }
+    free(seen);
     *nstreams = ns;
     return n;
 }

@@ -46,6 +46,9 @@ FIXTURES="$FIXTURES legacy_barrier_needed legacy_barrier_needed_fixed readonly_f
 FIXTURES="$FIXTURES ptds_consumer ptds_consumer_fixed memset_async memset_async_fixed graph_pageable graph_pageable_fixed"
 FIXTURES="$FIXTURES incomplete_sync incomplete_sync_fixed event_timing_gap event_timing_gap_fixed"
 FIXTURES="$FIXTURES sample_simple_streams sample_concurrent_kernels sample_async_api"
+# Happens-before across host threads (OpenMP, pthreads, Python threads).
+FIXTURES="$FIXTURES omp_chunked_streams omp_chunked_streams_fixed pthread_handoff pthread_handoff_racy"
+FIXTURES="$FIXTURES threading_handoff threading_handoff_racy threading_handoff_wait"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
@@ -103,6 +106,10 @@ has() { local x; for x in $2; do [ "$x" = "$1" ] && return 0; done; return 1; }
 # ---- build (in parallel)
 echo "== building with $NVCC $NVCC_ARCH (rule programs: $SS_TEST_CUDART cudart)"
 build_jobs=()
+# Extra nvcc flags a program asks for in its own source, on a line
+# "// NVCC-FLAGS: <flags>" (e.g. -Xcompiler -fopenmp); test_programs.mk and
+# tests/test_programs_compile.sh read the same line.
+src_nvcc_flags() { sed -n 's|^// NVCC-FLAGS:||p' "$1" | tr '\n' ' '; }
 for n in "${names[@]}"; do
     [ -f "$TP/$n.cu" ] || continue
     if [ "$n" = capture_basic ]; then
@@ -110,8 +117,9 @@ for n in "${names[@]}"; do
         build_jobs+=("capture_basic_static|-cudart static|capture_basic")
         build_jobs+=("capture_basic_ptds|-cudart shared --default-stream per-thread|capture_basic")
     else
-        build_jobs+=("$n|-cudart $SS_TEST_CUDART|$n")
-        [ -f "$TP/$n.ptds.expect" ] && build_jobs+=("${n}_ptds|-cudart $SS_TEST_CUDART --default-stream per-thread|$n")
+        extra=$(src_nvcc_flags "$TP/$n.cu")
+        build_jobs+=("$n|-cudart $SS_TEST_CUDART $extra|$n")
+        [ -f "$TP/$n.ptds.expect" ] && build_jobs+=("${n}_ptds|-cudart $SS_TEST_CUDART --default-stream per-thread $extra|$n")
     fi
 done
 build_one() { # "BINARY|NVCC FLAGS|SOURCE NAME"

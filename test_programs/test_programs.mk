@@ -17,6 +17,11 @@ TEST_PROGRAMS_ARCH ?= -arch=sm_90
 TEST_PROGRAM_SRCS := $(wildcard test_programs/*.cu)
 # Programs also built with --default-stream per-thread (checked against <name>.ptds.expect).
 TEST_PROGRAM_PTDS := $(patsubst test_programs/%.ptds.expect,%,$(wildcard test_programs/*.ptds.expect))
+# Extra nvcc flags a program asks for in its own source, on a line
+# "// NVCC-FLAGS: <flags>" (e.g. -Xcompiler -fopenmp); read by the shell when
+# the recipe runs.  run_gpu_tests.sh and tests/test_programs_compile.sh read
+# the same line.
+TEST_PROGRAM_SRC_FLAGS = $$(sed -n 's|^// NVCC-FLAGS:||p' $<)
 
 GPU_SUITE_ENV = GPU_TEST_OUT="$(GPU_TEST_OUT)" SYNCSIGHT="$(BUILD)/syncsight" NVCC="$(NVCC)" \
 	NVCC_ARCH="$(TEST_PROGRAMS_ARCH)" PYTHON="$(PYTHON)" CUDA_HOME="$(CUDA_HOME)"
@@ -38,12 +43,13 @@ test-programs-build: $(patsubst test_programs/%.cu,$(BUILD)/test_programs/%,$(TE
 
 $(BUILD)/test_programs/%: test_programs/%.cu test_programs/ss_test.cuh | check-cuda
 	@mkdir -p $(@D)
-	$(NVCC) $(TEST_PROGRAMS_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra -o $@ $<
+	$(NVCC) $(TEST_PROGRAMS_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra $(TEST_PROGRAM_SRC_FLAGS) -o $@ $<
 
 # The per-thread default stream build (the shorter stem wins over the rule above).
 $(BUILD)/test_programs/%_ptds: test_programs/%.cu test_programs/ss_test.cuh | check-cuda
 	@mkdir -p $(@D)
-	$(NVCC) $(TEST_PROGRAMS_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra --default-stream per-thread -o $@ $<
+	$(NVCC) $(TEST_PROGRAMS_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra --default-stream per-thread \
+		$(TEST_PROGRAM_SRC_FLAGS) -o $@ $<
 
 # Twins that #include the program they fix.
 $(BUILD)/test_programs/legacy_stream_fixed: test_programs/legacy_stream.cu
@@ -62,3 +68,6 @@ $(BUILD)/test_programs/incomplete_sync_fixed $(BUILD)/test_programs/incomplete_s
 	test_programs/incomplete_sync.cu
 $(BUILD)/test_programs/event_timing_gap_fixed $(BUILD)/test_programs/event_timing_gap_fixed_ptds: \
 	test_programs/event_timing_gap.cu
+$(BUILD)/test_programs/omp_chunked_streams_fixed $(BUILD)/test_programs/omp_chunked_streams_fixed_ptds: \
+	test_programs/omp_chunked_streams.cu
+$(BUILD)/test_programs/pthread_handoff_racy: test_programs/pthread_handoff.cu

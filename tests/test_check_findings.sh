@@ -144,4 +144,16 @@ if "$PYTHON" tests/check_findings.py "$T/r.json" "$T/fixture2.expect" > "$T/out"
     echo "FAIL: fixture expect accepts a finding at the nosite line"; failures=$((failures + 1))
 fi
 
+# Every expect file of the GPU suite must be usable (known rules, a count line
+# for each site/message, every marker-based site found in its source): an
+# unusable one would only show on the GPU machine.  Against an empty report a
+# usable file exits 0 (expects nothing) or 1 (expects a finding), never 2.
+printf '%s\n' '{"findings":[]}' > "$T/empty.json"
+for expect in test_programs/*.expect; do
+    "$PYTHON" tests/check_findings.py "$T/empty.json" "$expect" > "$T/out" 2>&1
+    if [ $? -eq 2 ]; then
+        echo "FAIL: $expect is not usable:"; sed 's/^/    /' "$T/out"; failures=$((failures + 1))
+    fi
+done
+
 [ "$failures" -eq 0 ] && echo "check_findings: all cases behave" || exit 1

@@ -18,11 +18,14 @@ trap 'rm -rf "$T"' EXIT
 jobs=$(nproc 2> /dev/null || echo 2)
 export NVCC T
 # -Werror for host code: the programs are part of the project's code.
-# One job a line: "BINARY SOURCE [EXTRA NVCC FLAGS]".
+# One job a line: "BINARY SOURCE [EXTRA NVCC FLAGS]"; a program's own extra
+# flags come from a "// NVCC-FLAGS: <flags>" line in its source (as in
+# test_programs.mk and run_gpu_tests.sh).
 for src in test_programs/*.cu; do
     n=$(basename "$src" .cu)
-    echo "$n $src"
-    [ -f "test_programs/$n.ptds.expect" ] && echo "${n}_ptds $src --default-stream per-thread"
+    extra=$(sed -n 's|^// NVCC-FLAGS:||p' "$src" | tr '\n' ' ')
+    echo "$n $src $extra"
+    [ -f "test_programs/$n.ptds.expect" ] && echo "${n}_ptds $src --default-stream per-thread $extra"
 done > "$T/jobs"
 for expect in test_programs/*.ptds.expect; do
     [ -e "$expect" ] || continue

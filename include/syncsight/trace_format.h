@@ -355,6 +355,9 @@ enum ss_note_code {
                                       value 1 = on (kernels ran to completion inside
                                       their launch: GPU timings are not meaningful),
                                       0 = asked for but unavailable (message says why) */
+    SS_NOTE_HOST_SYNC_FULL    = 11, /* the shim's table of host sync objects is full:
+                                      objects not in it share one object,
+                                      SS_HSYNC_BUCKET (more ordering, never less) */
 };
 typedef struct ss_note_rec {
     ss_rec_hdr h;
@@ -492,6 +495,16 @@ typedef struct ss_host_sync_rec {
     uint16_t what;      /* enum ss_hsync_what */
     uint16_t reserved;
 } ss_host_sync_rec;
+
+/* Keys that are not addresses (user-space addresses stay below 2^56): the top
+ * byte says what the rest numbers.  SS_HSYNC_BUCKET stands for every object
+ * the shim had no room to track separately (SS_NOTE_HOST_SYNC_FULL). */
+#define SS_HSYNC_BUCKET          (0x80ull << 56)
+#define SS_HSYNC_KEY_CREATE(n)   ((0x81ull << 56) | (n))   /* n: creation number   */
+#define SS_HSYNC_KEY_JOIN(pt)    ((0x82ull << 56) | (pt))  /* pt: the pthread_t    */
+#define SS_HSYNC_KEY_OMP_FORK(n) ((0x83ull << 56) | (n))   /* n: team number       */
+#define SS_HSYNC_KEY_OMP_JOIN(n) ((0x84ull << 56) | (n))
+#define SS_HSYNC_KEY_OMP_BAR(n)  ((0x85ull << 56) | (n))
 
 /* Size checks: the layout is the format. */
 #define SS_STATIC_ASSERT(c, m) _Static_assert(c, m)
