@@ -333,6 +333,18 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
         }
         break;
     }
+    case SS_REC_HOST_SYNC: {
+        /* a release/acquire of a host synchronization object (trace-format.md) */
+        static const char *const whats[] = { "?", "mutex", "rwlock", "sem", "barrier", "thread_create",
+                                             "thread_join", "omp_fork", "omp_join", "omp_barrier" };
+        const ss_host_sync_rec *r = (const void *)h;
+        const char *kind = h->flags == SS_HSYNC_RELEASE ? "release" : h->flags == SS_HSYNC_ACQUIRE ? "acquire" : "?";
+        const char *what = r->what < sizeof whats / sizeof whats[0] ? whats[r->what] : "?";
+        begin(d, "host_sync"); fstr(d, "kind", kind, strlen(kind)); fstr(d, "what", what, strlen(what));
+        fu(d, "tid", r->tid); fms(d, "t_ms", r->time); fu(d, "t_ns", r->time); fx(d, "object", r->object);
+        fu(d, "seq", r->seq);
+        break;
+    }
     default:
         begin(d, "unknown"); fu(d, "record_type", h->type); fu(d, "size", h->size);
         break;

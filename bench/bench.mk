@@ -8,6 +8,7 @@
 #                        torch.profiler (bench/run_bench.sh).  Results:
 #                        bench/results/capture-<date>.md.
 #   make test-bench      CPU self-test of the generator and the reader check.
+#   make bench-hostsync  CPU: cost of the shim's pthread/semaphore wrappers (below).
 #   make fuzz / fuzz-ci  see fuzz/fuzz.mk.
 
 BENCH_RECORDS ?= 1000000
@@ -73,3 +74,28 @@ test-bench: $(BUILD)/ss-gen-trace $(BUILD)/ss-read-trace
 	echo "test-bench: OK"
 
 include $(wildcard fuzz/fuzz.mk)
+
+# ---- host synchronization wrappers (preload/hostsync.c): CPU, no GPU --------
+#   make bench-hostsync [HOSTSYNC_ITERS=N]
+#       ns per uncontended lock/unlock (and sem post/wait) pair without the shim,
+#       with it, and with SYNCSIGHT_HOST_SYNC=0, for a clean thread, a thread
+#       that made a (fake) CUDA call, and one that makes one before every pair
+#       (docs/performance.md, "Host synchronization wrappers").
+HOSTSYNC_ITERS ?= 20000000
+
+$(BUILD)/bench/hostsync_bench: bench/hostsync_bench.c tests/api_fake_cudart.c tests/fake_cuda.sh | check-cuda
+	@mkdir -p $(@D)/fakecuda
+	@. tests/fake_cuda.sh && CC="$(CC)" CUDA_HOME="$(CUDA_HOME)" build_fake_cuda $(@D)/fakecuda cudart-only
+	$(CC) $(BASE_CFLAGS) -O2 -pthread -I$(CUDA_HOME)/include -o $@ $< $(@D)/fakecuda/libcudart.so.13 \
+		-Wl,-rpath,$(abspath $(@D)/fakecuda)
+
+.PHONY: bench-hostsync
+bench-hostsync: $(BUILD)/bench/hostsync_bench $(BUILD)/libsyncsight.so
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	$(BUILD)/bench/hostsync_bench $(HOSTSYNC_ITERS) > $$d/plain; \
+	SYNCSIGHT_OUTPUT_DIR=$$d/o1 SYNCSIGHT_CUPTI=0 LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) \
+		$(BUILD)/bench/hostsync_bench $(HOSTSYNC_ITERS) > $$d/shim; \
+	SYNCSIGHT_OUTPUT_DIR=$$d/o2 SYNCSIGHT_CUPTI=0 SYNCSIGHT_HOST_SYNC=0 LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) \
+		$(BUILD)/bench/hostsync_bench $(HOSTSYNC_ITERS) > $$d/off; \
+	printf '%-20s %12s %12s %16s\n' "ns per pair" "no shim" "shim" "HOST_SYNC=0"; \
+	join $$d/plain $$d/shim | join - $$d/off | awk '{ printf "%-20s %12s %12s %16s\n", $$1, $$2, $$3, $$4 }'

@@ -705,6 +705,7 @@ void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t
     /* Stacks first: the call-site part may write records of its own, and
      * at most one record may be open per thread. */
     ss_api_tls *t = ss_api_thread();
+    ss_hostsync_api_begin();   /* pending acquires go before the call's record */
     ss_callsite_capture_launch(r, stack_want, t->launch_caller);
     t->launch_caller = 0;
     ss_api_write_name(r->cbid, name);
@@ -721,8 +722,10 @@ void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t
     uint32_t values = nparams * (uint32_t)sizeof(uint64_t);
     uint32_t tail = values + (offsets != NULL ? nparams * (uint32_t)sizeof(uint16_t) : 0);
     ss_api_rec *out = ss_rec_begin(SS_REC_API, sizeof *out, tail);
-    if (out == NULL)
+    if (out == NULL) {
+        ss_hostsync_api_end();
         return;
+    }
     ss_rec_hdr hdr = out->h;          /* type and size as the buffer laid them out */
     memcpy(out, r, sizeof *out);
     out->h = hdr;
@@ -731,6 +734,7 @@ void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t
     if (offsets != NULL)
         memcpy((char *)(out + 1) + values, offsets, nparams * sizeof(uint16_t));
     ss_rec_commit(out);
+    ss_hostsync_api_end();
 }
 
 static uint32_t ss_api_stream_count;

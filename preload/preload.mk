@@ -36,6 +36,14 @@ $(patsubst preload/%.c,$(BUILD)/preload/%.o,$(PRELOAD_SRCS)): | $$(API_GEN_SRCS)
 $(BUILD)/libsyncsight.so: $$(PRELOAD_OBJS) | check-cuda
 	$(CC) $(PRELOAD_OBJS) $(PRELOAD_LDFLAGS) -o $@
 
+# The host sync wrappers read their TLS on every lock and unlock: TLS
+# descriptors make that a static offset when the shim is preloaded, while a
+# dlopen (CUDA_INJECTION64_PATH) still works, unlike initial-exec TLS
+# (x86-64; aarch64 uses descriptors already).
+ifneq ($(filter x86_64%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+$(BUILD)/preload/hostsync.o: PRELOAD_CFLAGS += -mtls-dialect=gnu2
+endif
+
 -include $(wildcard $(BUILD)/preload/*.d $(BUILD)/preload/*/*.d)
 
 .PHONY: shim

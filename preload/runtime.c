@@ -329,6 +329,7 @@ static void ss_init(void)
     __atomic_store_n(&ss_rec_enabled, 1, __ATOMIC_RELAXED);
     ss_output_init();
     ss_api_init();
+    ss_hostsync_init();
     ss_callsite_init();
     /* Exact memory mode takes the place of CUPTI.  Measured (H100, CUDA
      * 13.0): the Sanitizer API and CUPTI share one callback slot.  Sanitizer

@@ -94,6 +94,18 @@ SS_HIDDEN size_t ss_api_wanted_cbids(const uint32_t **ids);
 /* After fork() in the child: reset per-thread state of the API part. */
 SS_HIDDEN void ss_api_atfork_child(void);
 
+/* ---- provided by hostsync.c: host thread ordering (SS_REC_HOST_SYNC) ----- */
+
+/* From initialization: read SYNCSIGHT_HOST_SYNC; on only when the shim's
+ * pthread/semaphore/libgomp wrappers are the ones the program calls. */
+SS_HIDDEN void ss_hostsync_init(void);
+/* Around the emission of every recorded CUDA call's record (ss_api_emit):
+ * begin writes the thread's pending acquires and counts the call as news
+ * the thread may have to publish; until end, the wrappers record nothing on
+ * this thread (a record is open). */
+SS_HIDDEN void ss_hostsync_api_begin(void);
+SS_HIDDEN void ss_hostsync_api_end(void);
+
 /* ---- provided by callsite.c ---------------------------------------------- */
 
 /* Read SYNCSIGHT_STACKS, record the modules loaded now (SS_REC_MODULE) and

@@ -23,9 +23,10 @@ export NVCC T
 # test_programs.mk and run_gpu_tests.sh).
 for src in test_programs/*.cu; do
     n=$(basename "$src" .cu)
-    extra=$(sed -n 's|^// NVCC-FLAGS:||p' "$src" | tr '\n' ' ')
-    echo "$n $src $extra"
-    [ -f "test_programs/$n.ptds.expect" ] && echo "${n}_ptds $src --default-stream per-thread $extra"
+    # (no trailing blank: xargs -L 1 would join the next line to this one)
+    extra=$(sed -n 's|^// NVCC-FLAGS:||p' "$src" | xargs)
+    echo "$n $src${extra:+ $extra}"
+    [ -f "test_programs/$n.ptds.expect" ] && echo "${n}_ptds $src --default-stream per-thread${extra:+ $extra}"
 done > "$T/jobs"
 for expect in test_programs/*.ptds.expect; do
     [ -e "$expect" ] || continue

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Host thread ordering (preload/hostsync.c, docs/shim.md "Host thread
+# ordering"): programs linked against the fake libcudart.so.13 run under the
+# shim, and tests/hostsync_check.py reads `syncsight dump --json` of the
+# trace: mutex and semaphore handoffs give matching release/acquire seqs, a
+# thread that never calls CUDA writes nothing, create/join and barrier keys
+# match, GOMP_parallel regions give fork/join records for the workers that
+# call CUDA; SYNCSIGHT_HOST_SYNC=0 gives none; return values and errno are
+# checked by the programs themselves, with and without the shim.
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+SHIM=${SHIM:-$BUILD/libsyncsight.so}
+SYNCSIGHT=${SYNCSIGHT:-$BUILD/syncsight}
+PYTHON=${PYTHON:-python3}
+CC=${CC:-cc}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$SHIM" ] || [ ! -x "$SYNCSIGHT" ]; then echo "SKIP: $SHIM or $SYNCSIGHT not built"; exit 77; fi
+if [ ! -f "$CUDA_HOME/include/cuda_runtime_api.h" ]; then echo "SKIP: no CUDA headers under $CUDA_HOME"; exit 77; fi
+SHIM=$(readlink -f "$SHIM")
+T=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+W="-std=gnu11 -Wall -Wextra -Werror -Iinclude -I$CUDA_HOME/include -g"
+
+. tests/fake_cuda.sh
+build_fake_cuda "$T/lib" || { echo "FAIL: cannot build the fake CUDA libraries"; exit 1; }
+$CC $W -O1 -pthread -o "$T/prog" tests/hostsync_prog.c "$T/lib/libcudart.so.13" -Wl,-rpath,"$T/lib"
+have_omp=1
+$CC $W -O1 -fopenmp -o "$T/omp_prog" tests/hostsync_omp_prog.c "$T/lib/libcudart.so.13" -Wl,-rpath,"$T/lib" \
+    2> "$T/omp.cc.err" || have_omp=0
+
+# run NAME PROG [ENV...]: the program under the shim; dump in $T/NAME.jsonl
+run() {
+    local name=$1 prog=$2
+    shift 2
+    mkdir -p "$T/$name"
+    if ! env "$@" SYNCSIGHT_OUTPUT_DIR="$T/$name" SYNCSIGHT_CUPTI=0 LD_PRELOAD="$SHIM" "$prog" \
+            > "$T/$name.out" 2> "$T/$name.err"; then
+        echo "FAIL: $name: the program failed under the shim"; cat "$T/$name.err"; exit 1
+    fi
+    local trace
+    trace=$(ls "$T/$name"/*.sstrace 2>/dev/null | head -1)
+    [ -n "$trace" ] || { echo "FAIL: $name: no trace"; cat "$T/$name.err"; exit 1; }
+    "$SYNCSIGHT" dump --json "$trace" > "$T/$name.jsonl"
+    "$SYNCSIGHT" dump "$trace" > "$T/$name.txt"
+}
+
+fail=0
+# Without the shim: the program's own return value / errno checks pass.
+"$T/prog" > /dev/null || { echo "FAIL: hostsync_prog fails without the shim"; exit 1; }
+
+run pthread "$T/prog"
+grep -q '^host_sync kind="release" what="mutex" tid=' "$T/pthread.txt" || { echo "FAIL: text dump lacks host_sync"; fail=1; }
+$PYTHON tests/hostsync_check.py pthread "$T/pthread.jsonl" "$T/pthread.out" || fail=1
+
+run off "$T/prog" SYNCSIGHT_HOST_SYNC=0
+$PYTHON tests/hostsync_check.py off "$T/off.jsonl" "$T/off.out" || fail=1
+
+if [ $have_omp = 1 ]; then
+    "$T/omp_prog" > /dev/null || { echo "FAIL: hostsync_omp_prog fails without the shim"; exit 1; }
+    run omp "$T/omp_prog" OMP_WAIT_POLICY=passive
+    $PYTHON tests/hostsync_check.py omp "$T/omp.jsonl" "$T/omp.out" || fail=1
+else
+    echo "FAIL: cannot build the OpenMP program with -fopenmp:"; cat "$T/omp.cc.err"; fail=1
+fi
+
+[ $fail = 0 ] && echo "PASS: host synchronization recorded as expected"
+exit $fail
