@@ -1181,47 +1181,27 @@ SS_EXPORT void GOMP_parallel_end(void)
     errno = e;
 }
 
-SS_EXPORT void GOMP_barrier(void)
-{
-    hs_team_ctx *c = hs_omp_barrier_enter();
-    HS_GOMP(GOMP_barrier)();
-    hs_omp_barrier_leave(c);
-}
-
-SS_EXPORT bool GOMP_barrier_cancel(void)
-{
-    hs_team_ctx *c = hs_omp_barrier_enter();
-    bool r = HS_GOMP(GOMP_barrier_cancel)();
-    hs_omp_barrier_leave(c);
-    return r;
-}
-
-SS_EXPORT void GOMP_loop_end(void)
-{
-    hs_team_ctx *c = hs_omp_barrier_enter();
-    HS_GOMP(GOMP_loop_end)();
-    hs_omp_barrier_leave(c);
-}
-
-SS_EXPORT bool GOMP_loop_end_cancel(void)
-{
-    hs_team_ctx *c = hs_omp_barrier_enter();
-    bool r = HS_GOMP(GOMP_loop_end_cancel)();
-    hs_omp_barrier_leave(c);
-    return r;
-}
-
-SS_EXPORT void GOMP_sections_end(void)
-{
-    hs_team_ctx *c = hs_omp_barrier_enter();
-    HS_GOMP(GOMP_sections_end)();
-    hs_omp_barrier_leave(c);
-}
-
-SS_EXPORT bool GOMP_sections_end_cancel(void)
-{
-    hs_team_ctx *c = hs_omp_barrier_enter();
-    bool r = HS_GOMP(GOMP_sections_end_cancel)();
-    hs_omp_barrier_leave(c);
-    return r;
-}
+/* Every libgomp entry point that ends in a team barrier (explicit barriers,
+ * and the implicit ones ending worksharing loops and sections) is the same
+ * wrapper: a release before, an acquire after.  One line each: */
+#define HS_GOMP_BARRIER_VOID(name)                          \
+    SS_EXPORT void name(void)                               \
+    {                                                       \
+        hs_team_ctx *c = hs_omp_barrier_enter();            \
+        HS_GOMP(name)();                                    \
+        hs_omp_barrier_leave(c);                            \
+    }
+#define HS_GOMP_BARRIER_BOOL(name)                          \
+    SS_EXPORT bool name(void)                               \
+    {                                                       \
+        hs_team_ctx *c = hs_omp_barrier_enter();            \
+        bool r = HS_GOMP(name)();                           \
+        hs_omp_barrier_leave(c);                            \
+        return r;                                           \
+    }
+HS_GOMP_BARRIER_VOID(GOMP_barrier)
+HS_GOMP_BARRIER_BOOL(GOMP_barrier_cancel)
+HS_GOMP_BARRIER_VOID(GOMP_loop_end)
+HS_GOMP_BARRIER_BOOL(GOMP_loop_end_cancel)
+HS_GOMP_BARRIER_VOID(GOMP_sections_end)
+HS_GOMP_BARRIER_BOOL(GOMP_sections_end_cancel)
