@@ -47,7 +47,7 @@ demo: $(BUILD)/syncsight
 	else \
 	    if [ -n "$(DEMO_FIXTURE)" ]; then \
 	        echo "demo: no GPU here (nvidia-smi or /dev/nvidia0 missing): reporting the recorded trace $(DEMO_FIXTURE) instead"; \
-	        $(BUILD)/syncsight report $(DEMO_FIXTURE); \
+	        SYNCSIGHT_SYMBOL_PATH=$${SYNCSIGHT_SYMBOL_PATH:-tests/fixtures/bin} $(BUILD)/syncsight report $(DEMO_FIXTURE); \
 	    else \
 	        echo "demo: no GPU here and no recorded trace in tests/fixtures/: reporting a synthetic trace of the same pathology (tests/test_analyzer_rules.c)"; \
 	        $(MAKE) --no-print-directory $(BUILD)/tests/test_analyzer_rules >/dev/null && \
