@@ -23,6 +23,7 @@
 #include "util.h"
 
 #define WINDOW 1024u   /* earlier submissions examined per dependent operation */
+#define MEMORY_CHECKS 256u   /* of them, at most this many compared by memory (the costly part) */
 
 static int is_work(uint8_t cls)
 {
@@ -83,12 +84,13 @@ static void run(const ss_model *m, ss_findings *out)
             int32_t first = -1;
             uint32_t ndeps = 0, nstreams = 0;
             int32_t streams_seen[16];
-            uint32_t n = nrecent < WINDOW ? nrecent : WINDOW;
-            for (uint32_t k = 0; k < n; k++) {
+            uint32_t n = nrecent < WINDOW ? nrecent : WINDOW, checks = 0;
+            for (uint32_t k = 0; k < n && checks < MEMORY_CHECKS; k++) {
                 int32_t y = recent[(nrecent - 1 - k) % WINDOW];
                 const ss_call *cy = &m->calls[y];
                 if (cy->stream == c->stream || ss_model_call_device(m, cy) != ss_model_call_device(m, c)) continue;
                 if (!ss_hb_call_before(full, y, vf) || ss_hb_call_before(bare, y, vb)) continue;
+                checks++;
                 if (!ss_calls_share_memory(m, y, (int32_t)i)) continue;
                 if (first < 0) first = y;
                 ndeps++;
