@@ -10,10 +10,12 @@
  *
  * Judged by replaying happens-before twice in lockstep (hb.h): as CUDA runs
  * it, and without the legacy barrier.  Where a submission's stream clock
- * differs between the two, the barrier ordered something; the earlier
- * submissions of other streams that the full replay orders before it, the
- * barrier-free replay does not, and that share memory with it (the generous
- * "may depend" of ss_calls_share_memory) are what it relies on.
+ * differs between the two, the barrier ordered something: the submissions
+ * of another stream k with epochs between the two replays' k components are
+ * ordered before it by the barrier only; those that may share memory with it
+ * (the generous "may depend" of ss_calls_share_memory) are what it relies on.
+ * Each earlier submission is compared with a bounded number of consumers
+ * per stream, so the cost stays linear in the trace.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +24,8 @@
 #include "rule.h"
 #include "util.h"
 
-#define WINDOW 1024u   /* earlier submissions examined per dependent operation */
-#define MEMORY_CHECKS 256u   /* of them, at most this many compared by memory (the costly part) */
+#define MEMORY_CHECKS 64u    /* earlier submissions compared by memory per operation (the costly part) */
+#define PASSES 4u            /* consumers on one stream each earlier submission is compared with */
 
 static int is_work(uint8_t cls)
 {
@@ -64,6 +66,8 @@ static void report(const ss_model *m, ss_findings *out, int32_t ci, int32_t dep,
     ss_findings_add(out, m, &o);
 }
 
+typedef struct epoch_calls { int32_t *v; uint32_t n, cap; } epoch_calls;   /* per stream: call of each epoch */
+
 static void run(const ss_model *m, ss_findings *out)
 {
     if (!m->nstreams || !m->nthreads) return;
@@ -72,38 +76,57 @@ static void run(const ss_model *m, ss_findings *out)
     if (!has_legacy) return;
     ss_hb *full = ss_hb_new(m), *bare = ss_hb_new_ex(m, SS_HB_NO_LEGACY_BARRIER);
     uint32_t A = ss_hb_width(full);
-    int32_t *recent = ss_xcalloc(WINDOW, sizeof(int32_t));   /* ring of earlier submissions */
-    uint32_t nrecent = 0;
+    epoch_calls *by_epoch = ss_xcalloc(A, sizeof(epoch_calls));
+    /* Per (consumer stream s, producer stream k): submissions of k up to
+     * retired[] have been compared with PASSES consumers on s already and
+     * are not compared again (a later consumer that depends on them only
+     * through an earlier one is missed: bounded cost, an info rule);
+     * frontier[] is where the current batch of PASSES began. */
+    uint32_t *retired = ss_xcalloc((size_t)A * A, sizeof(uint32_t));
+    uint32_t *frontier = ss_xcalloc((size_t)A * A, sizeof(uint32_t));
+    uint8_t *passes = ss_xcalloc((size_t)A * A, 1);
+    uint8_t *seen = ss_xcalloc(A, 1);
     for (uint32_t i = 0; i < m->ncalls; i++) {
         uint32_t epoch = ss_hb_apply(full, (int32_t)i);
         ss_hb_apply(bare, (int32_t)i);
         const ss_call *c = &m->calls[i];
-        if (!epoch || !is_work(c->cls)) continue;
-        const uint32_t *vf = ss_hb_stream_clock(full, c->stream), *vb = ss_hb_stream_clock(bare, c->stream);
-        if (memcmp(vf, vb, A * sizeof(uint32_t)) != 0) {
-            int32_t first = -1;
-            uint32_t ndeps = 0, nstreams = 0;
-            int32_t streams_seen[16];
-            uint32_t n = nrecent < WINDOW ? nrecent : WINDOW, checks = 0;
-            for (uint32_t k = 0; k < n && checks < MEMORY_CHECKS; k++) {
-                int32_t y = recent[(nrecent - 1 - k) % WINDOW];
-                const ss_call *cy = &m->calls[y];
-                if (cy->stream == c->stream || ss_model_call_device(m, cy) != ss_model_call_device(m, c)) continue;
-                if (!ss_hb_call_before(full, y, vf) || ss_hb_call_before(bare, y, vb)) continue;
+        if (!epoch) continue;
+        int32_t s = c->stream;
+        epoch_calls *ec = &by_epoch[s];
+        while (ec->n + 1 < epoch) SS_PUSH(ec->v, ec->n, ec->cap, -1);   /* epochs of uncounted work */
+        SS_PUSH(ec->v, ec->n, ec->cap, (int32_t)i);
+        if (!is_work(c->cls)) continue;
+        const uint32_t *vf = ss_hb_stream_clock(full, s), *vb = ss_hb_stream_clock(bare, s);
+        int32_t first = -1, dev = ss_model_call_device(m, c);
+        uint32_t ndeps = 0, nstreams = 0, checks = 0;
+        memset(seen, 0, A);
+        for (uint32_t k = 0; k < A; k++) {
+            if ((int32_t)k == s) continue;
+            size_t sk = (size_t)s * A + k;
+            uint32_t lo = vb[k] > retired[sk] ? vb[k] : retired[sk];
+            if (vf[k] <= lo) continue;
+            /* epochs (lo, vf[k]] of stream k: ordered before this op by the
+             * legacy barrier only */
+            for (uint32_t e = vf[k]; e > lo && checks < MEMORY_CHECKS; e--) {
+                if (e > by_epoch[k].n) continue;
+                int32_t y = by_epoch[k].v[e - 1];
+                if (y < 0 || !is_work(m->calls[y].cls) || ss_model_call_device(m, &m->calls[y]) != dev) continue;
                 checks++;
                 if (!ss_calls_share_memory(m, y, (int32_t)i)) continue;
                 if (first < 0) first = y;
                 ndeps++;
-                int dup = 0;
-                for (uint32_t s = 0; s < nstreams && s < 16; s++) dup |= streams_seen[s] == cy->stream;
-                if (!dup) { if (nstreams < 16) streams_seen[nstreams] = cy->stream; nstreams++; }
+                if (!seen[k]) { seen[k] = 1; nstreams++; }
             }
-            if (first >= 0) report(m, out, (int32_t)i, first, ndeps, nstreams);
+            if (++passes[sk] >= PASSES) {
+                retired[sk] = frontier[sk];
+                frontier[sk] = vf[k];
+                passes[sk] = 0;
+            }
         }
-        recent[nrecent % WINDOW] = (int32_t)i;
-        nrecent++;
+        if (first >= 0) report(m, out, (int32_t)i, first, ndeps, nstreams);
     }
-    free(recent);
+    for (uint32_t k = 0; k < A; k++) free(by_epoch[k].v);
+    free(by_epoch); free(retired); free(frontier); free(passes); free(seen);
     ss_hb_free(full);
     ss_hb_free(bare);
 }
