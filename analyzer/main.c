@@ -28,6 +28,14 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { usage(stdout); return 0; }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         printf("syncsight %s\n", SS_VERSION);
+#ifdef SS_NO_LIBDW
+        /* said so that scripts (the test suite) can tell: native call sites
+         * come out as module+offset in this build */
+        printf("symbolizer: none (built without elfutils' libdw: native call sites are module+offset; "
+               "install libdw-dev and rebuild)\n");
+#else
+        printf("symbolizer: libdw\n");
+#endif
         return 0;
     }
     /* --version after a command too */

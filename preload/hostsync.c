@@ -5,7 +5,8 @@
  *
  * Interposed (LD_PRELOAD; the real ones through dlsym(RTLD_NEXT)): pthread
  * mutexes, condition waits, rwlocks, barriers, POSIX semaphores, thread
- * creation/exit/join, and GCC's libgomp (GOMP_parallel*, the team barriers).
+ * creation/exit/join, GCC's libgomp (GOMP_parallel*, the team barriers), and
+ * LLVM's libomp through its OMPT tool interface (ompt_start_tool).
  *
  * Cost model.  A lock taken millions of times must stay cheap, so a thread
  * records only what can carry CUDA work to another thread:
@@ -49,6 +50,7 @@
 /* ------------------------------------------------------------- state */
 
 static _Atomic int hs_on;               /* set once by ss_hostsync_init */
+static _Atomic int hs_ompt_on;          /* our OMPT tool is libomp's (hs_ompt_init) */
 static void *hs_self_base;              /* our load address (dladdr) */
 static _Atomic uint64_t hs_next_seq;
 static _Atomic uint64_t hs_next_key;    /* thread-creation and team numbers */
@@ -67,6 +69,7 @@ static _Atomic int hs_used;             /* the table holds something (fork reset
  * published to it and the newest seq it acquired (or released) of it. */
 #define HS_CACHE   64u
 #define HS_PENDING 16u
+#define HS_OMPT_LEVELS 8u               /* OMPT nesting levels followed per thread */
 typedef struct hs_centry { uint64_t key, pub, acq; } hs_centry;
 typedef struct hs_pend { uint64_t object, seq, time; uint16_t what, team; uint32_t pad; } hs_pend;
 struct hs_team;
@@ -80,6 +83,9 @@ typedef struct hs_thread {
     uint32_t npending;
     int busy;                           /* writing records: nested wrappers pass through */
     uint64_t last_team_pub;             /* epoch at this thread's last OpenMP join */
+    uint32_t last_team_master;          /* the encountering thread of that join */
+    uint32_t omp_depth;                 /* OMPT: implicit tasks begun, not ended */
+    hs_team_ctx omp_ctx[HS_OMPT_LEVELS];  /* OMPT: per nesting level; team NULL: none */
     hs_team_ctx *team;
     struct hs_team *legacy;             /* GOMP_parallel_start .. _end, innermost */
     uint64_t legacy_bits;               /* per nesting level: 1 = wrapped */
@@ -212,6 +218,12 @@ static int hs_classify(uintptr_t caller)
     for (size_t i = 0; i < sizeof cuda_libs / sizeof cuda_libs[0]; i++)
         if (strncmp(name, cuda_libs[i], strlen(cuda_libs[i])) == 0)
             return 1;
+    /* LLVM's libomp, while its OMPT callbacks give the fork, join and
+     * barrier edges: its own mutexes and condition variables (passive
+     * waits, thread pool) are its implementation, not the program's. */
+    if (atomic_load_explicit(&hs_ompt_on, memory_order_relaxed) &&
+        (strncmp(name, "libomp.", 7) == 0 || strncmp(name, "libomp-", 7) == 0 || strncmp(name, "libiomp", 7) == 0))
+        return 1;
     return 0;
 }
 
@@ -925,6 +937,7 @@ typedef struct hs_team {
     _Atomic uint64_t join_seq;          /* newest release of the join key */
     _Atomic uint64_t bar_seq;           /* newest release of the barrier key */
     uint32_t master_tid;
+    const void *ompt_ra;                /* OMPT: the region's return address */
     hs_team_ctx master_ctx;             /* legacy start/end: the master's context */
     struct hs_team *legacy_prev;
 } hs_team;
@@ -970,6 +983,45 @@ static void hs_omp_end(hs_team *tm)
         hs_acquire_seq(SS_HSYNC_KEY_OMP_JOIN(tm->id), s, SS_HSYNC_OMP_JOIN, 0, 0, 0);
 }
 
+/* A member of team tm starts its part: ctx (on its stack, or in its OMPT
+ * levels) becomes its innermost team; a worker acquires the fork key. */
+static void hs_omp_member_begin(hs_thread *t, hs_team *tm, hs_team_ctx *ctx)
+{
+    *ctx = (hs_team_ctx){ tm, 0, t->team };
+    if (ss_tid() == tm->master_tid) {
+        ctx->base = tm->fork_seq ? t->epoch : 0;
+    } else {
+        if (tm->fork_seq)
+            hs_acquire_seq(SS_HSYNC_KEY_OMP_FORK(tm->id), tm->fork_seq, SS_HSYNC_OMP_FORK, 0, 0, 1);
+        /* Pool threads mostly serve one encountering thread, which acquired
+         * (or had no need of) what this one published at its last join. */
+        ctx->base = t->last_team_master == tm->master_tid ? t->last_team_pub : 0;
+    }
+    t->team = ctx;
+}
+
+/* ... and ends it (before the team's join): a worker releases the join key
+ * when it has something new to say. */
+static void hs_omp_member_end(hs_thread *t, hs_team_ctx *ctx)
+{
+    hs_team *tm = ctx->team;
+    t->team = ctx->prev;
+    if (ss_tid() == tm->master_tid || t->busy)
+        return;
+    if (hs_team_release_needed(t, ctx) && ss_recording()) {
+        hs_do_release(t, SS_HSYNC_KEY_OMP_JOIN(tm->id), SS_HSYNC_OMP_JOIN, &tm->join_seq);
+    } else {
+        /* only what the team knows: nobody needs it from this thread */
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < t->npending; i++)
+            if (!t->pending[i].team)
+                t->pending[n++] = t->pending[i];
+        t->npending = n;
+    }
+    t->last_team_pub = t->epoch;
+    t->last_team_master = tm->master_tid;
+}
+
 /* What every thread of the team runs in place of the outlined function. */
 static void hs_omp_trampoline(void *p)
 {
@@ -980,36 +1032,12 @@ static void hs_omp_trampoline(void *p)
         return;
     }
     int e = errno;
-    int master = ss_tid() == tm->master_tid;
-    hs_team_ctx ctx = { tm, 0, t->team };
-    if (master) {
-        ctx.base = tm->fork_seq ? t->epoch : 0;
-    } else {
-        if (tm->fork_seq)
-            hs_acquire_seq(SS_HSYNC_KEY_OMP_FORK(tm->id), tm->fork_seq, SS_HSYNC_OMP_FORK, 0, 0, 1);
-        /* libgomp's pool threads serve one encountering thread, which
-         * acquired (or had no need of) what this one published at its last
-         * join. */
-        ctx.base = t->last_team_pub;
-    }
-    t->team = &ctx;
+    hs_team_ctx ctx;
+    hs_omp_member_begin(t, tm, &ctx);
     errno = e;
     tm->fn(tm->data);
     e = errno;
-    t->team = ctx.prev;
-    if (!master && !t->busy) {
-        if (hs_team_release_needed(t, &ctx) && ss_recording()) {
-            hs_do_release(t, SS_HSYNC_KEY_OMP_JOIN(tm->id), SS_HSYNC_OMP_JOIN, &tm->join_seq);
-        } else {
-            /* only what the team knows: nobody needs it from this thread */
-            uint32_t n = 0;
-            for (uint32_t i = 0; i < t->npending; i++)
-                if (!t->pending[i].team)
-                    t->pending[n++] = t->pending[i];
-            t->npending = n;
-        }
-        t->last_team_pub = t->epoch;
-    }
+    hs_omp_member_end(t, &ctx);
     errno = e;
 }
 
@@ -1205,3 +1233,179 @@ HS_GOMP_BARRIER_VOID(GOMP_loop_end)
 HS_GOMP_BARRIER_BOOL(GOMP_loop_end_cancel)
 HS_GOMP_BARRIER_VOID(GOMP_sections_end)
 HS_GOMP_BARRIER_BOOL(GOMP_sections_end_cancel)
+
+/* ------------------------------------------- LLVM's libomp (OMPT) */
+
+/* libomp (clang -fopenmp) calls no GOMP_ entry point and its barriers are
+ * futex-based: it is seen through the OpenMP tool interface instead.  The
+ * few OMPT types and constants used, declared here from the OpenMP 5.x
+ * specification (omp-tools.h) so that the build needs no OpenMP header. */
+typedef union hs_ompt_data { uint64_t value; void *ptr; } hs_ompt_data;
+typedef void (*hs_ompt_fn)(void);
+typedef hs_ompt_fn (*hs_ompt_lookup)(const char *name);
+typedef int (*hs_ompt_initialize)(hs_ompt_lookup lookup, int initial_device_num, hs_ompt_data *tool_data);
+typedef void (*hs_ompt_finalize)(hs_ompt_data *tool_data);
+typedef struct hs_ompt_start_tool_result {
+    hs_ompt_initialize initialize;
+    hs_ompt_finalize finalize;
+    hs_ompt_data tool_data;
+} hs_ompt_start_tool_result;
+typedef int (*hs_ompt_set_callback)(int event, hs_ompt_fn callback);
+enum {
+    HS_OMPT_CB_PARALLEL_BEGIN = 3, HS_OMPT_CB_PARALLEL_END = 4, HS_OMPT_CB_IMPLICIT_TASK = 7,
+    HS_OMPT_CB_SYNC_REGION = 23,                          /* ompt_callbacks_t */
+    HS_OMPT_SET_NEVER = 1,                                /* ompt_set_result_t */
+    HS_OMPT_SCOPE_BEGIN = 1, HS_OMPT_SCOPE_END = 2,       /* ompt_scope_endpoint_t */
+    HS_OMPT_TASK_IMPLICIT = 0x2,                          /* ompt_task_flag_t */
+    HS_OMPT_PARALLEL_LEAGUE = 0x40000000,                 /* ompt_parallel_flag_t */
+    /* ompt_sync_region_t: barrier (5.0), barrier_implicit (5.0), explicit,
+     * implementation, ..., implicit_workshare, implicit_parallel, teams */
+    HS_OMPT_BARRIER = 1, HS_OMPT_BARRIER_IMPLICIT = 2, HS_OMPT_BARRIER_EXPLICIT = 3,
+    HS_OMPT_BARRIER_IMPLEMENTATION = 4, HS_OMPT_BARRIER_IMPLICIT_WORKSHARE = 8,
+    HS_OMPT_BARRIER_IMPLICIT_PARALLEL = 9,
+};
+
+/* The encountering thread, before the team starts: the region (heap, freed
+ * at parallel_end) in parallel_data, or NULL when not followed. */
+static void hs_ompt_parallel_begin(hs_ompt_data *task, const void *frame, hs_ompt_data *par, unsigned requested,
+                                   int flags, const void *ra)
+{
+    (void)task, (void)frame, (void)requested;
+    par->ptr = NULL;
+    if (!atomic_load_explicit(&hs_on, memory_order_relaxed) || (flags & HS_OMPT_PARALLEL_LEAGUE))
+        return;
+    int e = errno;
+    hs_team *tm = malloc(sizeof *tm);
+    if (tm && hs_omp_begin(tm, NULL, NULL, (uintptr_t)ra)) {
+        tm->ompt_ra = ra;
+        par->ptr = tm;
+    } else {
+        free(tm);
+    }
+    errno = e;
+}
+
+/* ... after it ended (every member passed the join barrier). */
+static void hs_ompt_parallel_end(hs_ompt_data *par, hs_ompt_data *task, int flags, const void *ra)
+{
+    (void)task, (void)flags, (void)ra;
+    hs_team *tm = par->ptr;
+    if (!tm)
+        return;
+    int e = errno;
+    par->ptr = NULL;
+    hs_omp_end(tm);
+    free(tm);
+    errno = e;
+}
+
+/* Implicit task begin: a member starts (the trampoline's start).  A worker's
+ * end comes after the join barrier, when the region may be gone (libomp
+ * passes no parallel_data then): its join release was made when it entered
+ * the join barrier, and here only an unreleased level is dropped. */
+static void hs_ompt_implicit_task(int endpoint, hs_ompt_data *par, hs_ompt_data *task, unsigned actual,
+                                  unsigned index, int flags)
+{
+    (void)task, (void)actual, (void)index;
+    if (!(flags & HS_OMPT_TASK_IMPLICIT) || !atomic_load_explicit(&hs_on, memory_order_relaxed))
+        return;
+    int e = errno;
+    hs_thread *t = hs_self();
+    if (!t) {
+        errno = e;
+        return;
+    }
+    if (endpoint == HS_OMPT_SCOPE_BEGIN) {
+        uint32_t d = t->omp_depth++;
+        hs_team *tm = par ? par->ptr : NULL;
+        if (d < HS_OMPT_LEVELS) {
+            t->omp_ctx[d].team = NULL;
+            if (tm)
+                hs_omp_member_begin(t, tm, &t->omp_ctx[d]);
+        }
+    } else if (endpoint == HS_OMPT_SCOPE_END && t->omp_depth > 0) {
+        uint32_t d = --t->omp_depth;
+        if (d < HS_OMPT_LEVELS && t->omp_ctx[d].team) {
+            t->team = t->omp_ctx[d].prev;
+            t->omp_ctx[d].team = NULL;
+        }
+    }
+    errno = e;
+}
+
+/* Barriers: release before, acquire after, on the region's barrier key; the
+ * join barrier ending the region: a worker's join release.  libomp 14 calls
+ * the join barrier barrier_implicit with no return address for workers (the
+ * primary thread's is the region's), OpenMP 5.1 runtimes
+ * barrier_implicit_parallel; a worker's end of it comes without
+ * parallel_data. */
+static void hs_ompt_sync_region(int kind, int endpoint, hs_ompt_data *par, hs_ompt_data *task, const void *ra)
+{
+    (void)task;
+    if (kind != HS_OMPT_BARRIER && kind != HS_OMPT_BARRIER_IMPLICIT && kind != HS_OMPT_BARRIER_EXPLICIT &&
+        kind != HS_OMPT_BARRIER_IMPLEMENTATION && kind != HS_OMPT_BARRIER_IMPLICIT_WORKSHARE &&
+        kind != HS_OMPT_BARRIER_IMPLICIT_PARALLEL)
+        return;
+    if (!atomic_load_explicit(&hs_on, memory_order_relaxed))
+        return;
+    hs_thread *t = tls_hs;
+    if (!t || t->omp_depth == 0 || t->omp_depth > HS_OMPT_LEVELS)
+        return;
+    hs_team_ctx *c = &t->omp_ctx[t->omp_depth - 1];
+    hs_team *tm = c->team;
+    if (!tm || t->team != c || !par || par->ptr != tm)
+        return;                        /* not followed, or after the join barrier */
+    int e = errno;
+    int implicit = kind == HS_OMPT_BARRIER || kind == HS_OMPT_BARRIER_IMPLICIT;
+    int master = ss_tid() == tm->master_tid;
+    int join = kind == HS_OMPT_BARRIER_IMPLICIT_PARALLEL ||
+               (implicit && (master ? ra == tm->ompt_ra : ra == NULL));
+    if (endpoint == HS_OMPT_SCOPE_BEGIN) {
+        if (join) {
+            hs_omp_member_end(t, c);   /* the master: only its level goes */
+            c->team = NULL;
+        } else {
+            hs_omp_barrier_enter();
+        }
+    } else if (endpoint == HS_OMPT_SCOPE_END && !join) {
+        hs_omp_barrier_leave(c);
+    }
+    errno = e;
+}
+
+static int hs_ompt_init(hs_ompt_lookup lookup, int initial_device_num, hs_ompt_data *tool_data)
+{
+    (void)initial_device_num, (void)tool_data;
+    if (!atomic_load_explicit(&hs_on, memory_order_acquire))
+        return 0;                      /* a nonzero return keeps the tool active */
+    hs_ompt_set_callback set = (hs_ompt_set_callback)lookup("ompt_set_callback");
+    if (!set)
+        return 0;
+    int ok = set(HS_OMPT_CB_PARALLEL_BEGIN, (hs_ompt_fn)hs_ompt_parallel_begin) != HS_OMPT_SET_NEVER &&
+             set(HS_OMPT_CB_PARALLEL_END, (hs_ompt_fn)hs_ompt_parallel_end) != HS_OMPT_SET_NEVER &&
+             set(HS_OMPT_CB_IMPLICIT_TASK, (hs_ompt_fn)hs_ompt_implicit_task) != HS_OMPT_SET_NEVER;
+    if (!ok)
+        return 1;                      /* callbacks cannot be had: nothing followed */
+    set(HS_OMPT_CB_SYNC_REGION, (hs_ompt_fn)hs_ompt_sync_region);
+    atomic_store_explicit(&hs_ompt_on, 1, memory_order_relaxed);
+    return 1;
+}
+
+static void hs_ompt_fini(hs_ompt_data *tool_data)
+{
+    (void)tool_data;
+}
+
+/* libomp looks this up in the process when it initializes.  OMPT has one
+ * tool: while host ordering is on, syncsight's; otherwise the next
+ * definition (another tool in the search order) is asked instead. */
+SS_EXPORT hs_ompt_start_tool_result *ompt_start_tool(unsigned int omp_version, const char *runtime_version)
+{
+    if (atomic_load_explicit(&hs_on, memory_order_acquire)) {
+        static hs_ompt_start_tool_result tool = { hs_ompt_init, hs_ompt_fini, { 0 } };
+        return &tool;
+    }
+    hs_ompt_start_tool_result *(*next)(unsigned int, const char *) = NULL;
+    *(void **)&next = dlsym(RTLD_NEXT, "ompt_start_tool");
+    return next ? next(omp_version, runtime_version) : NULL;
+}

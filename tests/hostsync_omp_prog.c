@@ -1,5 +1,5 @@
 /*
- * OpenMP (GCC's libgomp) under the shim (tests/test_hostsync.sh): regions
+ * OpenMP (GCC's libgomp; LLVM's libomp through OMPT when built with clang) under the shim (tests/test_hostsync.sh): regions
  * whose workers make (fake) CUDA calls must give fork/join records for each
  * such worker; a region whose workers make none gives no worker record.
  */
@@ -36,6 +36,7 @@ int main(void)
 #pragma omp parallel for num_threads(4) schedule(dynamic, 1)
     for (int i = 0; i < 64; i++) {
         (void)cudaStreamQuery(NULL);
+        usleep(500); /* so that the workers get iterations too, however slow they wake */
 #pragma omp critical
         printf("region3 %u\n", tid());
     }

@@ -33,6 +33,15 @@ if [ ! -x "$SYNCSIGHT" ]; then
     echo "$SYNCSIGHT is not built"
     exit 77
 fi
+# An analyzer built without libdw (a machine without libdw-dev) shows native
+# frames as module+offset: the fixtures' native site lines cannot match, so
+# they are skipped, saying why; counts, severities, messages and Python sites
+# are still checked.
+site_opt=()
+if "$SYNCSIGHT" --version 2>/dev/null | grep -q "^symbolizer: none"; then
+    site_opt=(--no-native-sites)
+    echo "SKIP native call-site checks: $("$SYNCSIGHT" --version | sed -n 's/^symbolizer: //p')"
+fi
 OUT=${FIXTURE_OUT:-$(mktemp -d)}
 [ -n "${FIXTURE_OUT:-}" ] || trap 'rm -rf "$OUT"' EXIT
 mkdir -p "$OUT"
@@ -52,7 +61,7 @@ for name in "${names[@]}"; do
             failed=$((failed + 1)); continue
         fi
     fi
-    if "$PYTHON" tests/check_findings.py --name "$name" "$OUT/$name.json" "$expect"; then
+    if "$PYTHON" tests/check_findings.py "${site_opt[@]}" --name "$name" "$OUT/$name.json" "$expect"; then
         echo "PASS $name"
     else
         failed=$((failed + 1))

@@ -5,7 +5,8 @@
 # trace: mutex and semaphore handoffs give matching release/acquire seqs, a
 # thread that never calls CUDA writes nothing, create/join and barrier keys
 # match, GOMP_parallel regions give fork/join records for the workers that
-# call CUDA; SYNCSIGHT_HOST_SYNC=0 gives none; return values and errno are
+# call CUDA (GCC's libgomp; also LLVM's libomp through OMPT when clang -fopenmp
+# can build the program, skipped otherwise); SYNCSIGHT_HOST_SYNC=0 gives none; return values and errno are
 # checked by the programs themselves, with and without the shim.
 set -eu
 cd "$(dirname "$0")/.."
@@ -62,6 +63,26 @@ if [ $have_omp = 1 ]; then
     $PYTHON tests/hostsync_check.py omp "$T/omp.jsonl" "$T/omp.out" || fail=1
 else
     echo "FAIL: cannot build the OpenMP program with -fopenmp:"; cat "$T/omp.cc.err"; fail=1
+fi
+
+# The same program with clang -fopenmp: LLVM's libomp, seen through OMPT.
+CLANG=${CLANG:-clang}
+if ! command -v "$CLANG" > /dev/null 2>&1; then
+    echo "SKIP (libomp part): no $CLANG"
+elif ! "$CLANG" $W -O1 -fopenmp -o "$T/llvm_omp_prog" tests/hostsync_omp_prog.c "$T/lib/libcudart.so.13" \
+        -Wl,-rpath,"$T/lib" 2> "$T/llvm_omp.cc.err"; then
+    echo "SKIP (libomp part): $CLANG -fopenmp cannot build the program (no libomp?):"; head -3 "$T/llvm_omp.cc.err"
+elif ! ldd "$T/llvm_omp_prog" 2>/dev/null | grep -q 'libomp\.so'; then
+    echo "SKIP (libomp part): the $CLANG -fopenmp program does not load libomp"
+else
+    "$T/llvm_omp_prog" > /dev/null || { echo "FAIL: hostsync_omp_prog (libomp) fails without the shim"; exit 1; }
+    run llvm_omp "$T/llvm_omp_prog" OMP_WAIT_POLICY=passive
+    $PYTHON tests/hostsync_check.py omp "$T/llvm_omp.jsonl" "$T/llvm_omp.out" || fail=1
+    run llvm_omp_off "$T/llvm_omp_prog" OMP_WAIT_POLICY=passive SYNCSIGHT_HOST_SYNC=0
+    $PYTHON tests/hostsync_check.py off "$T/llvm_omp_off.jsonl" "$T/llvm_omp_off.out" || fail=1
+    for n in llvm_omp llvm_omp_off; do
+        grep -q '^sum 4999950000$' "$T/$n.out" || { echo "FAIL: $n: wrong result under the shim"; fail=1; }
+    done
 fi
 
 [ $fail = 0 ] && echo "PASS: host synchronization recorded as expected"
