@@ -307,7 +307,7 @@ static int run_nvdisasm(const uint8_t *img, size_t len, char **out, size_t *outl
     *out = NULL; *outlen = 0;
     const char *tool = ss_sass_disassembler(err, errlen);
     if (!tool) return -1;
-    long timeout = env_long("SYNCSIGHT_SASS_TIMEOUT", 120, 1, 86400);
+    long timeout = env_long("SYNCSIGHT_SASS_TIMEOUT", 30, 1, 86400);
     size_t maxout = (size_t)env_long("SYNCSIGHT_SASS_MAX_MB", 1024, 1, 1 << 20) << 20;
 
     const char *tmp = getenv("TMPDIR");
