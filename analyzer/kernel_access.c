@@ -267,3 +267,51 @@ const char *ss_kernel_access_limits(const ss_model *m)
                  "the trace records no kernel parameter offsets (older shim): kernel pointers count as read and written");
     return ka->line;
 }
+
+uint32_t ss_kernel_mem_accesses(const ss_model *m, const ss_call *c, ss_kernel_mem *out, uint32_t max)
+{
+    uint32_t n = 0;
+    if (!m || !c || c->cls != SS_API_LAUNCH) return 0;
+    const ss_kernel_access_rec *xr = ss_call_exact_access(m, c);
+    if (xr && !(xr->h.flags & SS_KACCESS_F_PARAMS_UNKNOWN)) {
+        uint32_t ne;
+        const ss_kernel_access_entry *e = ss_exact_access_entries(xr, &ne);
+        for (uint32_t i = 0; i < ne && n + 2 <= max; i++) {
+            int dup = 0;   /* words into one allocation share its ranges */
+            for (uint32_t j = 0; j < i; j++) dup |= e[j].alloc_lo == e[i].alloc_lo;
+            int32_t a = dup ? -1 : ss_model_alloc_at(m, e[i].value, c->rec->t_enter);
+            if (a < 0) continue;
+            if ((e[i].flags & SS_KACCESS_E_READ) && e[i].read_hi > e[i].read_lo)
+                out[n++] = (ss_kernel_mem){ e[i].read_lo, e[i].read_hi, e[i].read_hi, a, 1, 0, 1, 1 };
+            if ((e[i].flags & SS_KACCESS_E_WRITE) && e[i].write_hi > e[i].write_lo)
+                out[n++] = (ss_kernel_mem){ e[i].write_lo, e[i].write_hi, e[i].write_hi, a, 0, 1, 1, 1 };
+        }
+        return n;
+    }
+    uint32_t np;
+    const uint64_t *p = ss_call_params(c, &np);
+    for (uint32_t i = 0; i < np && n < max; i++) {
+        if (!p[i]) continue;
+        int dup = 0;
+        for (uint32_t j = 0; j < i; j++) dup |= p[j] == p[i];
+        if (dup) continue;
+        int32_t a = ss_model_alloc_at(m, p[i], c->rec->t_enter);
+        if (a < 0) continue;
+        ss_kernel_mem x = { p[i], p[i] + 1, 0, a, 0, 0, 1, 0 };
+        for (uint32_t j = i; j < np; j++) {
+            if (p[j] != p[i]) continue;
+            switch (ss_kernel_param_access(m, c, j)) {
+            case SS_ACCESS_NONE: break;
+            case SS_ACCESS_READ: x.read = 1; break;
+            case SS_ACCESS_WRITE: x.write = 1; break;
+            case SS_ACCESS_READ_WRITE: x.read = x.write = 1; break;
+            default: x.read = x.write = 1; x.known = 0; break;
+            }
+        }
+        if (!x.read && !x.write) continue;   /* the kernel never dereferences it */
+        const ss_alloc *al = &m->allocs[a];
+        x.reach = al->ptr + (al->size ? al->size : 1);
+        out[n++] = x;
+    }
+    return n;
+}

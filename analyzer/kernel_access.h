@@ -22,6 +22,24 @@ struct ss_kaccess;
 ss_param_access ss_kernel_param_access(const struct ss_model *m, const struct ss_call *c, uint32_t i);
 /* NULL when every kernel asked about was classified; else one line saying why some were not (for the report). */
 const char *ss_kernel_access_limits(const struct ss_model *m);
+/* The memory a kernel launch touches, one entry per allocation range: what
+ * every rule that reasons about kernel memory uses (missing-fence, the
+ * "may depend" test of rules.c).  From an exact-memory record when the trace
+ * has one (SYNCSIGHT_EXACT_MEMORY: the byte ranges it really read and
+ * wrote); else from its pointer arguments: certainly the byte at the pointer,
+ * possibly up to the end of its allocation, reads/writes from the kernel's
+ * code (ss_kernel_param_access; an argument it never dereferences is no
+ * access; the same pointer passed twice is one access). */
+typedef struct ss_kernel_mem {
+    uint64_t lo, hi;        /* bytes certainly touched */
+    uint64_t reach;         /* end of what it may touch (== hi when exact) */
+    int32_t  alloc;         /* ss_model.allocs index */
+    uint8_t  read, write;   /* what it does (both when not known) */
+    uint8_t  known;         /* 0: may read or write (unclassified) */
+    uint8_t  exact;         /* from an exact-memory record */
+} ss_kernel_mem;
+uint32_t ss_kernel_mem_accesses(const struct ss_model *m, const struct ss_call *c, ss_kernel_mem *out, uint32_t max);
+
 /* Frees the cache (ss_model_free calls it). */
 void ss_kaccess_free(struct ss_kaccess *k);
 

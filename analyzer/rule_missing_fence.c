@@ -202,73 +202,17 @@ static void range_access(fence_state *f, int32_t ci, uint64_t p, uint64_t bytes,
     on_access(f, a, x);
 }
 
-static uint8_t kernel_kind(ss_param_access acc)
-{
-    switch (acc) {
-    case SS_ACCESS_READ: return ACC_READ;
-    case SS_ACCESS_WRITE: return ACC_WRITE;
-    case SS_ACCESS_READ_WRITE: return ACC_RW;
-    case SS_ACCESS_NONE: return 0;
-    default: return ACC_MAY;
-    }
-}
-
-/* Exact memory mode (syncsight run --exact-memory): the byte ranges the
- * kernel really read and wrote in each allocation its arguments point into
- * (hulls of the accessed bytes): known accesses, nothing inferred.  Returns 0
- * when the launch has no such record. */
-static int exact_kernel_accesses(fence_state *f, int32_t ci, uint32_t epoch)
-{
-    const ss_model *m = f->m;
-    const ss_call *c = &m->calls[ci];
-    const ss_kernel_access_rec *xr = ss_call_exact_access(m, c);
-    if (!xr || (xr->h.flags & SS_KACCESS_F_PARAMS_UNKNOWN)) return 0;
-    uint32_t ne;
-    const ss_kernel_access_entry *e = ss_exact_access_entries(xr, &ne);
-    for (uint32_t i = 0; i < ne; i++) {
-        int dup = 0;   /* words into one allocation share its ranges */
-        for (uint32_t j = 0; j < i; j++) dup |= e[j].alloc_lo == e[i].alloc_lo;
-        if (dup) continue;
-        int32_t a = ss_model_alloc_at(m, e[i].value, c->rec->t_enter);
-        if (a < 0) continue;
-        if ((e[i].flags & SS_KACCESS_E_READ) && e[i].read_hi > e[i].read_lo) {
-            access x = { e[i].read_lo, e[i].read_hi, e[i].read_hi, c->stream, epoch, ci, ACC_READ, 0 };
-            on_access(f, a, x);
-        }
-        if ((e[i].flags & SS_KACCESS_E_WRITE) && e[i].write_hi > e[i].write_lo) {
-            access x = { e[i].write_lo, e[i].write_hi, e[i].write_hi, c->stream, epoch, ci, ACC_WRITE, 0 };
-            on_access(f, a, x);
-        }
-    }
-    return 1;
-}
-
+/* Kernel launches: the accesses kernel_access.c derives (exact ranges in
+ * exact-memory mode, else inferred from the pointer arguments). */
 static void kernel_accesses(fence_state *f, int32_t ci, uint32_t epoch)
 {
-    const ss_model *m = f->m;
-    const ss_call *c = &m->calls[ci];
-    if (exact_kernel_accesses(f, ci, epoch)) return;
-    uint32_t n;
-    const uint64_t *p = ss_call_params(c, &n);
+    const ss_call *c = &f->m->calls[ci];
+    ss_kernel_mem k[256];
+    uint32_t n = ss_kernel_mem_accesses(f->m, c, k, 256);
     for (uint32_t i = 0; i < n; i++) {
-        if (!p[i]) continue;
-        int32_t a = ss_model_alloc_at(m, p[i], c->rec->t_enter);
-        if (a < 0) continue;
-        uint8_t kind = kernel_kind(ss_kernel_param_access(m, c, i));
-        if (!kind) continue;   /* the kernel never dereferences it */
-        /* the same pointer passed twice: one access with both kinds */
-        int dup = 0;
-        for (uint32_t j = 0; j < i; j++) dup |= p[j] == p[i];
-        if (dup) continue;
-        for (uint32_t j = i + 1; j < n; j++)
-            if (p[j] == p[i]) {
-                uint8_t k2 = kernel_kind(ss_kernel_param_access(m, c, j));
-                if (k2 == ACC_MAY || kind == ACC_MAY) kind = ACC_MAY;
-                else if (k2) kind |= k2;
-            }
-        const ss_alloc *al = &m->allocs[a];
-        access x = { p[i], p[i] + 1, al->ptr + (al->size ? al->size : 1), c->stream, epoch, ci, kind, 1 };
-        on_access(f, a, x);
+        uint8_t kind = !k[i].known ? ACC_MAY : k[i].read && k[i].write ? ACC_RW : k[i].write ? ACC_WRITE : ACC_READ;
+        access x = { k[i].lo, k[i].hi, k[i].reach, c->stream, epoch, ci, kind, (uint8_t)!k[i].exact };
+        on_access(f, k[i].alloc, x);
     }
 }
 

@@ -129,31 +129,11 @@ static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
         }
         break;
     case SS_API_LAUNCH: {
-        const ss_kernel_access_rec *xr = ss_call_exact_access(m, c);
-        if (xr && !(xr->h.flags & SS_KACCESS_F_PARAMS_UNKNOWN)) {   /* exact memory mode: what it really did */
-            uint32_t ne;
-            const ss_kernel_access_entry *e = ss_exact_access_entries(xr, &ne);
-            for (uint32_t i = 0; i < ne && n + 2 <= MAX_RANGES; i++) {
-                if ((e[i].flags & SS_KACCESS_E_READ) && e[i].read_hi > e[i].read_lo)
-                    out[n++] = (mem_range){ e[i].read_lo, e[i].read_hi, e[i].read_hi, MR_READ, 1 };
-                if ((e[i].flags & SS_KACCESS_E_WRITE) && e[i].write_hi > e[i].write_lo)
-                    out[n++] = (mem_range){ e[i].write_lo, e[i].write_hi, e[i].write_hi, MR_WRITE, 1 };
-            }
-            break;
-        }
-        uint32_t np;
-        const uint64_t *p = ss_call_params(c, &np);
-        for (uint32_t i = 0; i < np && n < MAX_RANGES; i++) {
-            if (!p[i]) continue;
-            int32_t a = ss_model_alloc_at(m, p[i], r->t_enter);
-            if (a < 0) continue;
-            ss_param_access acc = ss_kernel_param_access(m, c, i);
-            uint8_t bits = acc == SS_ACCESS_READ ? MR_READ : acc == SS_ACCESS_WRITE ? MR_WRITE
-                         : acc == SS_ACCESS_NONE ? 0 : MR_READ | MR_WRITE;
-            if (!bits) continue;
-            const ss_alloc *al = &m->allocs[a];
-            out[n++] = (mem_range){ p[i], p[i] + 1, al->ptr + (al->size ? al->size : 1), bits, 0 };
-        }
+        ss_kernel_mem k[MAX_RANGES];
+        uint32_t nk = ss_kernel_mem_accesses(m, c, k, MAX_RANGES);
+        for (uint32_t i = 0; i < nk; i++)
+            out[n++] = (mem_range){ k[i].lo, k[i].hi, k[i].reach,
+                                    (uint8_t)((k[i].read ? MR_READ : 0) | (k[i].write ? MR_WRITE : 0)), k[i].exact };
         break;
     }
     case SS_API_FREE:

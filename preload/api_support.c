@@ -473,23 +473,6 @@ static uint32_t ss_collect_params(const ss_klayout *layout, void **args, const c
     return n;
 }
 
-uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args, int known_kernel, uint64_t *params,
-                              uint16_t *offsets)
-{
-    /* A failed launch may have been given anything: learn nothing from it. */
-    if (r->ret != cudaSuccess || func == NULL || args == NULL)
-        return 0;
-    const ss_klayout *layout = ss_kernel_layout((uintptr_t)func, known_kernel);
-    if (layout == NULL || !layout->known)
-        return 0;
-    int truncated = 0;
-    uint16_t scratch[SS_API_MAX_PARAMS];
-    uint32_t n = ss_collect_params(layout, args, NULL, 0, params, offsets ? offsets : scratch, &truncated);
-    if (truncated)
-        r->flags |= SS_API_F_PARAMS_TRUNCATED;
-    return n;
-}
-
 /* Is the runtime-level layout of `func` already known (a cache hit that
  * needs no lock)?  Then the driver level has nothing to add. */
 static int ss_runtime_layout_known(const void *func)

@@ -99,10 +99,6 @@ SS_HIDDEN void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t
  * range: a cheap filter that keeps buffer pointers and drops sizes, strides
  * and float values. */
 SS_HIDDEN void ss_api_note_alloc(uint64_t ptr, uint64_t bytes);
-/* `offsets` (capacity SS_API_MAX_PARAMS, may be NULL) receives each value's
- * byte offset in the kernel's packed parameter buffer. */
-SS_HIDDEN uint32_t ss_api_kernel_params(ss_api_rec *r, const void *func, void **args,
-                                        int known_kernel, uint64_t *params, uint16_t *offsets);
 
 /* Start of a recorded runtime launch (before the real call / at API_ENTER
  * of the outermost runtime call): arms the driver-level fallback. */
@@ -114,8 +110,8 @@ static inline void ss_api_launch_enter(ss_api_tls *t, const void *func, uintptr_
     t->launch_pending = 1;
 }
 
-/* At the launch's exit: the runtime-level parameters (ss_api_kernel_params)
- * when the runtime level knows the function's layout, else those the
+/* At the launch's exit: the runtime-level parameters (from the function's
+ * cached parameter layout) when the runtime level knows the function's layout, else those the
  * driver-level callback captured inside the call.  Disarms the fallback.
  * The values' parameter-buffer offsets are left in t->offsets (t->offsets_of
  * = params), where ss_api_emit finds them for the same `params`. */
