@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "syncsight/trace_io.h"
+#include "api_expected.h"
 
 /* CUPTI runtime cbids (cupti_runtime_cbid.h), spelled out so that this test
  * does not depend on the CUPTI headers. */
@@ -34,26 +35,6 @@ static int nstreams;
 static int failures;
 
 #define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "FAIL: " __VA_ARGS__); fputc('\n', stderr); failures++; } } while (0)
-
-static uint64_t expected(const char *path, const char *key)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        perror(path);
-        exit(2);
-    }
-    char k[64];
-    unsigned long long v;
-    while (fscanf(f, "%63s %llu", k, &v) == 2) {
-        if (strcmp(k, key) == 0) {
-            fclose(f);
-            return v;
-        }
-    }
-    fclose(f);
-    fprintf(stderr, "api_check_trace: %s has no '%s'\n", path, key);
-    exit(2);
-}
 
 /* The n-th (0-based) API record with this cbid, or NULL. */
 static const ss_api_rec *find(uint32_t cbid, int nth, int *index)

@@ -19,32 +19,13 @@
 #include <string.h>
 #include "syncsight/trace_io.h"
 #include "api_fake_images.h"
+#include "api_expected.h"
 
 #define CB_LAUNCH_KERNEL 211
 #define MAX_CUBINS 16
 
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "FAIL: " __VA_ARGS__); fputc('\n', stderr); failures++; } } while (0)
-
-static uint64_t expected(const char *path, const char *key)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        perror(path);
-        exit(2);
-    }
-    char k[64];
-    unsigned long long v;
-    while (fscanf(f, "%63s %llu", k, &v) == 2) {
-        if (strcmp(k, key) == 0) {
-            fclose(f);
-            return v;
-        }
-    }
-    fclose(f);
-    fprintf(stderr, "api_cupti_check: %s has no '%s'\n", path, key);
-    exit(2);
-}
 
 /* The image a module id loads (2 loads image A, as 1 does). */
 static uint32_t image_of(uint32_t module_id) { return module_id == 2 ? 1 : module_id; }
