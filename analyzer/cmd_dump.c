@@ -345,6 +345,17 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
         fu(d, "seq", r->seq);
         break;
     }
+    case SS_REC_JIT: {
+        static const char *const entries[] = { "?", "ptx-to-cubin", "nvvm-ir-to-ptx" };
+        static const char *const ops[] = { "?", "cache-load", "cache-store", "compile" };
+        const ss_jit_rec *r = (const void *)h;
+        const char *entry = r->entry_type < 3 ? entries[r->entry_type] : "?";
+        const char *op = r->op_type < 4 ? ops[r->op_type] : "?";
+        begin(d, "jit"); fstr(d, "op", op, strlen(op)); fstr(d, "entry", entry, strlen(entry));
+        fms(d, "start_ms", r->g.start); fdur(d, "dur_ms", r->g.start, r->g.end); fu(d, "corr", r->g.corr);
+        fu(d, "device", r->g.device); fu(d, "tid", r->tid); fu(d, "cache_size", r->cache_size);
+        break;
+    }
     default:
         begin(d, "unknown"); fu(d, "record_type", h->type); fu(d, "size", h->size);
         break;

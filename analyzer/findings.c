@@ -67,6 +67,7 @@ void ss_findings_free(ss_findings *f)
     for (uint32_t i = 0; i < f->n; i++) {
         ss_finding *x = &f->v[i];
         free(x->cost_basis); free(x->message); free(x->fix); free(x->site); free(x->site_key);
+        free(x->relax);
     }
     free(f->v);
     if (f->fold) { ss_u64map_free(&f->fold->map); free(f->fold); }
@@ -324,6 +325,7 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
         ss_finding *x = &f->v[*slot];
         x->count++;
         x->cost_ms += o->cost_ms;
+        for (uint32_t i = 0; i < o->nrelax && i < 4; i++) SS_PUSH(x->relax, x->nrelax, x->crelax, o->relax[i]);
         free(key);
         return;
     }
@@ -347,6 +349,7 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     x.alloc = o->alloc;
     x.pid = m->hdr.pid;
     x.model = m;
+    for (uint32_t i = 0; i < o->nrelax && i < 4; i++) SS_PUSH(x.relax, x.nrelax, x.crelax, o->relax[i]);
     SS_PUSH(f->v, f->n, f->cap, x);
     if (!slot) ss_u64map_put(&f->fold->map, h, f->n - 1);
 }
@@ -355,6 +358,7 @@ static int cmp_finding(const void *a, const void *b)
 {
     const ss_finding *x = a, *y = b;
     if (x->severity != y->severity) return x->severity > y->severity ? -1 : 1;
+    if (x->saving_ms != y->saving_ms) return x->saving_ms > y->saving_ms ? -1 : 1;
     if (x->cost_ms != y->cost_ms) return x->cost_ms > y->cost_ms ? -1 : 1;
     int r = strcmp(x->rule, y->rule);
     return r ? r : strcmp(x->site_key, y->site_key);
@@ -368,6 +372,33 @@ void ss_findings_finish(ss_findings *f, uint64_t wall_ns)
         if (x->fixed_severity) continue;
         x->severity = (x->cost_ms >= 1.0 || (wall_ms > 0 && x->cost_ms >= 0.01 * wall_ms))
                       ? SS_SEV_WARNING : SS_SEV_INFO;
+    }
+    /* What-if replay: each finding's causes removed, then every cause of a
+     * process at once (the findings overlap: the total is not their sum). */
+    f->saving_total_ms = 0;
+    f->saving_total_known = 0;
+    for (uint32_t i = 0; i < f->n; i++) {
+        ss_finding *x = &f->v[i];
+        if (!x->nrelax) continue;
+        x->saving_ms = ss_ms(ss_replay_saving(ss_replay_of(x->model), x->relax, x->nrelax));
+        x->saving_known = 1;
+    }
+    for (uint32_t i = 0; i < f->n; i++) {
+        const ss_model *m = f->v[i].model;
+        int first = 1;
+        for (uint32_t j = 0; j < i; j++) if (f->v[j].model == m) { first = 0; break; }
+        if (!first) continue;
+        ss_relax *all = NULL;
+        uint32_t nall = 0, call = 0;
+        for (uint32_t j = i; j < f->n; j++)
+            if (f->v[j].model == m)
+                for (uint32_t k = 0; k < f->v[j].nrelax; k++) SS_PUSH(all, nall, call, f->v[j].relax[k]);
+        if (nall) {
+            double s = ss_ms(ss_replay_saving(ss_replay_of(m), all, nall));
+            if (s > f->saving_total_ms) f->saving_total_ms = s;
+            f->saving_total_known = 1;
+        }
+        free(all);
     }
     ss_qsort(f->v, f->n, sizeof(ss_finding), cmp_finding);
     /* the fold map indexes are stale after sorting: no adds after finish */

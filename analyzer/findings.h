@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 #include "model.h"
+#include "replay.h"
 
 typedef enum ss_severity { SS_SEV_INFO = 0, SS_SEV_WARNING = 1, SS_SEV_ERROR = 2 } ss_severity;
 const char *ss_severity_name(ss_severity s);
@@ -48,6 +49,11 @@ typedef struct ss_finding {
     int32_t alloc;           /* buffer involved (missing-fence), -1 */
     uint32_t pid;            /* process (trace header pid) */
     const ss_model *model;   /* the model the indices refer to */
+    /* What fixing it means to the schedule (replay.h): the causes its
+     * occurrences name, removed together in the what-if replay. */
+    ss_relax *relax; uint32_t nrelax, crelax;
+    double saving_ms;        /* how much sooner the run would end without them (ss_findings_finish) */
+    int saving_known;        /* 0: the finding names no cause the replay can remove (correctness) */
 } ss_finding;
 
 typedef struct ss_findings {
@@ -56,6 +62,8 @@ typedef struct ss_findings {
     struct ss_sitemap *fold;      /* site_key -> index (private) */
     struct ss_symbolizer *sym;    /* per model, created lazily (private) */
     const ss_model *sym_model;
+    double saving_total_ms;       /* every finding fixed at once: the longest process's saving */
+    int saving_total_known;
 } ss_findings;
 
 /* What a rule passes for one occurrence. */
@@ -71,13 +79,16 @@ typedef struct ss_occurrence {
     uint32_t nrefs;           /* refs[0].call decides the call site */
     int32_t alloc;
     const char *site_extra;   /* appended to the folding key (e.g. the other site), may be NULL */
+    ss_relax relax[4];        /* the cause(s), for the what-if replay; nrelax 0: not a time cost */
+    uint32_t nrelax;
 } ss_occurrence;
 
 void ss_findings_init(ss_findings *f);
 void ss_findings_free(ss_findings *f);
 void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o);
-/* Severities from cost (warning >= 1 ms or >= 1% of wall_ns), sort: severity
- * then cost, descending. */
+/* Severities from cost (warning >= 1 ms or >= 1% of wall_ns); savings from
+ * the what-if replay (each finding's causes removed, then all of them); sort:
+ * severity, then saving, then cost, descending. */
 void ss_findings_finish(ss_findings *f, uint64_t wall_ns);
 
 /* Symbolized frames of a native stack for reports: calls cb for each frame

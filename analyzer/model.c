@@ -10,6 +10,7 @@
 
 #include "model.h"
 #include "kernel_access.h"
+#include "replay.h"
 #include "util.h"
 
 struct ss_strmap {
@@ -646,6 +647,48 @@ static int cmp_hsync(const void *a, const void *b)
     return x < y ? -1 : x > y;   /* file order: a thread's own records stay in order */
 }
 
+static int cmp_jit(const void *a, const void *b)
+{
+    const ss_jit_rec *x = *(const ss_jit_rec *const *)a, *y = *(const ss_jit_rec *const *)b;
+    if (x->g.start != y->g.start) return x->g.start < y->g.start ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+ss_string_ref ss_model_meta(const ss_model *m, const char *key)
+{
+    ss_string_ref r = { NULL, 0 };
+    size_t klen = strlen(key);
+    for (uint32_t i = 0; i < m->nmetas; i++) {
+        const ss_meta_rec *mr = m->metas[i];
+        /* tail: key, NUL, value, NUL */
+        if ((uint64_t)sizeof(*mr) + mr->key_len + mr->value_len + 2 > mr->h.size) continue;
+        const char *k = (const char *)ss_rec_tail(&mr->h, sizeof(*mr));
+        if (mr->key_len == klen && memcmp(k, key, klen) == 0) {
+            r.s = k + mr->key_len + 1;
+            r.len = mr->value_len;
+        }
+    }
+    return r;
+}
+
+const char *const ss_decisive_env[] = {
+    "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_MODULE_LOADING", "CUDA_LAUNCH_BLOCKING", "CUDA_VISIBLE_DEVICES",
+    "PYTORCH_CUDA_ALLOC_CONF", NULL,
+};
+
+const char *ss_model_env(const ss_model *m, const char *name, char *buf, size_t len)
+{
+    char key[160];
+    snprintf(key, sizeof key, "env.%s", name);
+    ss_string_ref v = ss_model_meta(m, key);
+    if (!v.s || len == 0)
+        return NULL;
+    size_t n = v.len < len - 1 ? v.len : len - 1;
+    memcpy(buf, v.s, n);
+    buf[n] = '\0';
+    return buf;
+}
+
 typedef struct alloc_sort { ss_alloc a; int32_t old; } alloc_sort;
 static int cmp_alloc(const void *a, const void *b)
 {
@@ -1140,7 +1183,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     const ss_rec_hdr *h;
     int st;
     uint32_t cap_ctx = 0, cap_sync = 0, cap_cev = 0, cap_note = 0, cap_meta = 0, cap_stack = 0,
-             cap_py = 0, cap_mod = 0, cap_cubin = 0, cap_kacc = 0, cap_hsync = 0;
+             cap_py = 0, cap_mod = 0, cap_cubin = 0, cap_kacc = 0, cap_hsync = 0, cap_jit = 0;
     while ((st = ss_reader_next(rd, &h)) == SS_READ_OK) {
         m->nrecords++;
         uint64_t t0 = rec_time(h), t1 = rec_end_time(h);
@@ -1173,6 +1216,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
             SS_PUSH(m->xaccess, m->nxaccess, cap_kacc, (const ss_kernel_access_rec *)h); break;
         case SS_REC_HOST_SYNC:
             SS_PUSH(m->hsyncs, m->nhsyncs, cap_hsync, (const ss_host_sync_rec *)h); break;
+        case SS_REC_JIT: SS_PUSH(m->jits, m->njits, cap_jit, (const ss_jit_rec *)h); break;
         case SS_REC_STRING: {
             const ss_string_rec *r = (const ss_string_rec *)h;
             if (sizeof(*r) + (uint64_t)r->len > h->size || !r->id) break;
@@ -1248,6 +1292,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     for (uint32_t i = 0; i < L.nnvtx; i++) m->nvtx[i].rec = L.nvtx[i];
     ss_qsort(m->nvtx, m->nnvtx, sizeof(ss_nvtx), cmp_nvtx);
     ss_qsort(m->hsyncs, m->nhsyncs, sizeof(*m->hsyncs), cmp_hsync);
+    ss_qsort(m->jits, m->njits, sizeof(*m->jits), cmp_jit);
     ss_qsort(m->stacks, m->nstacks, sizeof(*m->stacks), cmp_idrec);
     ss_qsort(m->pystacks, m->npystacks, sizeof(*m->pystacks), cmp_idrec);
 
@@ -1341,7 +1386,7 @@ void ss_model_free(ss_model *m)
     free(m->events); free(m->allocs); free(m->nvtx);
     for (uint32_t i = 0; i < m->nthreads; i++) free(m->threads[i].calls);
     free(m->threads); free(m->notes); free(m->metas); free(m->contexts); free(m->stacks);
-    free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess); free(m->hsyncs);
+    free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess); free(m->hsyncs); free(m->jits);
     for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
     free(m->api_names); free(m->api_class); free(m->api_info);
     if (m->strings) {
@@ -1355,6 +1400,7 @@ void ss_model_free(ss_model *m)
     free(m->timelines); free(m->devices);
     free(m->alloc_max_end); free(m->op_max_end); free(m->op_min_submit);
     ss_kaccess_free(m->kaccess);
+    ss_replay_free(m->replay);
     if (m->reader) ss_reader_close(m->reader);
     free(m);
 }

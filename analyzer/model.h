@@ -217,6 +217,8 @@ typedef struct ss_model {
     const ss_kernel_access_rec **xaccess; uint32_t nxaccess;
     /* Host thread synchronization (SS_REC_HOST_SYNC), sorted by time. */
     const ss_host_sync_rec **hsyncs; uint32_t nhsyncs;
+    /* JIT compilations and compute-cache loads (SS_REC_JIT), sorted by start. */
+    const ss_jit_rec **jits; uint32_t njits;
 
     /* API names: api_names[i] is the display name, api_class[i] its class,
      * api_info[i] its row of the generated table (NULL: not listed). */
@@ -240,12 +242,26 @@ typedef struct ss_model {
     /* Kernel parameter accesses from the cubins (kernel_access.c), filled
      * lazily by ss_kernel_param_access(), freed with the model. */
     struct ss_kaccess *kaccess;
+    /* The what-if schedule (replay.c), built on first use, freed with the model. */
+    struct ss_replay *replay;
 } ss_model;
 
 /* Load `path`.  Returns NULL on failure with a one-line reason in err (without
  * the file name).  A truncated trace loads (truncated = 1). */
 ss_model *ss_model_load(const char *path, char *err, size_t errlen);
 void ss_model_free(ss_model *m);
+
+/* Value of a SS_REC_META key ("env.CUDA_DEVICE_MAX_CONNECTIONS", "cupti"):
+ * {NULL,0} when the trace has none (the last record of that key wins). */
+ss_string_ref ss_model_meta(const ss_model *m, const char *key);
+/* An environment variable of the traced process as the shim recorded it
+ * (SYNCSIGHT_*, CUDA_*, PYTORCH_CUDA_*, NCCL_*), NUL-terminated into buf;
+ * NULL when it was not set (or the trace predates format 1.4 for CUDA_*). */
+const char *ss_model_env(const ss_model *m, const char *name, char *buf, size_t len);
+
+/* The environment variables that decide how streams overlap and when work
+ * waits, shown in every report's header (NULL-terminated). */
+extern const char *const ss_decisive_env[];
 
 /* String of an SS_REC_STRING id: {NULL,0} when unknown. */
 ss_string_ref ss_model_string(const ss_model *m, uint32_t id);

@@ -87,6 +87,8 @@ static void finding(ss_json *j, ss_process_result *p, const ss_finding *x)
     ss_json_kstr(j, "rule", x->rule);
     ss_json_kstr(j, "severity", ss_severity_name(x->severity));
     ss_json_kdouble(j, "cost_ms", x->cost_ms);
+    if (x->saving_known) ss_json_kdouble(j, "saving_ms", x->saving_ms);
+    else { ss_json_key(j, "saving_ms"); ss_json_null(j); }
     ss_json_kstr(j, "cost_basis", x->cost_basis);
     ss_json_kstr(j, "message", x->message);
     ss_json_kstr(j, "fix", x->fix);
@@ -167,7 +169,7 @@ void ss_report_json(FILE *out, ss_process_result *procs, uint32_t n)
     ss_json_kstr(&j, "version", SS_VERSION);
     ss_json_key(&j, "traces"); ss_json_arr_begin(&j);
     uint32_t sev[3] = { 0, 0, 0 };
-    double cost = 0, wall = 0;
+    double cost = 0, wall = 0, saving_total = 0;
     for (uint32_t i = 0; i < n; i++) {
         const ss_model *m = procs[i].model;
         ss_json_obj_begin(&j);
@@ -179,6 +181,18 @@ void ss_report_json(FILE *out, ss_process_result *procs, uint32_t n)
         ss_json_key(&j, "truncated"); ss_json_bool(&j, m->truncated);
         ss_json_kuint(&j, "records", m->nrecords);
         ss_json_key(&j, "summary"); summary(&j, &procs[i]);
+        ss_json_key(&j, "environment"); ss_json_obj_begin(&j);
+        for (const char *const *e = ss_decisive_env; *e; e++) {
+            char v[256];
+            if (ss_model_env(m, *e, v, sizeof v)) ss_json_kstr(&j, *e, v);
+            else { ss_json_key(&j, *e); ss_json_null(&j); }
+        }
+        ss_json_obj_end(&j);
+        ss_json_key(&j, "saving_total_ms");
+        if (procs[i].findings.saving_total_known) ss_json_double(&j, procs[i].findings.saving_total_ms);
+        else ss_json_null(&j);
+        if (procs[i].findings.saving_total_known && procs[i].findings.saving_total_ms > saving_total)
+            saving_total = procs[i].findings.saving_total_ms;
         ss_json_obj_end(&j);
         double w = (double)(m->t_last - m->t_first) / 1e6;
         if (w > wall) wall = w;
@@ -195,6 +209,7 @@ void ss_report_json(FILE *out, ss_process_result *procs, uint32_t n)
     ss_json_kuint(&j, "warnings", sev[SS_SEV_WARNING]);
     ss_json_kuint(&j, "infos", sev[SS_SEV_INFO]);
     ss_json_kdouble(&j, "attributed_cost_ms", cost);
+    ss_json_kdouble(&j, "saving_total_ms", saving_total);
     ss_json_obj_end(&j);
     ss_json_key(&j, "findings"); ss_json_arr_begin(&j);
     for (uint32_t i = 0; i < n; i++)

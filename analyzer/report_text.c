@@ -50,6 +50,18 @@ static void print_summary(FILE *out, const ss_process_result *p)
     memcpy(host, m->hdr.hostname, 64); host[64] = 0;
     if (host[0]) { fputs(" on ", out); esc(out, host); }
     fputs("\n", out);
+    /* the settings that decide queues, loading and blocking launches */
+    fputs("  environment:", out);
+    int any = 0;
+    for (const char *const *e = ss_decisive_env; *e; e++) {
+        char v[256];
+        if (!ss_model_env(m, *e, v, sizeof v)) continue;
+        fprintf(out, " %s=", *e);
+        esc(out, v);
+        any = 1;
+    }
+    if (!any) fputs(" none of CUDA_DEVICE_MAX_CONNECTIONS, CUDA_MODULE_LOADING, CUDA_LAUNCH_BLOCKING set", out);
+    fputs("\n", out);
     double wall = (double)(m->t_last - m->t_first) / 1e6;
     fprintf(out, "  wall time %.3f ms, %" PRIu64 " records, %u CUDA calls, %u GPU ops\n", wall, m->nrecords,
             m->ncalls, m->nops);
@@ -157,6 +169,7 @@ static void print_finding(FILE *out, ss_process_result *p, const ss_finding *x, 
     fputs("\n", out);
     sev_label(out, x->severity, color);
     fprintf(out, " %s  cost %.3f ms", x->rule, x->cost_ms);
+    if (x->saving_known) fprintf(out, ", saves %.3f ms", x->saving_ms);
     if (x->count > 1) fprintf(out, " (%u occurrences)", x->count);
     fputs("  at ", out);
     fputs(x->site, out);   /* built from escaped parts */
@@ -209,8 +222,11 @@ void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color)
             fputs("no findings\n", out);
             continue;
         }
-        fprintf(out, "\nfindings: %u (%u error, %u warning, %u info), ranked by cost\n", p->findings.n,
-                sev[SS_SEV_ERROR], sev[SS_SEV_WARNING], sev[SS_SEV_INFO]);
+        fprintf(out, "\nfindings: %u (%u error, %u warning, %u info), ranked by severity, then saving\n",
+                p->findings.n, sev[SS_SEV_ERROR], sev[SS_SEV_WARNING], sev[SS_SEV_INFO]);
+        if (p->findings.saving_total_known)
+            fprintf(out, "fixing all of them would end this run %.3f ms sooner (what-if replay; the findings "
+                    "overlap, so this is not the sum of their savings)\n", p->findings.saving_total_ms);
         for (uint32_t k = 0; k < p->findings.n; k++) {
             print_finding(out, p, &p->findings.v[k], color);
             total_cost += p->findings.v[k].cost_ms;

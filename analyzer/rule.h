@@ -24,6 +24,9 @@ extern const ss_rule ss_rule_unrecorded_event_wait;
 extern const ss_rule ss_rule_incomplete_sync;
 extern const ss_rule ss_rule_event_timing_gap;
 extern const ss_rule ss_rule_relies_on_legacy_sync;
+extern const ss_rule ss_rule_hw_queue_aliasing;
+extern const ss_rule ss_rule_first_launch_stall;
+extern const ss_rule ss_rule_launch_blocking;
 
 /* NULL-terminated registry. */
 extern const ss_rule *const ss_rules[];
@@ -56,5 +59,7 @@ void ss_call_label(const ss_model *m, int32_t call, char *buf, size_t len);
 
 /* Millisecond value of a ns interval. */
 static inline double ss_ms(uint64_t ns) { return (double)ns / 1e6; }
+/* A trace time as the reports show it: ms since the trace header's start. */
+static inline double ss_trace_ms(const ss_model *m, uint64_t t) { return ((double)t - (double)m->hdr.start_ns) / 1e6; }
 
 #endif

@@ -136,6 +136,7 @@ static void run(const ss_model *m, ss_findings *out)
                 .fix = "Remove the synchronization where nothing is pending, or move it to where the host "
                        "actually needs a result; synchronize a stream or an event rather than the device.",
                 .refs = { { (int32_t)i, -1, "sync" } }, .nrefs = 1, .alloc = -1, .site_extra = "idle",
+                .relax = { { .kind = SS_RELAX_HOST_WAIT, .call = (int32_t)i } }, .nrelax = 1,
             };
             ss_findings_add(&idle, m, &o);
             continue;
@@ -216,6 +217,19 @@ static void run(const ss_model *m, ss_findings *out)
                       { m->ops[s.inflight_last[worst]].call, s.inflight_last[worst], "unneeded work waited for" } },
             .nrefs = 2, .alloc = -1,
         };
+        /* the fix: wait only for the streams the host used next */
+        uint32_t nneed = 0;
+        for (uint32_t k = 0; k < ns; k++)
+            if ((touched[k] || s.host_reads[k]) && s.inflight[k]) nneed++;
+        if (nneed == 0) {
+            o.relax[0] = (ss_relax){ .kind = SS_RELAX_HOST_WAIT, .call = (int32_t)i };
+            o.nrelax = 1;
+        } else if (nneed <= 4) {
+            for (uint32_t k = 0; k < ns; k++)
+                if ((touched[k] || s.host_reads[k]) && s.inflight[k])
+                    o.relax[o.nrelax++] = (ss_relax){ .kind = SS_RELAX_NARROW_WAIT, .call = (int32_t)i,
+                                                      .stream = (int32_t)k };
+        }
         ss_findings_add(&busy, m, &o);
     }
     double wall_ms = ss_ms(m->t_last > m->t_first ? m->t_last - m->t_first : 0);
@@ -242,7 +256,7 @@ static void run(const ss_model *m, ss_findings *out)
             SS_PUSH(out->v, out->n, out->cap, idle.v[k]);
         } else {
             ss_finding *x = &idle.v[k];
-            free(x->cost_basis); free(x->message); free(x->fix); free(x->site); free(x->site_key);
+            free(x->cost_basis); free(x->message); free(x->fix); free(x->site); free(x->site_key); free(x->relax);
         }
     }
     idle.n = 0;

@@ -253,6 +253,8 @@ static void run(const ss_model *m, ss_findings *out)
             .refs = { { (int32_t)i, c->first_op, "blocking call" }, { d.last >= 0 ? m->ops[d.last].call : -1, d.last, "work it waited for" } },
             .nrefs = d.last >= 0 ? 2 : 1,
             .alloc = c->alloc,
+            .relax = { { .kind = SS_RELAX_HOST_WAIT, .call = (int32_t)i } },
+            .nrelax = 1,
         };
         ss_findings_add(out, m, &o);
     }

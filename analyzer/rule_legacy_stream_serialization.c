@@ -101,6 +101,9 @@ static void apply_op(state *s, int32_t oi, int evaluate)
                     .refs = { { op->call, oi, "delayed op" },
                               { m->ops[barrier_op].call, barrier_op, "implicit barrier" } },
                     .nrefs = 2,
+                    /* the fix (non-blocking streams) removes the device's legacy barriers */
+                    .relax = { { .kind = SS_RELAX_LEGACY_BARRIERS, .index = -1, .device = ss_op_device(op) } },
+                    .nrelax = 1,
                     .alloc = -1,
                 };
                 ss_findings_add(s->out, m, &o);

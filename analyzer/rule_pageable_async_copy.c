@@ -85,6 +85,8 @@ static void graph_launch(const ss_model *m, ss_findings *out, int32_t ci)
                "building the graph (PyTorch: pin the tensor). Then cudaGraphLaunch returns at once.",
         .refs = { { ci, first, "graph launch" } },
         .nrefs = 1,
+        .relax = { { .kind = SS_RELAX_HOST_WAIT, .call = ci } },
+        .nrelax = 1,
         .alloc = -1,
     };
     ss_findings_add(out, m, &o);
@@ -125,6 +127,8 @@ static void run(const ss_model *m, ss_findings *out)
                    "and the copy overlaps host work and kernels.",
             .refs = { { (int32_t)i, c->first_op, "copy" } },
             .nrefs = 1,
+            .relax = { { .kind = SS_RELAX_HOST_WAIT, .call = (int32_t)i } },
+            .nrelax = 1,
             .alloc = -1,
         };
         ss_findings_add(out, m, &o);

@@ -14,6 +14,9 @@ const ss_rule *const ss_rules[] = {
     &ss_rule_incomplete_sync,
     &ss_rule_event_timing_gap,
     &ss_rule_relies_on_legacy_sync,
+    &ss_rule_hw_queue_aliasing,
+    &ss_rule_first_launch_stall,
+    &ss_rule_launch_blocking,
     NULL,
 };
 

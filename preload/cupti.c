@@ -292,6 +292,19 @@ static void convert_context(const CUpti_ActivityContext3 *a)
     put_stream(0, a->nullStreamId, a->contextId, a->deviceId, SS_STREAM_LEGACY_NULL, 0, 0);
 }
 
+static void convert_jit(const CUpti_ActivityJit2 *a)
+{
+    ss_jit_rec *j = ss_rec_begin(SS_REC_JIT, sizeof *j, 0);
+    if (!j)
+        return;
+    fill_gpu(&j->g, a->start, a->end, a->correlationId, 0, 0, a->deviceId);
+    j->entry_type = (uint32_t)a->jitEntryType;
+    j->op_type = (uint32_t)a->jitOperationType;
+    j->cache_size = a->cacheSize;
+    j->tid = a->threadId;
+    ss_rec_commit(j);
+}
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
                                       size_t size, size_t valid_size)
 {
@@ -323,6 +336,9 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
             break;
         case CUPTI_ACTIVITY_KIND_CONTEXT:
             convert_context((const CUpti_ActivityContext3 *)rec);
+            break;
+        case CUPTI_ACTIVITY_KIND_JIT:
+            convert_jit((const CUpti_ActivityJit2 *)rec);
             break;
         default:
             break;
@@ -450,6 +466,9 @@ static void enable_activity(void)
         { SS_ACT_EVENT, CUPTI_ACTIVITY_KIND_CUDA_EVENT },
         { SS_ACT_STREAM, CUPTI_ACTIVITY_KIND_STREAM },
         { SS_ACT_CONTEXT, CUPTI_ACTIVITY_KIND_CONTEXT },
+        /* JIT compilations of PTX at a kernel's first launch: rare, and the
+         * only way to tell a JIT stall from a lazy module load. */
+        { SS_ACT_JIT, CUPTI_ACTIVITY_KIND_JIT },
     };
     int enabled = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)

@@ -381,8 +381,18 @@ static void write_first_block(void)
     put_meta_str(buf, cap, &used, &count, "interposer",
                  interposer_active() ? "active (LD_PRELOAD)"
                                      : "inactive (calls seen through CUPTI callbacks only)");
+    /* The shim's own settings, and the CUDA/PyTorch settings that decide how
+     * streams map to hardware queues, when modules load, whether launches
+     * block (CUDA_DEVICE_MAX_CONNECTIONS, CUDA_MODULE_LOADING,
+     * CUDA_LAUNCH_BLOCKING, CUDA_VISIBLE_DEVICES, PYTORCH_CUDA_ALLOC_CONF...):
+     * the analyzer reads them as env.<NAME>. */
+    static const char *const env_prefixes[] = { "SYNCSIGHT_", "CUDA_", "PYTORCH_CUDA_", "PYTORCH_NO_CUDA_",
+                                                "NCCL_", "TORCH_NCCL_" };
     for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, "SYNCSIGHT_", 10) != 0)
+        int keep = 0;
+        for (size_t k = 0; k < sizeof env_prefixes / sizeof env_prefixes[0] && !keep; k++)
+            keep = strncmp(*e, env_prefixes[k], strlen(env_prefixes[k])) == 0;
+        if (!keep)
             continue;
         const char *eq = strchr(*e, '=');
         if (!eq)

@@ -23,7 +23,7 @@ ss_settings ss_cfg = {
     .cupti = 1, .nvtx_emit = 1, .stacks = 1, .flush_ms = 200,
     .cubin_mb = 64, .cubin_image_mb = 8,
     .activity_mask = SS_ACT_KERNEL | SS_ACT_MEMCPY | SS_ACT_MEMSET | SS_ACT_SYNC |
-                     SS_ACT_EVENT | SS_ACT_STREAM | SS_ACT_CONTEXT,
+                     SS_ACT_EVENT | SS_ACT_STREAM | SS_ACT_CONTEXT | SS_ACT_JIT,
 };
 
 int ss_rec_enabled;                 /* read on the hot path */
@@ -85,7 +85,7 @@ static uint32_t parse_activity(const char *list)
     static const struct { const char *name; uint32_t bit; } kinds[] = {
         { "kernel", SS_ACT_KERNEL }, { "memcpy", SS_ACT_MEMCPY }, { "memset", SS_ACT_MEMSET },
         { "sync", SS_ACT_SYNC },     { "event", SS_ACT_EVENT },   { "stream", SS_ACT_STREAM },
-        { "context", SS_ACT_CONTEXT },
+        { "context", SS_ACT_CONTEXT }, { "jit", SS_ACT_JIT },
     };
     uint32_t all = 0;
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)

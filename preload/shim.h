@@ -64,7 +64,7 @@ SS_HIDDEN extern ss_settings ss_cfg;
 enum ss_activity_bits {
     SS_ACT_KERNEL = 1u << 0, SS_ACT_MEMCPY = 1u << 1, SS_ACT_MEMSET = 1u << 2,
     SS_ACT_SYNC   = 1u << 3, SS_ACT_EVENT  = 1u << 4, SS_ACT_STREAM = 1u << 5,
-    SS_ACT_CONTEXT = 1u << 6,
+    SS_ACT_CONTEXT = 1u << 6, SS_ACT_JIT = 1u << 7,
 };
 
 /* ---- provided by the API recording part (api_*.c) ------------------------ */

@@ -49,6 +49,9 @@ FIXTURES="$FIXTURES sample_simple_streams sample_concurrent_kernels sample_async
 # Happens-before across host threads (OpenMP, pthreads, Python threads).
 FIXTURES="$FIXTURES omp_chunked_streams omp_chunked_streams_fixed pthread_handoff pthread_handoff_racy"
 FIXTURES="$FIXTURES threading_handoff threading_handoff_racy threading_handoff_wait"
+# Why streams did not overlap: hardware queues, lazy loading, PTX JIT (and the
+# env-* variants of stream_waves).
+FIXTURES="$FIXTURES stream_waves stream_waves_fixed first_launch_jit first_launch_jit_fixed"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
@@ -110,6 +113,13 @@ build_jobs=()
 # "// NVCC-FLAGS: <flags>" (e.g. -Xcompiler -fopenmp); test_programs.mk and
 # tests/test_programs_compile.sh read the same line.
 src_nvcc_flags() { sed -n 's|^// NVCC-FLAGS:||p' "$1" | tr '\n' ' '; }
+# "// NVCC-ARCH: <flags>" replaces $NVCC_ARCH for that program (a PTX-only
+# build, say); "// RUN-ENV: VAR=value ..." is the environment of its every run.
+src_nvcc_arch() { sed -n 's|^// NVCC-ARCH:||p' "$1" | tr '\n' ' '; }
+src_run_env() { sed -n 's|^// RUN-ENV:||p' "$1" | tr '\n' ' '; }
+# Variants run the same binary in another environment: <name>.env-<variant>.expect,
+# whose "# RUN-ENV: VAR=value ..." lines add to the program's own (label <name>_<variant>).
+expect_run_env() { sed -n 's|^# RUN-ENV:||p' "$1" | tr '\n' ' '; }
 for n in "${names[@]}"; do
     [ -f "$TP/$n.cu" ] || continue
     if [ "$n" = capture_basic ]; then
@@ -118,15 +128,16 @@ for n in "${names[@]}"; do
         build_jobs+=("capture_basic_ptds|-cudart shared --default-stream per-thread|capture_basic")
     else
         extra=$(src_nvcc_flags "$TP/$n.cu")
-        build_jobs+=("$n|-cudart $SS_TEST_CUDART $extra|$n")
-        [ -f "$TP/$n.ptds.expect" ] && build_jobs+=("${n}_ptds|-cudart $SS_TEST_CUDART --default-stream per-thread $extra|$n")
+        arch=$(src_nvcc_arch "$TP/$n.cu")
+        build_jobs+=("$n|-cudart $SS_TEST_CUDART $extra|$n|$arch")
+        [ -f "$TP/$n.ptds.expect" ] && build_jobs+=("${n}_ptds|-cudart $SS_TEST_CUDART --default-stream per-thread $extra|$n|$arch")
     fi
 done
-build_one() { # "BINARY|NVCC FLAGS|SOURCE NAME"
-    local bin flags src
-    IFS="|" read -r bin flags src <<< "$1"
+build_one() { # "BINARY|NVCC FLAGS|SOURCE NAME[|ARCH FLAGS]"
+    local bin flags src arch
+    IFS="|" read -r bin flags src arch <<< "$1"
     # shellcheck disable=SC2086 # flags are several words on purpose
-    "$NVCC" $NVCC_ARCH -O2 -g -lineinfo -std=c++17 $flags -o "$OUT/bin/$bin" "$TP/$src.cu" \
+    "$NVCC" ${arch:-$NVCC_ARCH} -O2 -g -lineinfo -std=c++17 $flags -o "$OUT/bin/$bin" "$TP/$src.cu" \
         > "$OUT/logs/build-$bin.log" 2>&1 || echo "$bin" >> "$OUT/logs/build-failures"
 }
 export -f build_one
@@ -137,7 +148,8 @@ printf '%s\n' "${build_jobs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'build_one "
 run_traced() {
     local label=$1; shift
     local trace=$OUT/traces/$label.sstrace
-    timeout "$RUN_TIMEOUT" "$SYNCSIGHT" run -o "$trace" --no-report -- "$@" \
+    # shellcheck disable=SC2086 # RUN_ENV is VAR=value words
+    env ${RUN_ENV:-} timeout "$RUN_TIMEOUT" "$SYNCSIGHT" run -o "$trace" --no-report -- "$@" \
         > "$OUT/stdout/$label.shim.out" 2> "$OUT/logs/$label.shim.err"
     echo $? > "$OUT/logs/$label.shim.rc"
 }
@@ -233,8 +245,16 @@ for n in "${names[@]}"; do
                 note_result "$n" FAIL; continue
             fi
             bin=$OUT/bin/$n label=$n
+            RUN_ENV=$(src_run_env "$TP/$n.cu")
             run_traced "$n" "$bin"
             check_program "$n" "$n" "$TP/$n.expect"
+            for ve in "$TP/$n".env-*.expect; do
+                [ -f "$ve" ] || continue
+                v=${ve#"$TP/$n".env-}; v=${v%.expect}
+                RUN_ENV="$(src_run_env "$TP/$n.cu") $(expect_run_env "$ve")"
+                run_traced "${n}_$v" "$bin"
+                check_program "$n" "${n}_$v" "$ve"
+            done
             if [ -f "$TP/$n.ptds.expect" ]; then
                 # The same source built with --default-stream per-thread.
                 p=${n}_ptds
@@ -243,11 +263,13 @@ for n in "${names[@]}"; do
                     tail -n 15 "$OUT/logs/build-$p.log" | sed 's/^/    /'
                     note_result "$p" FAIL
                 else
+                    RUN_ENV=$(src_run_env "$TP/$n.cu")
                     run_traced "$p" "$OUT/bin/$p"
                     check_program "$p" "$p" "$TP/$n.ptds.expect"
                 fi
             fi
         fi
+        RUN_ENV=
         if has "$n" "$STDOUT_SAME"; then
             timeout "$RUN_TIMEOUT" "$bin" > "$OUT/stdout/$label.plain.out" 2> "$OUT/logs/$label.plain.err"
             plain_rc=$?
@@ -341,6 +363,11 @@ if [ "$mode" = fixtures ] && [ "$failed" -eq 0 ]; then
         [ "$n" = capture_basic ] && label=capture_basic_shared
         copy_fixture "$n" "$label" "$TP/$n.expect"
         [ -f "$TP/$n.ptds.expect" ] && copy_fixture "${n}_ptds" "${n}_ptds" "$TP/$n.ptds.expect"
+        for ve in "$TP/$n".env-*.expect; do
+            [ -f "$ve" ] || continue
+            v=${ve#"$TP/$n".env-}; v=${v%.expect}
+            copy_fixture "${n}_$v" "${n}_$v" "$ve"
+        done
     done
 elif [ "$mode" = fixtures ]; then
     echo "fixtures not copied: the suite failed"

@@ -22,6 +22,9 @@ TEST_PROGRAM_PTDS := $(patsubst test_programs/%.ptds.expect,%,$(wildcard test_pr
 # the recipe runs.  run_gpu_tests.sh and tests/test_programs_compile.sh read
 # the same line.
 TEST_PROGRAM_SRC_FLAGS = $$(sed -n 's|^// NVCC-FLAGS:||p' $<)
+# "// NVCC-ARCH: <flags>" replaces TEST_PROGRAMS_ARCH for that program (a
+# PTX-only build that the driver must JIT-compile, say).
+TEST_PROGRAM_ARCH = $$(a=$$(sed -n 's|^// NVCC-ARCH:||p' $<); echo "$${a:-$(TEST_PROGRAMS_ARCH)}")
 
 GPU_SUITE_ENV = GPU_TEST_OUT="$(GPU_TEST_OUT)" SYNCSIGHT="$(BUILD)/syncsight" NVCC="$(NVCC)" \
 	NVCC_ARCH="$(TEST_PROGRAMS_ARCH)" PYTHON="$(PYTHON)" CUDA_HOME="$(CUDA_HOME)"
@@ -43,12 +46,12 @@ test-programs-build: $(patsubst test_programs/%.cu,$(BUILD)/test_programs/%,$(TE
 
 $(BUILD)/test_programs/%: test_programs/%.cu test_programs/ss_test.cuh | check-cuda
 	@mkdir -p $(@D)
-	$(NVCC) $(TEST_PROGRAMS_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra $(TEST_PROGRAM_SRC_FLAGS) -o $@ $<
+	$(NVCC) $(TEST_PROGRAM_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra $(TEST_PROGRAM_SRC_FLAGS) -o $@ $<
 
 # The per-thread default stream build (the shorter stem wins over the rule above).
 $(BUILD)/test_programs/%_ptds: test_programs/%.cu test_programs/ss_test.cuh | check-cuda
 	@mkdir -p $(@D)
-	$(NVCC) $(TEST_PROGRAMS_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra --default-stream per-thread \
+	$(NVCC) $(TEST_PROGRAM_ARCH) -O2 -g -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra --default-stream per-thread \
 		$(TEST_PROGRAM_SRC_FLAGS) -o $@ $<
 
 # Twins that #include the program they fix.
@@ -58,6 +61,7 @@ $(BUILD)/test_programs/implicit_memcpy_pageable_fixed: test_programs/implicit_me
 $(BUILD)/test_programs/missing_fence_wrong_stream $(BUILD)/test_programs/missing_fence_fixed \
 $(BUILD)/test_programs/unrecorded_event $(BUILD)/test_programs/unrecorded_event_fixed: test_programs/missing_fence.cu
 $(BUILD)/test_programs/multigpu_fence_fixed: test_programs/multigpu_fence.cu
+$(BUILD)/test_programs/first_launch_jit_fixed: test_programs/first_launch_jit.cu
 $(BUILD)/test_programs/legacy_barrier_needed_fixed $(BUILD)/test_programs/legacy_barrier_needed_fixed_ptds: \
 	test_programs/legacy_barrier_needed.cu
 $(BUILD)/test_programs/readonly_factor_racy: test_programs/readonly_factor.cu

@@ -50,6 +50,9 @@ RULES = (
     "incomplete-sync",
     "event-timing-gap",
     "relies-on-legacy-sync",
+    "hw-queue-aliasing",
+    "first-launch-stall",
+    "launch-blocking",
 )
 SEVERITIES = ("error", "warning", "info")
 RULE_KEYS = ("rule", "rule_id", "ruleId", "id")

@@ -25,8 +25,11 @@ for src in test_programs/*.cu; do
     n=$(basename "$src" .cu)
     # (no trailing blank: xargs -L 1 would join the next line to this one)
     extra=$(sed -n 's|^// NVCC-FLAGS:||p' "$src" | xargs)
-    echo "$n $src${extra:+ $extra}"
-    [ -f "test_programs/$n.ptds.expect" ] && echo "${n}_ptds $src --default-stream per-thread${extra:+ $extra}"
+    # "// NVCC-ARCH: <flags>" replaces -arch=sm_90 for that program.
+    arch=$(sed -n 's|^// NVCC-ARCH:||p' "$src" | xargs)
+    arch=${arch:--arch=sm_90}
+    echo "$n $src ${arch}${extra:+ $extra}"
+    [ -f "test_programs/$n.ptds.expect" ] && echo "${n}_ptds $src ${arch} --default-stream per-thread${extra:+ $extra}"
 done > "$T/jobs"
 for expect in test_programs/*.ptds.expect; do
     [ -e "$expect" ] || continue
@@ -34,7 +37,7 @@ for expect in test_programs/*.ptds.expect; do
     [ -f "test_programs/$n.cu" ] || echo "FAIL $expect: no test_programs/$n.cu to build per-thread" >> "$T/summary"
 done
 xargs -P "$jobs" -L 1 sh -c \
-    'n=$1 src=$2; shift 2; "$NVCC" -arch=sm_90 -std=c++17 -Xcompiler -Wall,-Wextra,-Werror "$@" -o "$T/$n" "$src" > "$T/$n.log" 2>&1 || { echo "FAIL compile $n ($src $*)"; cat "$T/$n.log"; }' sh \
+    'n=$1 src=$2; shift 2; "$NVCC" -std=c++17 -Xcompiler -Wall,-Wextra,-Werror "$@" -o "$T/$n" "$src" > "$T/$n.log" 2>&1 || { echo "FAIL compile $n ($src $*)"; cat "$T/$n.log"; }' sh \
     < "$T/jobs" >> "$T/summary" 2>&1
 failed=0
 if [ -s "$T/summary" ]; then cat "$T/summary"; failed=1; fi

@@ -35,8 +35,9 @@
 
 #define SS_TRACE_MAGIC        "SYNCSGHT"     /* 8 bytes, no NUL stored */
 #define SS_TRACE_VERSION_MAJOR 1
-#define SS_TRACE_VERSION_MINOR 3     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
-                                        2: SS_REC_KERNEL_ACCESS; 3: SS_REC_HOST_SYNC */
+#define SS_TRACE_VERSION_MINOR 4     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
+                                        2: SS_REC_KERNEL_ACCESS; 3: SS_REC_HOST_SYNC;
+                                        4: SS_REC_JIT */
 #define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
 #define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
 
@@ -99,6 +100,7 @@ enum ss_rec_type {
     SS_REC_CUBIN      = 19, /* device code image of a loaded module        */
     SS_REC_KERNEL_ACCESS = 20, /* exact mode: byte ranges a launch read/wrote */
     SS_REC_HOST_SYNC  = 21, /* a thread released / acquired a host sync object */
+    SS_REC_JIT        = 22, /* a JIT compilation / compute-cache load of device code */
     SS_REC_TYPE_MAX
 };
 
@@ -506,6 +508,23 @@ typedef struct ss_host_sync_rec {
 #define SS_HSYNC_KEY_OMP_JOIN(n) ((0x84ull << 56) | (n))
 #define SS_HSYNC_KEY_OMP_BAR(n)  ((0x85ull << 56) | (n))
 
+/* SS_REC_JIT: CUPTI's JIT activity (CUpti_ActivityJit2): the driver compiled
+ * PTX (or NVVM IR) for this GPU, or loaded/stored the result in its compute
+ * cache.  g.start/g.end are the host-side times of that work (trace clock),
+ * g.corr the correlation id of the API call that caused it, g.stream_id 0.
+ * It runs on the host thread `tid`, often before the API call it belongs to
+ * is even entered (cudart loads a module before its launch callback). */
+enum ss_jit_entry { SS_JIT_ENTRY_PTX_TO_CUBIN = 1, SS_JIT_ENTRY_NVVM_IR_TO_PTX = 2 };
+enum ss_jit_op { SS_JIT_OP_CACHE_LOAD = 1, SS_JIT_OP_CACHE_STORE = 2, SS_JIT_OP_COMPILE = 3 };
+typedef struct ss_jit_rec {
+    ss_gpu_common g;
+    uint32_t entry_type;        /* enum ss_jit_entry */
+    uint32_t op_type;           /* enum ss_jit_op */
+    uint64_t cache_size;        /* bytes of the compute cache */
+    uint32_t tid;               /* host thread (kernel tid), 0 unknown */
+    uint32_t reserved;
+} ss_jit_rec;
+
 /* Size checks: the layout is the format. */
 #define SS_STATIC_ASSERT(c, m) _Static_assert(c, m)
 SS_STATIC_ASSERT(sizeof(ss_file_header) == 256, "file header is 256 bytes");
@@ -515,6 +534,7 @@ SS_STATIC_ASSERT(sizeof(ss_gpu_common) == 40, "gpu common layout");
 SS_STATIC_ASSERT(sizeof(ss_kernel_rec) % 8 == 0, "kernel record aligned");
 SS_STATIC_ASSERT(sizeof(ss_memcpy_rec) % 8 == 0, "memcpy record aligned");
 SS_STATIC_ASSERT(sizeof(ss_memset_rec) % 8 == 0, "memset record aligned");
+SS_STATIC_ASSERT(sizeof(ss_jit_rec) % 8 == 0, "jit record aligned");
 SS_STATIC_ASSERT(sizeof(ss_sync_rec) % 8 == 0, "sync record aligned");
 SS_STATIC_ASSERT(sizeof(ss_stream_rec) % 8 == 0, "stream record aligned");
 SS_STATIC_ASSERT(sizeof(ss_nvtx_rec) % 8 == 0, "nvtx record aligned");

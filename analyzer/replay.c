@@ -1,0 +1,729 @@
+/*
+ * What-if replay (replay.h).  The schedule is evaluated in the order the
+ * measured run happened: every dependency of an item ended, in the measured
+ * run, before the item began, so one pass over call entries, GPU operation
+ * starts and call exits, sorted by measured time, sees every dependency
+ * already replayed.
+ *
+ * Submission order is a key: call i has key 2i+1; a GPU operation has its
+ * submitting call's key, or, when no call was recorded for it (driver-API
+ * launches), the even key between the calls around its start.  "The work of
+ * stream s submitted before k" is then the last operation of s with a key
+ * below k: a stream runs its operations in order, so that one ends last.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+#include "util.h"
+
+#define MATCH_NS 30000u   /* two operations that started "together" */
+#define TOL_NS   20000u   /* clock and dispatch jitter */
+#define DELAY_NS 50000u   /* a delay worth explaining */
+#define DEFAULT_CONNECTIONS 8u
+
+enum { W_NONE, W_STREAM, W_GROUP, W_EVENT, W_DEVICE };
+
+typedef struct wait_dep {      /* a cudaStreamWaitEvent: ops of the stream after `key` wait for */
+    int64_t key;               /* the work of `stream` submitted before `bound` */
+    int32_t stream;
+    int64_t bound;
+} wait_dep;
+
+typedef struct rstream {
+    int32_t *ops; uint32_t nops, cops;     /* by key */
+    wait_dep *waits; uint32_t nwaits, cwaits;
+    int32_t device;
+    uint8_t kind;
+} rstream;
+
+typedef struct rdevice {
+    int32_t *streams; uint32_t nstreams, cstreams;     /* every stream of the device */
+    int32_t *group; uint32_t ngroup, cgroup;           /* blocking and per-thread: ordered with legacy */
+    int32_t *legacy; uint32_t nlegacy, clegacy;
+} rdevice;
+
+typedef struct cwait {
+    uint8_t kind;              /* W_* */
+    int32_t stream, device;
+    int64_t bound;             /* exclusive */
+} cwait;
+
+typedef struct item { uint64_t t; uint8_t rank; int32_t idx; } item;
+enum { I_EXIT = 0, I_ENTER = 1, I_START = 2 };
+
+struct ss_replay {
+    const ss_model *m;
+    int64_t *opkey;
+    rstream *st;
+    rdevice *dev; int32_t ndev;
+    int32_t *op_pred;
+    uint32_t *op_wbeg, *op_wend;
+    int32_t *op_qpred;
+    int32_t *op_barrier;
+    uint64_t *ready;
+    int64_t *lat;
+    cwait *cw;
+    int32_t *call_prev;        /* previous call of the same thread, -1 */
+    item *items; uint32_t nitems;
+    ss_hwq_device *hwq; uint32_t nhwq;
+    ss_load_barrier *lb; uint32_t nlb;
+    int64_t *lb_key;
+    int launch_blocking;
+    uint64_t end;
+    uint64_t base_end;         /* ss_replay_run with nothing removed */
+};
+
+/* ---- one evaluation ------------------------------------------------------ */
+
+typedef struct pass {
+    const ss_replay *r;
+    int real;                  /* measured times, no replay */
+    uint64_t *E, *X, *S, *F;   /* replayed times (NULL in the real pass) */
+    uint8_t *cdone, *odone;    /* 1: enter, 2: exit done (calls); 1: op done */
+    uint8_t *cflag;            /* per call: 1 no host wait, 2 narrowed */
+    const ss_relax *rx; uint32_t nrx;
+    uint8_t *no_legacy, *no_queue;   /* per device */
+    uint8_t *no_legacy_op;           /* per op */
+    uint8_t *no_barrier;             /* per load barrier */
+    uint64_t *drain;                 /* per load barrier, replayed (0: not yet) */
+    int async_launches;
+    int with_hw;               /* include hardware queues and loading barriers */
+} pass;
+
+static int32_t last_before(const ss_replay *r, int32_t s, int64_t bound)
+{
+    const rstream *st = &r->st[s];
+    uint32_t lo = 0, hi = st->nops;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (r->opkey[st->ops[mid]] < bound) lo = mid + 1; else hi = mid;
+    }
+    return lo ? st->ops[lo - 1] : -1;
+}
+
+static uint64_t op_start(const pass *p, int32_t o)
+{
+    if (p->real || !p->odone[o]) return p->r->m->ops[o].start;
+    return p->S[o];
+}
+
+static uint64_t op_end(const pass *p, int32_t o)
+{
+    if (p->real || !p->odone[o]) return p->r->m->ops[o].end;
+    return p->F[o];
+}
+
+static uint64_t call_enter(const pass *p, int32_t c)
+{
+    if (p->real || !(p->cdone[c] & 1)) return p->r->m->calls[c].rec->t_enter;
+    return p->E[c];
+}
+
+static uint64_t stream_done(const pass *p, int32_t s, int64_t bound)
+{
+    int32_t o = last_before(p->r, s, bound);
+    return o >= 0 ? op_end(p, o) : 0;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+static uint64_t barrier_drain(pass *p, int32_t b)
+{
+    const ss_replay *r = p->r;
+    if (p->real) return r->lb[b].drain;
+    if (p->drain[b]) return p->drain[b];
+    const rdevice *d = &r->dev[r->lb[b].device];
+    uint64_t v = 0;
+    for (uint32_t i = 0; i < d->nstreams; i++)
+        v = max_u64(v, stream_done(p, d->streams[i], r->lb_key[b]));
+    p->drain[b] = v ? v : 1;
+    return v;
+}
+
+/* When op o could start: what orders it, without the delay it had after. */
+static uint64_t op_ready(pass *p, int32_t o, int with_hw)
+{
+    const ss_replay *r = p->r;
+    const ss_model *m = r->m;
+    const ss_gpu_op *op = &m->ops[o];
+    uint64_t t = op->call >= 0 ? call_enter(p, op->call) : op->start;
+    if (r->op_pred[o] >= 0) t = max_u64(t, op_end(p, r->op_pred[o]));
+    if (op->stream >= 0) {
+        const rstream *st = &r->st[op->stream];
+        for (uint32_t w = r->op_wbeg[o]; w < r->op_wend[o]; w++)
+            t = max_u64(t, stream_done(p, st->waits[w].stream, st->waits[w].bound));
+        int32_t dv = st->device;
+        if (dv >= 0 && !(p->no_legacy && p->no_legacy[dv]) && !(p->no_legacy_op && p->no_legacy_op[o])) {
+            const rdevice *d = &r->dev[dv];
+            if (st->kind == SS_STREAM_LEGACY_NULL) {
+                for (uint32_t i = 0; i < d->ngroup; i++)
+                    t = max_u64(t, stream_done(p, d->group[i], r->opkey[o]));
+            } else if (st->kind == SS_STREAM_BLOCKING || st->kind == SS_STREAM_PER_THREAD) {
+                for (uint32_t i = 0; i < d->nlegacy; i++)
+                    t = max_u64(t, stream_done(p, d->legacy[i], r->opkey[o]));
+            }
+        }
+        if (with_hw) {
+            int32_t q = r->op_qpred[o];
+            if (q >= 0 && !(p->no_queue && dv >= 0 && p->no_queue[dv])) t = max_u64(t, op_start(p, q));
+            int32_t b = r->op_barrier[o];
+            if (b >= 0 && !(p->no_barrier && p->no_barrier[b])) t = max_u64(t, barrier_drain(p, b));
+        }
+    }
+    return t;
+}
+
+/* The GPU work call c waited for, done at (0: waited for nothing). */
+static uint64_t wait_target(pass *p, int32_t c)
+{
+    const ss_replay *r = p->r;
+    cwait w = r->cw[c];
+    if (!p->real && p->cflag && p->cflag[c] == 2) {
+        /* the streams the host needed, each up to this call */
+        uint64_t v = 0;
+        for (uint32_t i = 0; i < p->nrx; i++)
+            if (p->rx[i].kind == SS_RELAX_NARROW_WAIT && p->rx[i].call == c && p->rx[i].stream >= 0)
+                v = max_u64(v, stream_done(p, p->rx[i].stream, 2 * (int64_t)c + 2));
+        return v;
+    }
+    if (!p->real && p->async_launches && w.kind != W_NONE) {
+        uint8_t cls = r->m->calls[c].cls;
+        if (cls == SS_API_LAUNCH || cls == SS_API_COPY_ASYNC || cls == SS_API_MEMSET_ASYNC) return 0;
+    }
+    switch (w.kind) {
+    case W_STREAM:
+    case W_EVENT:
+        return w.stream >= 0 ? stream_done(p, w.stream, w.bound) : 0;
+    case W_GROUP:
+    case W_DEVICE: {
+        if (w.device < 0 || w.device >= r->ndev) return 0;
+        const rdevice *d = &r->dev[w.device];
+        uint64_t v = 0;
+        if (w.kind == W_DEVICE) {
+            for (uint32_t i = 0; i < d->nstreams; i++) v = max_u64(v, stream_done(p, d->streams[i], w.bound));
+        } else {
+            for (uint32_t i = 0; i < d->nlegacy; i++) v = max_u64(v, stream_done(p, d->legacy[i], w.bound));
+            for (uint32_t i = 0; i < d->ngroup; i++) v = max_u64(v, stream_done(p, d->group[i], w.bound));
+        }
+        return v;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Host time of thread tid in [a, b) that a HOST_TIME relaxation removes. */
+static uint64_t removed_host_time(const pass *p, uint32_t tid, uint64_t a, uint64_t b)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < p->nrx; i++) {
+        const ss_relax *x = &p->rx[i];
+        if (x->kind != SS_RELAX_HOST_TIME || x->tid != tid) continue;
+        uint64_t lo = max_u64(a, x->t0), hi = x->t1 < b ? x->t1 : b;
+        if (hi > lo) sum += hi - lo;
+    }
+    return sum;
+}
+
+static uint64_t evaluate(pass *p)
+{
+    const ss_replay *r = p->r;
+    const ss_model *m = r->m;
+    uint64_t end = 0;
+    for (uint32_t i = 0; i < r->nitems; i++) {
+        const item *it = &r->items[i];
+        int32_t k = it->idx;
+        if (it->rank == I_START) {
+            const ss_gpu_op *op = &m->ops[k];
+            uint64_t ready = op_ready(p, k, 1);
+            int64_t s = (int64_t)ready + r->lat[k];
+            if (s < 0) s = 0;
+            p->S[k] = (uint64_t)s;
+            p->F[k] = p->S[k] + (op->end - op->start);
+            p->odone[k] = 1;
+            end = max_u64(end, p->F[k]);
+            continue;
+        }
+        const ss_call *c = &m->calls[k];
+        uint64_t E = c->rec->t_enter, X = c->rec->t_exit < E ? E : c->rec->t_exit;
+        if (it->rank == I_ENTER) {
+            int32_t prev = r->call_prev[k];
+            if (prev < 0) {
+                p->E[k] = E - removed_host_time(p, c->rec->tid, 0, E);
+            } else {
+                const ss_call *pc = &m->calls[prev];
+                uint64_t px = pc->rec->t_exit < pc->rec->t_enter ? pc->rec->t_enter : pc->rec->t_exit;
+                uint64_t gap = E > px ? E - px : 0;
+                uint64_t cut = removed_host_time(p, c->rec->tid, px, E);
+                uint64_t base = (p->cdone[prev] & 2) ? p->X[prev] : px;
+                p->E[k] = base + (gap > cut ? gap - cut : 0);
+            }
+            p->cdone[k] |= 1;
+            continue;
+        }
+        /* exit */
+        if (!(p->cdone[k] & 1)) { p->E[k] = E; p->cdone[k] |= 1; }
+        pass realp = *p;
+        realp.real = 1;
+        uint64_t T = wait_target(&realp, k);
+        int waited = T > E;
+        uint64_t post = waited ? (X > T ? X - T : 0) : 0;
+        uint64_t own = X - E;
+        uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
+        own = own > cut ? own - cut : 0;
+        uint64_t nowait = waited ? post : own;
+        uint64_t x = p->E[k] + nowait;
+        if (!(p->cflag && p->cflag[k] == 1)) {
+            uint64_t T2 = wait_target(p, k);
+            if (T2 && T2 + post > x) x = T2 + post;
+        }
+        p->X[k] = x;
+        p->cdone[k] |= 2;
+        end = max_u64(end, x);
+    }
+    return end;
+}
+
+uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
+{
+    const ss_model *m = r->m;
+    pass p = { .r = r, .rx = rx, .nrx = n, .with_hw = 1 };
+    p.E = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
+    p.X = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
+    p.S = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
+    p.F = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
+    p.cdone = ss_xcalloc(m->ncalls + 1, 1);
+    p.odone = ss_xcalloc(m->nops + 1, 1);
+    p.drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
+    for (uint32_t i = 0; i < n; i++) {
+        const ss_relax *x = &rx[i];
+        switch (x->kind) {
+        case SS_RELAX_HOST_WAIT:
+        case SS_RELAX_NARROW_WAIT:
+            if (x->call < 0 || (uint32_t)x->call >= m->ncalls) break;
+            if (!p.cflag) p.cflag = ss_xcalloc(m->ncalls, 1);
+            if (x->kind == SS_RELAX_HOST_WAIT || p.cflag[x->call] != 1)
+                p.cflag[x->call] = x->kind == SS_RELAX_HOST_WAIT ? 1 : 2;
+            break;
+        case SS_RELAX_LEGACY_BARRIERS:
+            if (x->index >= 0 && (uint32_t)x->index < m->nops) {
+                if (!p.no_legacy_op) p.no_legacy_op = ss_xcalloc(m->nops, 1);
+                p.no_legacy_op[x->index] = 1;
+                break;
+            }
+            /* the whole device */
+            __attribute__((fallthrough));
+        case SS_RELAX_HW_QUEUES: {
+            if (x->device < 0 || x->device >= r->ndev) break;
+            uint8_t **arr = x->kind == SS_RELAX_LEGACY_BARRIERS ? &p.no_legacy : &p.no_queue;
+            if (!*arr) *arr = ss_xcalloc((size_t)r->ndev, 1);
+            (*arr)[x->device] = 1;
+            break;
+        }
+        case SS_RELAX_LOAD_BARRIER:
+            if (x->index < 0 || (uint32_t)x->index >= r->nlb) break;
+            if (!p.no_barrier) p.no_barrier = ss_xcalloc(r->nlb, 1);
+            p.no_barrier[x->index] = 1;
+            break;
+        case SS_RELAX_ASYNC_LAUNCHES:
+            p.async_launches = 1;
+            break;
+        default:
+            break;
+        }
+    }
+    uint64_t end = evaluate(&p);
+    free(p.E); free(p.X); free(p.S); free(p.F); free(p.cdone); free(p.odone); free(p.drain);
+    free(p.cflag); free(p.no_legacy); free(p.no_legacy_op); free(p.no_queue); free(p.no_barrier);
+    return end;
+}
+
+uint64_t ss_replay_end(const ss_replay *r) { return r->end; }
+
+uint64_t ss_replay_saving(const ss_replay *r, const ss_relax *rx, uint32_t n)
+{
+    if (n == 0) return 0;
+    uint64_t e = ss_replay_run(r, rx, n);
+    return e < r->base_end ? r->base_end - e : 0;
+}
+
+uint64_t ss_replay_ready(const ss_replay *r, int32_t op)
+{
+    return op >= 0 && (uint32_t)op < r->m->nops ? r->ready[op] : 0;
+}
+
+const ss_hwq_device *ss_replay_hw_queues(const ss_replay *r, uint32_t *n)
+{
+    *n = r->nhwq;
+    return r->hwq;
+}
+
+const ss_load_barrier *ss_replay_load_barriers(const ss_replay *r, uint32_t *n)
+{
+    *n = r->nlb;
+    return r->lb;
+}
+
+/* ---- building the schedule ----------------------------------------------- */
+
+static int cmp_items(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static const ss_replay *sort_ctx;
+static int cmp_stream_ops(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    const ss_replay *r = sort_ctx;
+    if (r->opkey[x] != r->opkey[y]) return r->opkey[x] < r->opkey[y] ? -1 : 1;
+    if (r->m->ops[x].start != r->m->ops[y].start) return r->m->ops[x].start < r->m->ops[y].start ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static int cmp_stream_id(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    const ss_stream *sx = &sort_ctx->m->streams[x], *sy = &sort_ctx->m->streams[y];
+    if (sx->stream_id != sy->stream_id) return sx->stream_id < sy->stream_id ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static uint32_t connections_of(const ss_model *m, int *from_env)
+{
+    char buf[32];
+    *from_env = 0;
+    const char *v = ss_model_env(m, "CUDA_DEVICE_MAX_CONNECTIONS", buf, sizeof buf);
+    if (v) {
+        char *endp;
+        long n = strtol(v, &endp, 10);
+        if (endp != v && n >= 1 && n <= 128) {
+            *from_env = 1;
+            return (uint32_t)n;
+        }
+    }
+    return DEFAULT_CONNECTIONS;
+}
+
+/* Streams beyond CUDA_DEVICE_MAX_CONNECTIONS share work queues, assigned
+ * round-robin in creation order (CUPTI stream ids grow with creation).  The
+ * mapping is used only when the measured starts agree with it everywhere (a
+ * queue starts its operations in submission order) and operations were seen
+ * waiting for an unrelated one in their queue. */
+static void find_hw_queues(ss_replay *r, int32_t dv)
+{
+    const ss_model *m = r->m;
+    const rdevice *d = &r->dev[dv];
+    int from_env;
+    uint32_t conn = connections_of(m, &from_env);
+    int32_t *qs = ss_xcalloc(d->nstreams + 1, sizeof(int32_t));
+    uint32_t nq = 0;
+    for (uint32_t i = 0; i < d->nstreams; i++) {
+        const ss_stream *s = &m->streams[d->streams[i]];
+        if ((s->kind == SS_STREAM_BLOCKING || s->kind == SS_STREAM_NON_BLOCKING) && s->stream_id)
+            qs[nq++] = d->streams[i];
+    }
+    if (nq <= conn) { free(qs); return; }
+    sort_ctx = r;
+    ss_qsort(qs, nq, sizeof(int32_t), cmp_stream_id);
+    int32_t *queue_of = ss_xcalloc(m->nstreams, sizeof(int32_t));
+    for (uint32_t i = 0; i < m->nstreams; i++) queue_of[i] = -1;
+    for (uint32_t i = 0; i < nq; i++) queue_of[qs[i]] = (int32_t)(i % conn);
+
+    /* kernels of those streams in submission order */
+    int32_t *last = ss_xcalloc(conn, sizeof(int32_t));
+    for (uint32_t q = 0; q < conn; q++) last[q] = -1;
+    int32_t *qpred = ss_xcalloc(m->nops + 1, sizeof(int32_t));
+    int32_t *order = ss_xcalloc(m->nops + 1, sizeof(int32_t));
+    uint32_t n = 0;
+    for (uint32_t o = 0; o < m->nops; o++) {
+        const ss_gpu_op *op = &m->ops[o];
+        if (op->kind == SS_OP_KERNEL && op->stream >= 0 && queue_of[op->stream] >= 0) order[n++] = (int32_t)o;
+    }
+    ss_qsort(order, n, sizeof(int32_t), cmp_stream_ops);
+    uint32_t checked = 0, violations = 0, delayed = 0;
+    uint64_t delay = 0;
+    int32_t ex = -1, exb = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t o = order[i];
+        const ss_gpu_op *op = &m->ops[o];
+        int32_t q = queue_of[op->stream];
+        int32_t y = last[q];
+        last[q] = o;
+        qpred[o] = -1;
+        if (y < 0 || m->ops[y].stream == op->stream) continue;
+        qpred[o] = y;
+        checked++;
+        if (op->start + TOL_NS < m->ops[y].start) violations++;
+        uint64_t ready = r->ready[o];
+        uint64_t ys = m->ops[y].start;
+        uint64_t gap = op->start > ys ? op->start - ys : ys - op->start;
+        if (op->start > ready + DELAY_NS && gap <= MATCH_NS && ys > ready + DELAY_NS / 2) {
+            delayed++;
+            delay += op->start - ready;
+            if (ex < 0) { ex = o; exb = y; }
+        }
+    }
+    if (delayed >= 2 && (uint64_t)violations * 100 <= checked) {
+        for (uint32_t i = 0; i < n; i++) r->op_qpred[order[i]] = qpred[order[i]];
+        r->hwq = ss_xrealloc(r->hwq, (r->nhwq + 1) * sizeof *r->hwq);
+        r->hwq[r->nhwq++] = (ss_hwq_device){ .device = dv, .connections = conn, .connections_from_env = from_env,
+                                             .streams = nq, .delayed_ops = delayed, .delay_ns = delay,
+                                             .example_op = ex, .example_blocker = exb };
+    }
+    free(qs); free(queue_of); free(last); free(qpred); free(order);
+}
+
+/* Under lazy module loading the first launch of a kernel can make the work
+ * submitted after it wait until everything before it has finished.  Seen
+ * as: work was in flight at the launch, and every later operation that was
+ * ready before that work drained started only when it drained (two at
+ * least, a kernel among them). */
+static void find_load_barriers(ss_replay *r, int32_t dv, const int32_t *by_key, uint32_t n)
+{
+    const ss_model *m = r->m;
+    const rdevice *d = &r->dev[dv];
+    ss_u64map seen = { 0 };
+    pass real = { .r = r, .real = 1 };
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t o = by_key[i];
+        const ss_gpu_op *op = &m->ops[o];
+        if (op->kind != SS_OP_KERNEL || op->call < 0 || ss_op_device(op) != dv) continue;
+        const ss_kernel_rec *k = (const ss_kernel_rec *)op->rec;
+        if (!k->name_id || ss_u64map_get(&seen, k->name_id, -1) >= 0) continue;
+        ss_u64map_put(&seen, k->name_id, 1);
+        int64_t key = r->opkey[o];
+        uint64_t launch = m->calls[op->call].rec->t_enter;
+        uint64_t drain = 0;
+        for (uint32_t s = 0; s < d->nstreams; s++) drain = max_u64(drain, stream_done(&real, d->streams[s], key));
+        if (drain < launch + DELAY_NS) continue;
+        uint32_t delayed = 0, early = 0, kernels = 0;
+        uint64_t delay = 0;
+        int32_t ex = -1;
+        for (uint32_t j = i + 1; j < n; j++) {
+            int32_t x = by_key[j];
+            const ss_gpu_op *xo = &m->ops[x];
+            if (ss_op_device(xo) != dv || r->opkey[x] <= key) continue;
+            if (xo->submit > drain) break;
+            if (r->ready[x] + DELAY_NS > drain) continue;
+            if (xo->start + TOL_NS < drain) { early++; break; }
+            if (xo->start <= drain + MATCH_NS) {
+                delayed++;
+                kernels += xo->kind == SS_OP_KERNEL;
+                delay += xo->start - r->ready[x];
+                if (ex < 0) ex = x;
+            }
+        }
+        /* two operations at least, a kernel among them: one copy starting at
+         * a kernel's end is too common a coincidence to call a barrier */
+        if (early || delayed < 2 || !kernels) continue;
+        r->lb = ss_xrealloc(r->lb, (r->nlb + 1) * sizeof *r->lb);
+        r->lb_key = ss_xrealloc(r->lb_key, (r->nlb + 1) * sizeof *r->lb_key);
+        r->lb[r->nlb] = (ss_load_barrier){ .device = dv, .call = op->call, .op = o, .drain = drain,
+                                           .delayed_ops = delayed, .delay_ns = delay, .example_op = ex };
+        r->lb_key[r->nlb] = key;
+        r->nlb++;
+    }
+    ss_u64map_free(&seen);
+}
+
+static void push_i32(int32_t **v, uint32_t *n, uint32_t *cap, int32_t x) { SS_PUSH(*v, *n, *cap, x); }
+
+static ss_replay *build(const ss_model *m)
+{
+    ss_replay *r = ss_xcalloc(1, sizeof *r);
+    r->m = m;
+    r->opkey = ss_xcalloc(m->nops + 1, sizeof(int64_t));
+    r->st = ss_xcalloc(m->nstreams + 1, sizeof(rstream));
+    r->op_pred = ss_xcalloc(m->nops + 1, sizeof(int32_t));
+    r->op_wbeg = ss_xcalloc(m->nops + 1, sizeof(uint32_t));
+    r->op_wend = ss_xcalloc(m->nops + 1, sizeof(uint32_t));
+    r->op_qpred = ss_xcalloc(m->nops + 1, sizeof(int32_t));
+    r->op_barrier = ss_xcalloc(m->nops + 1, sizeof(int32_t));
+    r->ready = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
+    r->lat = ss_xcalloc(m->nops + 1, sizeof(int64_t));
+    r->cw = ss_xcalloc(m->ncalls + 1, sizeof(cwait));
+    r->call_prev = ss_xcalloc(m->ncalls + 1, sizeof(int32_t));
+    char buf[16];
+    const char *lb = ss_model_env(m, "CUDA_LAUNCH_BLOCKING", buf, sizeof buf);
+    r->launch_blocking = lb && lb[0] == '1';
+
+    /* devices and their streams */
+    int32_t ndev = 0;
+    for (uint32_t s = 0; s < m->nstreams; s++)
+        if (m->streams[s].device + 1 > ndev) ndev = m->streams[s].device + 1;
+    for (uint32_t o = 0; o < m->nops; o++)
+        if (ss_op_device(&m->ops[o]) + 1 > ndev && ss_op_device(&m->ops[o]) < 4096) ndev = ss_op_device(&m->ops[o]) + 1;
+    r->ndev = ndev;
+    r->dev = ss_xcalloc((size_t)ndev + 1, sizeof(rdevice));
+    for (uint32_t s = 0; s < m->nstreams; s++) {
+        const ss_stream *st = &m->streams[s];
+        r->st[s].device = st->device;
+        r->st[s].kind = (uint8_t)st->kind;
+        if (st->device < 0 || st->device >= ndev) continue;
+        rdevice *d = &r->dev[st->device];
+        push_i32(&d->streams, &d->nstreams, &d->cstreams, (int32_t)s);
+        if (st->kind == SS_STREAM_LEGACY_NULL) push_i32(&d->legacy, &d->nlegacy, &d->clegacy, (int32_t)s);
+        else if (st->kind == SS_STREAM_BLOCKING || st->kind == SS_STREAM_PER_THREAD)
+            push_i32(&d->group, &d->ngroup, &d->cgroup, (int32_t)s);
+    }
+
+    /* operation keys and per-stream order */
+    uint32_t ci = 0;
+    for (uint32_t o = 0; o < m->nops; o++) {
+        const ss_gpu_op *op = &m->ops[o];
+        if (op->call >= 0) {
+            r->opkey[o] = 2 * (int64_t)op->call + 1;
+        } else {
+            /* ops are sorted by start: calls entered before it, monotone */
+            while (ci < m->ncalls && m->calls[ci].rec->t_enter <= op->start) ci++;
+            r->opkey[o] = 2 * (int64_t)ci;
+        }
+        r->op_qpred[o] = -1;
+        r->op_barrier[o] = -1;
+        if (op->stream >= 0) {
+            rstream *st = &r->st[op->stream];
+            SS_PUSH(st->ops, st->nops, st->cops, (int32_t)o);
+        }
+    }
+    sort_ctx = r;
+    for (uint32_t s = 0; s < m->nstreams; s++)
+        ss_qsort(r->st[s].ops, r->st[s].nops, sizeof(int32_t), cmp_stream_ops);
+
+    /* event records and waits, host waits, per call */
+    int32_t *rec_stream = ss_xcalloc(m->nevents + 1, sizeof(int32_t));
+    int64_t *rec_key = ss_xcalloc(m->nevents + 1, sizeof(int64_t));
+    for (uint32_t e = 0; e < m->nevents; e++) rec_stream[e] = -1;
+    ss_u64map last_call = { 0 };
+    for (uint32_t c = 0; c < m->ncalls; c++) {
+        const ss_call *call = &m->calls[c];
+        int64_t key = 2 * (int64_t)c + 1;
+        r->call_prev[c] = (int32_t)ss_u64map_get(&last_call, call->rec->tid, -1);
+        ss_u64map_put(&last_call, call->rec->tid, (int64_t)c);
+        if (call->rec->ret != 0 || call->captured) continue;
+        int32_t s = call->stream;
+        if (call->cls == SS_API_EVENT_RECORD && call->event >= 0 && s >= 0) {
+            rec_stream[call->event] = s;
+            rec_key[call->event] = key;
+        } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
+            rstream *st = &r->st[s];
+            wait_dep w = { key, rec_stream[call->event], rec_key[call->event] };
+            SS_PUSH(st->waits, st->nwaits, st->cwaits, w);
+        }
+        cwait w = { W_NONE, -1, -1, 0 };
+        ss_host_wait hw = ss_call_host_wait(m, call);
+        if (r->launch_blocking && hw == SS_WAIT_NONE &&
+            (call->cls == SS_API_LAUNCH || call->cls == SS_API_COPY_ASYNC || call->cls == SS_API_MEMSET_ASYNC))
+            hw = SS_WAIT_STREAM;
+        switch (hw) {
+        case SS_WAIT_STREAM:
+        case SS_WAIT_STREAM_PRIOR:
+            if (s < 0) break;
+            w.stream = s;
+            w.bound = hw == SS_WAIT_STREAM ? key + 1 : key;
+            w.device = m->streams[s].device;
+            w.kind = m->streams[s].kind == SS_STREAM_LEGACY_NULL ? W_GROUP : W_STREAM;
+            break;
+        case SS_WAIT_EVENT:
+            if (call->event >= 0 && rec_stream[call->event] >= 0) {
+                w.kind = W_EVENT;
+                w.stream = rec_stream[call->event];
+                w.bound = rec_key[call->event];
+            }
+            break;
+        case SS_WAIT_DEVICE:
+            w.kind = W_DEVICE;
+            w.device = ss_model_call_device(m, call);
+            w.bound = key;
+            break;
+        default:
+            break;
+        }
+        r->cw[c] = w;
+    }
+    ss_u64map_free(&last_call);
+    free(rec_stream);
+    free(rec_key);
+
+    /* stream predecessor and the waits between it and each op */
+    for (uint32_t s = 0; s < m->nstreams; s++) {
+        rstream *st = &r->st[s];
+        uint32_t w = 0;
+        for (uint32_t i = 0; i < st->nops; i++) {
+            int32_t o = st->ops[i];
+            r->op_pred[o] = i ? st->ops[i - 1] : -1;
+            r->op_wbeg[o] = w;
+            while (w < st->nwaits && st->waits[w].key < r->opkey[o]) w++;
+            r->op_wend[o] = w;
+        }
+    }
+
+    /* what the model alone says each op waited for */
+    pass real = { .r = r, .real = 1 };
+    for (uint32_t o = 0; o < m->nops; o++) r->ready[o] = op_ready(&real, (int32_t)o, 0);
+
+    /* hardware effects, where the trace shows them */
+    int32_t *by_key = ss_xcalloc(m->nops + 1, sizeof(int32_t));
+    for (uint32_t o = 0; o < m->nops; o++) by_key[o] = (int32_t)o;
+    sort_ctx = r;
+    ss_qsort(by_key, m->nops, sizeof(int32_t), cmp_stream_ops);
+    for (int32_t dv = 0; dv < ndev; dv++) {
+        find_hw_queues(r, dv);
+        find_load_barriers(r, dv, by_key, m->nops);
+    }
+    for (uint32_t b = 0; b < r->nlb; b++) {
+        for (uint32_t i = 0; i < m->nops; i++) {
+            int32_t o = by_key[i];
+            if (r->opkey[o] >= r->lb_key[b] && ss_op_device(&m->ops[o]) == r->lb[b].device)
+                r->op_barrier[o] = (int32_t)b;   /* later barriers override earlier ones */
+        }
+    }
+    free(by_key);
+
+    /* the delay each op had after everything modelled */
+    for (uint32_t o = 0; o < m->nops; o++)
+        r->lat[o] = (int64_t)m->ops[o].start - (int64_t)op_ready(&real, (int32_t)o, 1);
+
+    /* the measured order of events */
+    r->items = ss_xcalloc(2 * (size_t)m->ncalls + m->nops + 1, sizeof(item));
+    for (uint32_t c = 0; c < m->ncalls; c++) {
+        uint64_t e = m->calls[c].rec->t_enter, x = m->calls[c].rec->t_exit;
+        r->items[r->nitems++] = (item){ e, I_ENTER, (int32_t)c };
+        r->items[r->nitems++] = (item){ x < e ? e : x, I_EXIT, (int32_t)c };
+        r->end = max_u64(r->end, x < e ? e : x);
+    }
+    for (uint32_t o = 0; o < m->nops; o++) {
+        r->items[r->nitems++] = (item){ m->ops[o].start, I_START, (int32_t)o };
+        r->end = max_u64(r->end, m->ops[o].end);
+    }
+    ss_qsort(r->items, r->nitems, sizeof(item), cmp_items);
+    r->base_end = ss_replay_run(r, NULL, 0);
+    return r;
+}
+
+const ss_replay *ss_replay_of(const ss_model *m)
+{
+    ss_model *mm = (ss_model *)m;   /* a cache the model owns and frees, like kaccess */
+    if (!mm->replay) mm->replay = build(m);
+    return mm->replay;
+}
+
+void ss_replay_free(ss_replay *r)
+{
+    if (!r) return;
+    for (uint32_t s = 0; s < r->m->nstreams; s++) {
+        free(r->st[s].ops);
+        free(r->st[s].waits);
+    }
+    for (int32_t d = 0; d < r->ndev; d++) {
+        free(r->dev[d].streams); free(r->dev[d].group); free(r->dev[d].legacy);
+    }
+    free(r->st); free(r->dev); free(r->opkey); free(r->op_pred); free(r->op_wbeg); free(r->op_wend);
+    free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cw); free(r->call_prev);
+    free(r->items); free(r->hwq); free(r->lb); free(r->lb_key);
+    free(r);
+}

@@ -1,0 +1,126 @@
+/*
+ * first-launch-stall: the first launch of a kernel stalled the device or the
+ * host, inside the run, for a reason that has nothing to do with the program:
+ *   - lazy module loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA
+ *     12.2): the kernel is loaded at its first launch, and work submitted
+ *     after that launch waits until the device has drained (replay.c finds
+ *     these barriers from the measured starts);
+ *   - PTX JIT: the executable has no machine code for this GPU, so the
+ *     driver compiles PTX on the host thread at first use (SS_REC_JIT).
+ * Cost: the what-if saving with the barrier, or the compilation, gone.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rule.h"
+#include "replay.h"
+
+/* The call a JIT compilation served: the first call of its thread that had
+ * not returned when the compilation began (cudart loads a module before it
+ * enters the launch it loads it for). */
+static int32_t call_after(const ss_model *m, uint32_t tid, uint64_t t)
+{
+    const ss_thread *th = ss_model_thread(m, tid);
+    if (!th) return -1;
+    for (uint32_t i = 0; i < th->ncalls; i++)
+        if (m->calls[th->calls[i]].rec->t_exit >= t) return th->calls[i];
+    return -1;
+}
+
+static void run(const ss_model *m, ss_findings *out)
+{
+    const ss_replay *r = ss_replay_of(m);
+    char env[64];
+    const char *loading = ss_model_env(m, "CUDA_MODULE_LOADING", env, sizeof env);
+    uint32_t n;
+    const ss_load_barrier *lb = ss_replay_load_barriers(r, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        ss_relax rx = { .kind = SS_RELAX_LOAD_BARRIER, .index = (int32_t)i };
+        uint64_t saving = ss_replay_saving(r, &rx, 1);
+        char k[192], e[192], se[96], msg[1200], basis[256];
+        ss_op_label(m, lb[i].op, k, sizeof k);
+        ss_op_label(m, lb[i].example_op, e, sizeof e);
+        const ss_call *c = &m->calls[lb[i].call];
+        snprintf(msg, sizeof msg,
+                 "the first launch of %s (at %.3f ms) made the device drain before any later work could start: "
+                 "%u operations that were ready waited until %.3f ms (%.3f ms in all; e.g. %s on %s). The kernel "
+                 "was loaded lazily at its first launch (CUDA_MODULE_LOADING %s%s)",
+                 k, ss_trace_ms(m, c->rec->t_enter), lb[i].delayed_ops, ss_trace_ms(m, lb[i].drain),
+                 ss_ms(lb[i].delay_ns), e, ss_stream_describe(m, m->ops[lb[i].example_op].stream, se, sizeof se),
+                 loading ? "=" : "unset: LAZY, the default", loading ? loading : "");
+        snprintf(basis, sizeof basis, "what-if replay: the run without this loading barrier ends %.3f ms sooner",
+                 ss_ms(saving));
+        ss_occurrence o = {
+            .rule = "first-launch-stall",
+            .cost_ms = ss_ms(saving),
+            .cost_basis = basis,
+            .message = msg,
+            .fix = "Load kernels before the work that must overlap: launch each kernel once in a warm-up outside "
+                   "the timed or overlapped region, or set CUDA_MODULE_LOADING=EAGER (every module loads when "
+                   "CUDA starts: longer start-up, more memory).",
+            .refs = { { lb[i].call, lb[i].op, "first launch" }, { m->ops[lb[i].example_op].call, lb[i].example_op,
+                                                                  "delayed op" } },
+            .nrefs = 2,
+            .alloc = -1,
+            .site_extra = "lazy",
+            .relax = { rx },
+            .nrelax = 1,
+        };
+        ss_findings_add(out, m, &o);
+    }
+
+    for (uint32_t i = 0; i < m->njits; i++) {
+        const ss_jit_rec *j = m->jits[i];
+        if (j->op_type != SS_JIT_OP_COMPILE || j->g.end <= j->g.start) continue;
+        /* CUPTI's thread id is not always the OS thread id the calls carry:
+         * the thread is the one of the next recorded call by correlation id
+         * (the JIT ran inside an internal call of cudart: cuLibraryLoad...) */
+        uint32_t tid = j->tid;
+        if (!ss_model_thread(m, tid)) {
+            int32_t best = -1;
+            for (uint32_t c = 0; c < m->ncalls; c++)
+                if (m->calls[c].rec->corr > j->g.corr &&
+                    (best < 0 || m->calls[c].rec->corr < m->calls[best].rec->corr))
+                    best = (int32_t)c;
+            if (best < 0) continue;
+            tid = m->calls[best].rec->tid;
+        }
+        int32_t ci = call_after(m, tid, j->g.start);
+        ss_relax rx = { .kind = SS_RELAX_HOST_TIME, .tid = tid, .t0 = j->g.start, .t1 = j->g.end };
+        uint64_t saving = ss_replay_saving(r, &rx, 1);
+        char what[192] = "a CUDA call", msg[1200], basis[256];
+        if (ci >= 0) {
+            const ss_call *c = &m->calls[ci];
+            if (c->first_op >= 0) ss_op_label(m, c->first_op, what, sizeof what);
+            else ss_call_label(m, ci, what, sizeof what);
+        }
+        snprintf(msg, sizeof msg,
+                 "the driver JIT-compiled %s for %.3f ms on the host thread at the first use of %s: the "
+                 "executable has no machine code (SASS) for this GPU, only PTX",
+                 j->entry_type == SS_JIT_ENTRY_NVVM_IR_TO_PTX ? "NVVM IR" : "PTX", ss_ms(j->g.end - j->g.start),
+                 what);
+        snprintf(basis, sizeof basis, "what-if replay: the run without the compilation ends %.3f ms sooner",
+                 ss_ms(saving));
+        ss_occurrence o = {
+            .rule = "first-launch-stall",
+            .cost_ms = ss_ms(saving),
+            .cost_basis = basis,
+            .message = msg,
+            .fix = "Build machine code for the GPUs you run on: nvcc -gencode arch=compute_XY,code=sm_XY for each "
+                   "(nvidia-smi --query-gpu=compute_cap --format=csv prints X.Y), keeping a compute_XY PTX only "
+                   "for GPUs newer than the build. A JIT cache (~/.nv/ComputeCache, CUDA_CACHE_MAXSIZE) hides it "
+                   "on later runs of the same binary, not on fresh machines or containers.",
+            .refs = { { ci, ci >= 0 ? m->calls[ci].first_op : -1, "first use" } },
+            .nrefs = 1,
+            .alloc = -1,
+            .site_extra = "jit",
+            .relax = { rx },
+            .nrelax = 1,
+        };
+        ss_findings_add(out, m, &o);
+    }
+}
+
+const ss_rule ss_rule_first_launch_stall = {
+    "first-launch-stall", "a kernel's first launch stalled the device or the host (lazy loading, PTX JIT)", run,
+};

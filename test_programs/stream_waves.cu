@@ -1,0 +1,45 @@
+// hw-queue-aliasing and first-launch-stall: the canonical "why don't my
+// streams overlap?" program.  32 blocking streams each run kernel A then
+// kernel B (10 ms each), submitted depth-first (A0 B0 A1 B1 ...).  Nothing
+// orders one stream with another, so the ideal is 20 ms, but:
+//   - the streams share CUDA_DEVICE_MAX_CONNECTIONS hardware queues (8 by
+//     default): A(i+8) sits in the same queue behind B(i), which waits for
+//     A(i), so the work runs in waves (~50 ms);
+//   - with lazy module loading (the default), the first launch of wave_b
+//     waits until the device is idle to load it (~10 ms of stall inside the
+//     timed region).
+// Fixed twins: the same binary run with CUDA_DEVICE_MAX_CONNECTIONS=32 and/or
+// CUDA_MODULE_LOADING=EAGER (stream_waves.env-*.expect), and
+// stream_waves_fixed.cu (warm-up outside the timed region, breadth-first
+// submission).
+#include <chrono>
+#include "ss_test.cuh"
+
+#define NSTREAMS 32
+
+__global__ void wave_a(unsigned long long ns) { ss_spin_ns(ns); }
+__global__ void wave_b(unsigned long long ns) { ss_spin_ns(ns); }
+
+int main(void)
+{
+    ss_init_device();
+    cudaStream_t s[NSTREAMS];
+    for (int i = 0; i < NSTREAMS; i++)
+        CK(cudaStreamCreate(&s[i]));
+    const unsigned long long ns = ss_ms_to_ns(10);
+
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < NSTREAMS; i++) {
+        wave_a<<<1, 1, 0, s[i]>>>(ns); // EXPECT-SITE hw-queue-aliasing
+        CK_LAUNCH();
+        wave_b<<<1, 1, 0, s[i]>>>(ns); // EXPECT-SITE first-launch-stall
+        CK_LAUNCH();
+    }
+    CK(cudaDeviceSynchronize());
+    auto t1 = std::chrono::steady_clock::now();
+    printf("stream_waves: %d streams x (A, B) of 10 ms: %.1f ms (ideal 20 ms)\n", NSTREAMS,
+           std::chrono::duration<double, std::milli>(t1 - t0).count());
+    for (int i = 0; i < NSTREAMS; i++)
+        CK(cudaStreamDestroy(s[i]));
+    return 0;
+}
