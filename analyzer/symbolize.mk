@@ -1,6 +1,6 @@
-# Call-site symbolization (analyzer/symbolize.c) and the call-stack capture
-# benchmark.  analyzer.mk compiles symbolize.c into build/syncsight with
-# $(SYMBOLIZE_CFLAGS) and links it with $(SYMBOLIZE_LIBS).
+# Call-site symbolization (analyzer/symbolize.c).  analyzer.mk compiles
+# symbolize.c into build/syncsight with $(SYMBOLIZE_CFLAGS) and links it with
+# $(SYMBOLIZE_LIBS).
 
 # elfutils' libdw gives function, file:line and inlined frames.  Without its
 # headers (a machine without libdw-dev) symbolize.c builds a fallback that
@@ -15,16 +15,3 @@ else
 SYMBOLIZE_CFLAGS := -DSS_NO_LIBDW
 SYMBOLIZE_LIBS   := -ldl
 endif
-
-# The shim's call-site sources, with the test stand-ins for runtime.c that the
-# benchmark and tests/test_symbolize*.sh link them against.
-CALLSITE_SHIM_SRCS := preload/callsite.c preload/pystack.c
-
-.PHONY: bench-callsite
-# ns per captured stack for each unwinder, and for the full capture path.
-bench-callsite: $(BUILD)/bench_callsite
-	$(BUILD)/bench_callsite
-
-$(BUILD)/bench_callsite: bench/bench_callsite.c $(CALLSITE_SHIM_SRCS) tests/callsite_fake_runtime.c tests/callsite_fake_runtime.h $(COMMON_SRCS) preload/shim.h preload/callsite_internal.h
-	@mkdir -p $(BUILD)
-	$(CC) $(BASE_CFLAGS) -Ipreload -Itests -O2 -g -fno-omit-frame-pointer -o $@ bench/bench_callsite.c $(CALLSITE_SHIM_SRCS) tests/callsite_fake_runtime.c $(COMMON_SRCS) -ldl -lpthread

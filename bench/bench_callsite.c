@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unwind.h>
 
-#include "shim.h"
+#include "producers.h"
 #include "callsite_fake_runtime.h"
 #include "callsite_internal.h"
 

@@ -1,7 +1,7 @@
 # The shim's CUDA API recording: code generated from preload/cuda_api.tab by
-# tools/gen_api.py.  preload/preload.mk compiles and links $(API_GEN_SRCS)
-# (with $(PRELOAD_CFLAGS)); the hand-written preload/api_*.c are among the
-# preload/*.c it already builds.
+# tools/gen_api.py.  Included before preload/preload.mk, which compiles and
+# links $(API_GEN_SRCS) with $(PRELOAD_CFLAGS) beside preload/*.c
+# (api_support.c among them).
 #
 #   make api-gen      generate build/gen/ss_api_*.c (ss_api_classes.c is the
 #                     analyzer's table: analyzer/analyzer.mk compiles it)
@@ -17,10 +17,6 @@ API_GEN_DIR  := $(BUILD)/gen
 API_GEN_SRCS := $(API_GEN_DIR)/ss_api_wrap.c $(API_GEN_DIR)/ss_api_wrap_pt.c $(API_GEN_DIR)/ss_api_cupti.c
 API_SYMBOLS  := $(API_GEN_DIR)/ss_api_symbols.txt
 
-# What the generated code is compiled with when preload.mk has not said.
-API_CFLAGS ?= $(if $(PRELOAD_CFLAGS),$(PRELOAD_CFLAGS),$(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -pthread \
-	-I$(CUDA_HOME)/include -I$(CUPTI_INC_DIR) -Ipreload -I$(API_GEN_DIR))
-
 .PHONY: api-gen api-check api-docs api-bench
 
 # One generator run makes every output: a pattern rule with several targets
@@ -34,13 +30,14 @@ api-gen: $(API_GEN_SRCS) $(API_SYMBOLS) $(BUILD)/gen/ss_api_classes.c
 API_CHECK_OBJS := $(patsubst $(API_GEN_DIR)/%.c,$(BUILD)/api-check/%.o,$(API_GEN_SRCS)) \
                   $(BUILD)/api-check/api_support.o
 
-$(BUILD)/api-check/%.o: $(API_GEN_DIR)/%.c preload/api_support.h preload/shim.h | check-cuda
+# With the shim's own flags ($(PRELOAD_CFLAGS), preload/preload.mk).
+$(BUILD)/api-check/%.o: $(API_GEN_DIR)/%.c $(wildcard preload/*.h) | check-cuda
 	@mkdir -p $(dir $@)
-	$(CC) $(API_CFLAGS) -Werror -c $< -o $@
+	$(CC) $(PRELOAD_CFLAGS) -Werror -c $< -o $@
 
-$(BUILD)/api-check/api_support.o: preload/api_support.c preload/api_support.h preload/shim.h | check-cuda
+$(BUILD)/api-check/api_support.o: preload/api_support.c $(wildcard preload/*.h) | check-cuda
 	@mkdir -p $(dir $@)
-	$(CC) $(API_CFLAGS) -Werror -c $< -o $@
+	$(CC) $(PRELOAD_CFLAGS) -Werror -c $< -o $@
 
 api-check: $(API_CHECK_OBJS)
 
@@ -50,7 +47,7 @@ api-docs: $(API_TAB) $(API_GEN)
 # Micro-benchmark on the CPU: tests/api_bench.c against the fake cudart and
 # driver of the interposer test, without and with the shim preloaded.
 API_BENCH_DIR := $(BUILD)/api-bench
-API_FAKE_FLAGS = -std=gnu11 -Wall -Wextra -O2 -Iinclude -I$(CUDA_HOME)/include
+API_FAKE_FLAGS := -std=gnu11 -Wall -Wextra -O2 -Iinclude -I$(CUDA_HOME)/include
 
 $(API_BENCH_DIR)/lib/libcudart.so.13: tests/api_fake_cudart.c tests/api_fake_cudart.map | check-cuda
 	@mkdir -p $(dir $@)

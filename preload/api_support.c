@@ -685,7 +685,7 @@ static void ss_api_write_name(uint32_t cbid, const char *name)
 
 void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t *params, uint32_t nparams)
 {
-    /* Stacks first: the call-site part may write records of its own, and
+    /* Stacks first: call-site capture may write records of its own, and
      * at most one record may be open per thread. */
     ss_api_tls *t = ss_api_thread();
     ss_hostsync_api_begin();   /* pending acquires go before the call's record */
@@ -748,7 +748,7 @@ void ss_api_stream_created(const ss_api_rec *r)
     ss_nvtx_name_stream((void *)(uintptr_t)r->stream, name);
 }
 
-/* ------------------------------------------------- interface to runtime.c */
+/* ------------------------------------------- start, CUPTI callbacks, fork */
 
 void ss_api_init(void)
 {

@@ -1,6 +1,7 @@
 /*
- * Hand-written support for the generated API-recording code (build/gen/
- * ss_api_*.c, made by tools/gen_api.py from preload/cuda_api.tab).
+ * The recording of CUDA runtime calls: what the code generated from
+ * preload/cuda_api.tab by tools/gen_api.py ($(BUILD)/gen/ss_api_*.c) calls,
+ * implemented in api_support.c, and what the generated code provides.
  *
  * Two ways a call reaches a record:
  *   - the interposer: an exported wrapper with cudart's name runs, calls the
@@ -19,15 +20,15 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <cuda_runtime_api.h>
-#include "shim.h"
+#include "producers.h"
 
 /* NVTX ranges (ss_nvtx_begin_call/end_call, enum ss_nvtx_category) and
- * stream names (ss_nvtx_name_stream) come from the runtime part via shim.h. */
+ * stream names (ss_nvtx_name_stream) come from nvtx.c via producers.h. */
 
 /* Kernel parameters: at most this many 8-byte values per launch record. */
 #define SS_API_MAX_PARAMS 32
 
-/* Per-thread state of the API part. */
+/* Per-thread state of the call recording. */
 typedef struct ss_api_tls {
     ss_api_rec *active;     /* interposer record of the call in flight, or NULL */
     /* A recorded runtime launch in flight on this thread (interposer wrapper
@@ -118,7 +119,7 @@ static inline void ss_api_launch_enter(ss_api_tls *t, const void *func, uintptr_
 SS_HIDDEN uint32_t ss_api_launch_params(ss_api_rec *r, ss_api_tls *t, const void *func, void **args,
                                         int known_kernel, uint64_t *params);
 
-/* ss_api_on_driver_callback / ss_api_wanted_driver_cbids: see shim.h. */
+/* ss_api_on_driver_callback / ss_api_wanted_driver_cbids: see producers.h. */
 
 /* Exact memory mode (exact_memory.c): the parameter words of a driver-level
  * launch of CUfunction `f` (kernelParams or `extra` form), read exactly as

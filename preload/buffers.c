@@ -1,12 +1,13 @@
 /*
- * Per-thread record buffers of the shim.
+ * Per-thread record buffers of the shim (buffers.h).
  *
  * Each recording thread owns one buffer from a fixed pool (one mmap made at
  * the first record; SYNCSIGHT_BUFFER_MB, 64 MiB by default).  The owner
  * appends records without locks and publishes how far it got with a single
- * 64-bit release store (records << 32 | bytes), so the writer thread always
- * sees a consistent (bytes, record count) pair.  The writer copies
- * [flushed, committed) of every live buffer into the file as one block.
+ * 64-bit release store (records << 32 | bytes), so the flush always sees a
+ * consistent (bytes, record count) pair.  The flush (lifecycle.c's writer
+ * thread, exit path and fatal-signal handler) copies [flushed, committed) of
+ * every live buffer into the file as one block.
  *
  * A full buffer is marked RETIRED and the thread takes a FREE one (the only
  * moment it touches shared state); the writer returns retired buffers to the
@@ -20,7 +21,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "shim.h"
+#include "buffers.h"
+#include "writer.h"
 
 #define SS_BUF_BYTES (1u << 20)   /* one buffer; << SS_BLOCK_MAX_PAYLOAD */
 
@@ -36,7 +38,6 @@ struct ss_buf {
     char    *data;
 };
 
-static uint32_t        pool_total_mb = 64;
 static struct ss_buf  *pool;
 static uint32_t        pool_count;
 static pthread_once_t  pool_once = PTHREAD_ONCE_INIT;
@@ -46,15 +47,6 @@ static _Atomic uint32_t next_scan;     /* spreads acquisitions over the pool */
 
 static __thread struct ss_buf *tls_buf;
 static __thread int tls_thread_announced;  /* SS_REC_THREAD written */
-
-void ss_buffers_set_total_mb(uint32_t mb)
-{
-    if (mb < 4)
-        mb = 4;             /* a few threads must get a buffer at all */
-    if (mb > 4096)
-        mb = 4096;
-    pool_total_mb = mb;
-}
 
 /* Thread exit: the buffer's committed records still have to reach the file,
  * so it is retired (not freed) and the writer recycles it after flushing. */
@@ -69,7 +61,7 @@ static void on_thread_exit(void *arg)
 
 static void pool_init(void)
 {
-    uint32_t count = pool_total_mb * (1u << 20) / SS_BUF_BYTES;
+    uint32_t count = ss_cfg.buffer_mb * (1u << 20) / SS_BUF_BYTES;
     size_t bytes = (size_t)count * SS_BUF_BYTES;
     /* Untouched pages of an anonymous mapping cost no memory: the pool only
      * costs what the threads actually fill. */

@@ -1,7 +1,7 @@
 /*
  * Native call stacks and the module map (see docs/call-sites.md).
  *
- * At the calls that ss_callsite_capture's policy selects (shim.h), the shim
+ * At the calls that ss_callsite_capture's policy selects (producers.h), the shim
  * records the return addresses of the calling thread (glibc backtrace(): libgcc's DWARF unwinder, which works
  * on code built without frame pointers, i.e. most of what runs in a CUDA or
  * PyTorch process).  Each distinct stack is written once per trace as an
@@ -27,7 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "producers.h"
 #include "callsite_internal.h"
 
 /* ------------------------------------------------------------ settings */

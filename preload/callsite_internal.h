@@ -7,7 +7,7 @@
 #define SYNCSIGHT_CALLSITE_INTERNAL_H
 
 #include <stdint.h>
-#include "shim.h"
+#include "producers.h"
 
 /* Deepest Python stack recorded: the innermost frames are the ones that name
  * the user's call site, so a deep stack is cut at its outer end. */

@@ -21,7 +21,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "shim.h"
+#include "producers.h"
+#include "writer.h"
 
 #define CUBIN_SLOTS    1024u               /* power of two */
 #define CUBIN_MAX_USED (CUBIN_SLOTS / 4 * 3)

@@ -17,7 +17,7 @@
 
 #include <cupti.h>
 
-#include "shim.h"
+#include "producers.h"
 
 #ifndef SS_CUPTI_FALLBACK_PATH
 #define SS_CUPTI_FALLBACK_PATH ""
@@ -478,15 +478,20 @@ static void enable_activity(void)
     activity_on = enabled > 0;
 }
 
-void ss_cupti_start(void)
+void ss_cupti_start(ss_startup_note *note)
 {
+    note->code = 0;
     char why[256];
     if (load_library(why, sizeof why) != 0) {
         snprintf(status, sizeof status, "unavailable: %s", why);
+        note->code = SS_NOTE_CUPTI_UNAVAILABLE;
+        note->print_on_first_record = 1;
         char msg[400];
         snprintf(msg, sizeof msg, "CUPTI unavailable (%s): recording only the calls the "
                  "interposer sees; no GPU timeline", why);
-        ss_output_set_deferred_note(SS_NOTE_CUPTI_UNAVAILABLE, status, msg, 1);
+        size_t len = strnlen(msg, sizeof note->msg - 1);     /* a note's text is cut there */
+        memcpy(note->msg, msg, len);
+        note->msg[len] = '\0';
         return;
     }
     point_nvtx_at_cupti();
@@ -494,22 +499,22 @@ void ss_cupti_start(void)
     char holder[128];
     CUptiResult r = subscribe(holder, sizeof holder);
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        char msg[400];
-        snprintf(msg, sizeof msg, "CUPTI is in use by another tool (%s): recording only the "
+        note->code = SS_NOTE_CUPTI_TAKEN;
+        note->print_on_first_record = 0;
+        snprintf(note->msg, sizeof note->msg, "CUPTI is in use by another tool (%s): recording only the "
                  "calls the interposer sees; no GPU timeline",
                  holder[0] ? holder : "holder unknown");
         snprintf(status, sizeof status, "taken: %s", holder[0] ? holder : "holder unknown");
         /* Printed now: another profiler attached means CUDA is in play. */
-        fprintf(stderr, "syncsight: %s\n", msg);
-        ss_output_set_deferred_note(SS_NOTE_CUPTI_TAKEN, status, msg, 0);
+        fprintf(stderr, "syncsight: %s\n", note->msg);
         return;
     }
     if (r != CUPTI_SUCCESS) {
         snprintf(status, sizeof status, "unavailable: cuptiSubscribe failed: %s", result_text(r));
-        char msg[400];
-        snprintf(msg, sizeof msg, "CUPTI unavailable (cuptiSubscribe: %s): recording only the "
+        note->code = SS_NOTE_CUPTI_UNAVAILABLE;
+        note->print_on_first_record = 1;
+        snprintf(note->msg, sizeof note->msg, "CUPTI unavailable (cuptiSubscribe: %s): recording only the "
                  "calls the interposer sees; no GPU timeline", result_text(r));
-        ss_output_set_deferred_note(SS_NOTE_CUPTI_UNAVAILABLE, status, msg, 1);
         return;
     }
 

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim.h"
+#include "producers.h"
 
 #ifndef SS_HAVE_SANITIZER
 
@@ -771,8 +771,8 @@ int ss_exact_memory_start(void)
     (void)x_sanitizerEnableCallback(1, xm_subscriber, SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END);
     (void)x_sanitizerEnableCallback(1, xm_subscriber, SANITIZER_CB_DOMAIN_GRAPHS,
                                     SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN);
-    /* CUPTI's part: the runtime calls it would have reported (statically
-     * linked cudart), handed to the API recording part. */
+    /* What CUPTI's runtime callbacks would have reported (statically linked
+     * cudart): the same cbids, handed to the call recording (api_support.c). */
     const uint32_t *ids = NULL;
     size_t n = ss_api_wanted_cbids(&ids);
     for (size_t i = 0; i < n; i++)

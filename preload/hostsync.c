@@ -42,7 +42,6 @@
 
 #include "api_support.h"
 
-#define SS_EXPORT __attribute__((visibility("default")))
 #define HS_CALLER() ((uintptr_t)__builtin_return_address(0))
 #define HS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HS_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -23,7 +23,7 @@
 #include <generated_nvtx_meta.h>
 #include <cupti.h>
 
-#include "shim.h"
+#include "producers.h"
 
 /* ------------------------------------------------------------ emission */
 

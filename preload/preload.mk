@@ -10,10 +10,9 @@ PRELOAD_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -pthread \
 	-DSS_CUPTI_FALLBACK_PATH=\"$(CUPTI_LIB)\"
 PRELOAD_LDFLAGS := -shared -ldl -pthread
 
+# $(API_GEN_SRCS) comes from preload/api.mk, included before this file.
 PRELOAD_SRCS := $(wildcard preload/*.c)
-# Recursive (=) and expanded a second time in the link rule: api.mk, which
-# defines API_GEN_SRCS, is included after this fragment.
-PRELOAD_OBJS = $(patsubst preload/%.c,$(BUILD)/preload/%.o,$(PRELOAD_SRCS)) \
+PRELOAD_OBJS := $(patsubst preload/%.c,$(BUILD)/preload/%.o,$(PRELOAD_SRCS)) \
                 $(patsubst common/%.c,$(BUILD)/preload/common/%.o,$(COMMON_SRCS)) \
                 $(patsubst $(BUILD)/gen/%.c,$(BUILD)/preload/gen/%.o,$(API_GEN_SRCS))
 
@@ -29,12 +28,8 @@ $(BUILD)/preload/gen/%.o: $(BUILD)/gen/%.c | check-cuda
 	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -MMD -MP -c $< -o $@
 
-.SECONDEXPANSION:
-# Hand-written sources may include headers generated with the API code.
-$(patsubst preload/%.c,$(BUILD)/preload/%.o,$(PRELOAD_SRCS)): | $$(API_GEN_SRCS)
-
-$(BUILD)/libsyncsight.so: $$(PRELOAD_OBJS) | check-cuda
-	$(CC) $(PRELOAD_OBJS) $(PRELOAD_LDFLAGS) -o $@
+# The sources in preload/ may include headers generated with the API code.
+$(patsubst preload/%.c,$(BUILD)/preload/%.o,$(PRELOAD_SRCS)): | $(API_GEN_SRCS)
 
 # The host sync wrappers read their TLS on every lock and unlock: TLS
 # descriptors make that a static offset when the shim is preloaded, while a
@@ -92,3 +87,23 @@ exact-memory-info:
 	@echo "sanitizer.h: $(or $(SANITIZER_INC),not found (set SANITIZER_HOME))"
 	@echo "libsanitizer-public.so (fallback): $(or $(SANITIZER_LIB),not found)"
 	@echo "nvcc: $(or $(XM_NVCC),not found)  archs: $(XM_ARCHS)"
+
+# After the exact memory block: it adds the device patch to PRELOAD_OBJS.
+$(BUILD)/libsyncsight.so: $(PRELOAD_OBJS) | check-cuda
+	$(CC) $(PRELOAD_OBJS) $(PRELOAD_LDFLAGS) -o $@
+
+# ---- call-stack capture benchmark (bench/bench_callsite.c) -----------------
+# ns per captured stack for each unwinder, and for the full capture path:
+# preload/callsite.c and pystack.c against the test stand-in for the layers
+# below them (tests/callsite_fake_runtime.c), as tests/test_symbolize*.sh use.
+CALLSITE_SHIM_SRCS := preload/callsite.c preload/pystack.c
+
+.PHONY: bench-callsite
+bench-callsite: $(BUILD)/bench_callsite
+	$(BUILD)/bench_callsite
+
+$(BUILD)/bench_callsite: bench/bench_callsite.c $(CALLSITE_SHIM_SRCS) tests/callsite_fake_runtime.c \
+		tests/callsite_fake_runtime.h $(COMMON_SRCS) $(wildcard preload/*.h)
+	@mkdir -p $(BUILD)
+	$(CC) $(BASE_CFLAGS) -Ipreload -Itests -O2 -g -fno-omit-frame-pointer -o $@ bench/bench_callsite.c \
+		$(CALLSITE_SHIM_SRCS) tests/callsite_fake_runtime.c $(COMMON_SRCS) -ldl -lpthread

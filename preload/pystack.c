@@ -67,7 +67,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "producers.h"
 #include "callsite_internal.h"
 
 /* ------------------------------------------------------------ layouts */

@@ -1,7 +1,8 @@
 /*
- * Stand-in for the shim's runtime.c plumbing (record buffer, string table,
- * settings) so that preload/callsite.c and preload/pystack.c can be tested
- * and benchmarked without CUDA.  Records go into one in-memory payload that
+ * Stand-in for the layers below the shim's producers (base.c settings and
+ * clock, buffers.c records, record.c strings and notes: preload/LAYERS) so
+ * that preload/callsite.c and preload/pystack.c can be tested and
+ * benchmarked without CUDA.  Records go into one in-memory payload that
  * fake_runtime_write_trace() writes as a real trace with the real writer
  * (common/trace_io.c).  Only our own plumbing is faked: unwinding, the
  * Python C API and the symbolizer are the real ones.
@@ -15,7 +16,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-#include "shim.h"
+#include "producers.h"
 #include "syncsight/trace_io.h"
 #include "callsite_fake_runtime.h"
 

@@ -1,7 +1,7 @@
 #!/bin/sh
-# CPU tests of the shim runtime (preload/runtime.c, buffers.c, output.c):
-# file creation, exit paths, fatal signals, SIGKILL, fork, unwritable output,
-# RLIMIT_FSIZE.  No GPU: SYNCSIGHT_SELFTEST=<n> makes the constructor write n
+# CPU tests of the shim's lifecycle, buffers and file (preload/lifecycle.c,
+# buffers.c, writer.c): file creation, exit paths, fatal signals, SIGKILL,
+# fork, unwritable output, RLIMIT_FSIZE.  No GPU: SYNCSIGHT_SELFTEST=<n> makes the constructor write n
 # synthetic API records (cbid 0) + a string, a kernel and an NVTX record
 # through the real buffer/writer path; a small reader built here from
 # common/trace_io.c reads the traces back.  Exits non-zero on any failure.

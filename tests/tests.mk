@@ -32,3 +32,10 @@ $(BUILD)/tests/test_symbolize%: tests/test_symbolize%.c $(COMMON_SRCS) $(ANALYZE
 $(BUILD)/tests/test_%: tests/test_%.c $(COMMON_SRCS) $(wildcard include/syncsight/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(COMMON_SRCS) $(TEST_LIBS)
+
+# The layer order of preload/ (and analyzer/ once analyzer/LAYERS exists),
+# from includes and calls: tools/check_layers.py.  `make test` runs it as
+# tests/test_layers.sh, with self-tests of the checker.
+.PHONY: check-layers
+check-layers: $(API_GEN_SRCS) $(BUILD)/gen/ss_api_classes.c
+	$(PYTHON) tools/check_layers.py --gen $(BUILD)/gen preload $(if $(wildcard analyzer/LAYERS),analyzer)

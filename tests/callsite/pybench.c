@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 #include <time.h>
-#include "shim.h"
+#include "producers.h"
 #include "callsite_internal.h"
 #include "callsite_fake_runtime.h"
 

@@ -7,7 +7,7 @@
  * code) exactly like the real shim's wrappers.
  */
 #include <string.h>
-#include "shim.h"
+#include "producers.h"
 #include "callsite_fake_runtime.h"
 
 #define EXPORT __attribute__((visibility("default")))

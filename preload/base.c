@@ -1,0 +1,133 @@
+/*
+ * The shim's base layer: the trace clock, thread ids, settings and the
+ * recording switch (base.h).  See docs/shim.md for the settings.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base.h"
+
+ss_settings ss_cfg = {
+    .cupti = 1, .nvtx_emit = 1, .stacks = 1, .flush_ms = 200, .buffer_mb = 64,
+    .cubin_mb = 64, .cubin_image_mb = 8,
+    .activity_mask = SS_ACT_KERNEL | SS_ACT_MEMCPY | SS_ACT_MEMSET | SS_ACT_SYNC |
+                     SS_ACT_EVENT | SS_ACT_STREAM | SS_ACT_CONTEXT | SS_ACT_JIT,
+};
+
+int ss_rec_enabled;                 /* read on the hot path */
+
+/* ------------------------------------------------------- clock and tids */
+
+uint64_t ss_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static __thread uint32_t tls_tid;
+
+uint32_t ss_tid(void)
+{
+    if (__builtin_expect(tls_tid == 0, 0))
+        tls_tid = (uint32_t)syscall(SYS_gettid);
+    return tls_tid;
+}
+
+void ss_tid_reset(void)
+{
+    tls_tid = 0;
+}
+
+/* ---------------------------------------------------- recording switch */
+
+int ss_recording(void)
+{
+    return __atomic_load_n(&ss_rec_enabled, __ATOMIC_RELAXED);
+}
+
+void ss_recording_start(void)
+{
+    __atomic_store_n(&ss_rec_enabled, !ss_cfg.disabled, __ATOMIC_RELAXED);
+}
+
+void ss_recording_stop(void)
+{
+    __atomic_store_n(&ss_rec_enabled, 0, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------- settings */
+
+int ss_env_int(const char *name, int def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    long n = strtol(v, &end, 10);
+    return (*end == '\0') ? (int)n : def;
+}
+
+static uint32_t parse_activity(const char *list)
+{
+    static const struct { const char *name; uint32_t bit; } kinds[] = {
+        { "kernel", SS_ACT_KERNEL }, { "memcpy", SS_ACT_MEMCPY }, { "memset", SS_ACT_MEMSET },
+        { "sync", SS_ACT_SYNC },     { "event", SS_ACT_EVENT },   { "stream", SS_ACT_STREAM },
+        { "context", SS_ACT_CONTEXT }, { "jit", SS_ACT_JIT },
+    };
+    uint32_t all = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        all |= kinds[k].bit;
+    uint32_t mask = 0;
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len == 3 && strncmp(p, "all", 3) == 0)
+            mask |= all;
+        else if (len == 4 && strncmp(p, "none", 4) == 0)
+            mask = 0;
+        else {
+            int known = 0;
+            for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+                if (strlen(kinds[k].name) == len && strncmp(p, kinds[k].name, len) == 0) {
+                    mask |= kinds[k].bit;
+                    known = 1;
+                }
+            if (!known && len)
+                fprintf(stderr, "syncsight: SYNCSIGHT_ACTIVITY: unknown kind '%.*s' ignored\n",
+                        (int)(len > 32 ? 32 : len), p);
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return mask;
+}
+
+void ss_settings_read(void)
+{
+    ss_cfg.disabled = ss_env_int("SYNCSIGHT_DISABLE", 0) != 0;
+    ss_cfg.cupti = ss_env_int("SYNCSIGHT_CUPTI", 1) != 0;
+    ss_cfg.exact_memory = ss_env_int("SYNCSIGHT_EXACT_MEMORY", 0) != 0;
+    ss_cfg.nvtx_emit = ss_env_int("SYNCSIGHT_NVTX", 1) != 0;
+    ss_cfg.stacks = ss_env_int("SYNCSIGHT_STACKS", 1);
+    int flush = ss_env_int("SYNCSIGHT_FLUSH_MS", 200);
+    ss_cfg.flush_ms = flush < 10 ? 10 : (flush > 60000 ? 60000 : (uint32_t)flush);
+    const char *act = getenv("SYNCSIGHT_ACTIVITY");
+    if (act && *act)
+        ss_cfg.activity_mask = parse_activity(act);
+    /* The buffer pool: at least a few threads must get a buffer at all. */
+    int mb = ss_env_int("SYNCSIGHT_BUFFER_MB", 64);
+    ss_cfg.buffer_mb = mb <= 0 ? 64 : (mb < 4 ? 4 : (mb > 4096 ? 4096 : (uint32_t)mb));
+    /* Module images: 0 turns capture off; an image is one block, and a block
+     * holds at most SS_BLOCK_MAX_PAYLOAD (16 MiB) with the record header. */
+    int cubin = ss_env_int("SYNCSIGHT_CUBIN_MB", 64);
+    ss_cfg.cubin_mb = cubin < 0 ? 64 : (cubin > 65536 ? 65536 : (uint32_t)cubin);
+    int image = ss_env_int("SYNCSIGHT_CUBIN_IMAGE_MB", 8);
+    ss_cfg.cubin_image_mb = image < 1 ? 8 : (image > 15 ? 15 : (uint32_t)image);
+}
