@@ -49,24 +49,6 @@ ss_string_ref ss_export_call_label(const ss_model *m, const ss_call *c)
     return r;
 }
 
-ss_string_ref ss_export_meta(const ss_model *m, const char *key)
-{
-    ss_string_ref none = { NULL, 0 };
-    size_t klen = strlen(key);
-    for (uint32_t i = 0; i < m->nmetas; i++) {
-        const ss_meta_rec *r = m->metas[i];
-        /* the record's own sizes are checked against its length: a damaged
-         * record must not make us read past it */
-        if ((uint64_t)sizeof(*r) + r->key_len + 1 + r->value_len > r->h.size) continue;
-        const char *k = ss_rec_tail(&r->h, sizeof(*r));
-        if (r->key_len == klen && !memcmp(k, key, klen)) {
-            ss_string_ref v = { k + r->key_len + 1, r->value_len };
-            return v;
-        }
-    }
-    return none;
-}
-
 int ss_finding_span(const ss_finding *x, uint64_t *t0, uint64_t *t1, uint32_t *tid, int32_t *stream)
 {
     const ss_model *m = x->model;

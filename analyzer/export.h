@@ -63,8 +63,4 @@ int ss_finding_span(const ss_finding *x, uint64_t *t0, uint64_t *t1, uint32_t *t
  * launch.  Points into the model or a static string. */
 ss_string_ref ss_export_call_label(const ss_model *m, const ss_call *c);
 
-/* Value of a META record (key as in trace_format.h: "exe", "cmdline", ...);
- * {NULL,0} when absent.  Points into the trace. */
-ss_string_ref ss_export_meta(const ss_model *m, const char *key);
-
 #endif

@@ -425,7 +425,7 @@ int ss_export_perfetto(FILE *out, ss_process_result *res)
     fputs(",\"traceEvents\":[", out);
 
     char pname[200];
-    ss_string_ref exe = ss_export_meta(p.m, "exe");
+    ss_string_ref exe = ss_model_meta(p.m, "exe");
     const char *base = exe.s;
     uint32_t blen = exe.len;
     for (uint32_t i = 0; exe.s && i < exe.len; i++)

@@ -292,6 +292,13 @@ const char *ss_model_call_name(const ss_model *m, const ss_call *c)
     return c->name_idx < m->napi_names ? m->api_names[c->name_idx] : "?";
 }
 
+const ss_thread *ss_model_thread_of_cupti(const ss_model *m, uint32_t cupti_tid)
+{
+    for (uint32_t i = 0; i < m->nthreads; i++)
+        if (m->threads[i].pthread && (uint32_t)m->threads[i].pthread == cupti_tid) return &m->threads[i];
+    return ss_model_thread(m, cupti_tid);
+}
+
 const ss_thread *ss_model_thread(const ss_model *m, uint32_t tid)
 {
     uint32_t lo = 0, hi = m->nthreads;
@@ -666,6 +673,7 @@ ss_string_ref ss_model_meta(const ss_model *m, const char *key)
         if (mr->key_len == klen && memcmp(k, key, klen) == 0) {
             r.s = k + mr->key_len + 1;
             r.len = mr->value_len;
+            return r;
         }
     }
     return r;
@@ -1029,7 +1037,7 @@ static void build_threads(ss_model *m, loader *L)
     for (uint32_t i = 0; i < m->ncalls; i++) {
         uint32_t tid = m->calls[i].rec->tid;
         if (ss_u64map_get(&idx, tid, -1) < 0) {
-            ss_thread t = { tid, NULL, 0, NULL, 0, 0 };
+            ss_thread t = { .tid = tid };
             SS_PUSH(m->threads, m->nthreads, cap, t);
             ss_u64map_put(&idx, tid, 0);
         }
@@ -1039,7 +1047,7 @@ static void build_threads(ss_model *m, loader *L)
     for (uint32_t i = 0; i < m->nhsyncs; i++) {
         uint32_t tid = m->hsyncs[i]->tid;
         if (ss_u64map_get(&idx, tid, -1) < 0) {
-            ss_thread t = { tid, NULL, 0, NULL, 0, 0 };
+            ss_thread t = { .tid = tid };
             SS_PUSH(m->threads, m->nthreads, cap, t);
             ss_u64map_put(&idx, tid, 0);
         }
@@ -1079,6 +1087,7 @@ static void build_threads(ss_model *m, loader *L)
             t->name = (const char *)ss_rec_tail(&r->h, sizeof(*r));
             t->name_len = r->len;
         }
+        if (t) t->pthread = r->pthread_self;
     }
 }
 

@@ -174,6 +174,7 @@ typedef struct ss_thread {
     uint32_t tid;
     const char *name;           /* from SS_REC_THREAD, NULL when none */
     uint32_t name_len;
+    uint64_t pthread;           /* pthread_self() from SS_REC_THREAD, 0 when none */
     int32_t *calls;             /* calls of this thread in time order */
     uint32_t ncalls;
     uint64_t blocked_ns;        /* time inside sync/blocking calls */
@@ -251,8 +252,8 @@ typedef struct ss_model {
 ss_model *ss_model_load(const char *path, char *err, size_t errlen);
 void ss_model_free(ss_model *m);
 
-/* Value of a SS_REC_META key ("env.CUDA_DEVICE_MAX_CONNECTIONS", "cupti"):
- * {NULL,0} when the trace has none (the last record of that key wins). */
+/* Value of a SS_REC_META key ("exe", "env.CUDA_DEVICE_MAX_CONNECTIONS"):
+ * {NULL,0} when the trace has none (the first record of that key). */
 ss_string_ref ss_model_meta(const ss_model *m, const char *key);
 /* An environment variable of the traced process as the shim recorded it
  * (SYNCSIGHT_*, CUDA_*, PYTORCH_CUDA_*, NCCL_*), NUL-terminated into buf;
@@ -281,6 +282,10 @@ int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t);
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c);
 /* Thread entry of tid or NULL. */
 const ss_thread *ss_model_thread(const ss_model *m, uint32_t tid);
+/* Thread entry of a CUPTI activity thread id (the low 32 bits of the
+ * thread's pthread_self(), as in SS_REC_JIT), else of an OS tid; NULL when
+ * neither matches. */
+const ss_thread *ss_model_thread_of_cupti(const ss_model *m, uint32_t cupti_tid);
 const ss_stack_rec *ss_model_stack(const ss_model *m, uint32_t id);
 const ss_pystack_rec *ss_model_pystack(const ss_model *m, uint32_t id);
 /* Kernel name (mangled as recorded) of an op, or a kind label for copies. */

@@ -64,6 +64,10 @@ struct ss_replay {
     uint64_t *ready;
     int64_t *lat;
     cwait *cw;
+    /* per call, from the measured run: what it did besides waiting */
+    uint64_t *post;            /* time from the end of what it waited for to its return (0: it did not wait) */
+    uint64_t *own;             /* its duration when it did not wait */
+    uint8_t *waited;
     int32_t *call_prev;        /* previous call of the same thread, -1 */
     item *items; uint32_t nitems;
     ss_hwq_device *hwq; uint32_t nhwq;
@@ -264,15 +268,10 @@ static uint64_t evaluate(pass *p)
         }
         /* exit */
         if (!(p->cdone[k] & 1)) { p->E[k] = E; p->cdone[k] |= 1; }
-        pass realp = *p;
-        realp.real = 1;
-        uint64_t T = wait_target(&realp, k);
-        int waited = T > E;
-        uint64_t post = waited ? (X > T ? X - T : 0) : 0;
-        uint64_t own = X - E;
+        uint64_t post = r->post[k], own = r->own[k];
         uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
         own = own > cut ? own - cut : 0;
-        uint64_t nowait = waited ? post : own;
+        uint64_t nowait = r->waited[k] ? post : own;
         uint64_t x = p->E[k] + nowait;
         if (!(p->cflag && p->cflag[k] == 1)) {
             uint64_t T2 = wait_target(p, k);
@@ -675,14 +674,29 @@ static ss_replay *build(const ss_model *m)
         find_hw_queues(r, dv);
         find_load_barriers(r, dv, by_key, m->nops);
     }
-    for (uint32_t b = 0; b < r->nlb; b++) {
+    if (r->nlb) {
+        /* each op waits behind the latest barrier of its device before it
+         * (barriers were found in key order, device by device) */
         for (uint32_t i = 0; i < m->nops; i++) {
             int32_t o = by_key[i];
-            if (r->opkey[o] >= r->lb_key[b] && ss_op_device(&m->ops[o]) == r->lb[b].device)
-                r->op_barrier[o] = (int32_t)b;   /* later barriers override earlier ones */
+            for (uint32_t b = 0; b < r->nlb; b++)
+                if (r->lb[b].device == ss_op_device(&m->ops[o]) && r->opkey[o] >= r->lb_key[b])
+                    r->op_barrier[o] = (int32_t)b;
         }
     }
     free(by_key);
+
+    /* what each call did besides waiting, measured */
+    r->post = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
+    r->own = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
+    r->waited = ss_xcalloc(m->ncalls + 1, 1);
+    for (uint32_t c = 0; c < m->ncalls; c++) {
+        uint64_t E = m->calls[c].rec->t_enter, X = m->calls[c].rec->t_exit < E ? E : m->calls[c].rec->t_exit;
+        uint64_t T = wait_target(&real, (int32_t)c);
+        r->waited[c] = T > E;
+        r->post[c] = r->waited[c] && X > T ? X - T : 0;
+        r->own[c] = X - E;
+    }
 
     /* the delay each op had after everything modelled */
     for (uint32_t o = 0; o < m->nops; o++)
@@ -724,6 +738,7 @@ void ss_replay_free(ss_replay *r)
     }
     free(r->st); free(r->dev); free(r->opkey); free(r->op_pred); free(r->op_wbeg); free(r->op_wend);
     free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cw); free(r->call_prev);
+    free(r->post); free(r->own); free(r->waited);
     free(r->items); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r);
 }

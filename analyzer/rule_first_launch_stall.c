@@ -72,19 +72,9 @@ static void run(const ss_model *m, ss_findings *out)
     for (uint32_t i = 0; i < m->njits; i++) {
         const ss_jit_rec *j = m->jits[i];
         if (j->op_type != SS_JIT_OP_COMPILE || j->g.end <= j->g.start) continue;
-        /* CUPTI's thread id is not always the OS thread id the calls carry:
-         * the thread is the one of the next recorded call by correlation id
-         * (the JIT ran inside an internal call of cudart: cuLibraryLoad...) */
-        uint32_t tid = j->tid;
-        if (!ss_model_thread(m, tid)) {
-            int32_t best = -1;
-            for (uint32_t c = 0; c < m->ncalls; c++)
-                if (m->calls[c].rec->corr > j->g.corr &&
-                    (best < 0 || m->calls[c].rec->corr < m->calls[best].rec->corr))
-                    best = (int32_t)c;
-            if (best < 0) continue;
-            tid = m->calls[best].rec->tid;
-        }
+        const ss_thread *th = ss_model_thread_of_cupti(m, j->tid);
+        if (!th) continue;
+        uint32_t tid = th->tid;
         int32_t ci = call_after(m, tid, j->g.start);
         ss_relax rx = { .kind = SS_RELAX_HOST_TIME, .tid = tid, .t0 = j->g.start, .t1 = j->g.end };
         uint64_t saving = ss_replay_saving(r, &rx, 1);

@@ -62,6 +62,7 @@ $(BUILD)/test_programs/missing_fence_wrong_stream $(BUILD)/test_programs/missing
 $(BUILD)/test_programs/unrecorded_event $(BUILD)/test_programs/unrecorded_event_fixed: test_programs/missing_fence.cu
 $(BUILD)/test_programs/multigpu_fence_fixed: test_programs/multigpu_fence.cu
 $(BUILD)/test_programs/first_launch_jit_fixed: test_programs/first_launch_jit.cu
+$(BUILD)/test_programs/stream_waves_fixed: test_programs/stream_waves.cu
 $(BUILD)/test_programs/legacy_barrier_needed_fixed $(BUILD)/test_programs/legacy_barrier_needed_fixed_ptds: \
 	test_programs/legacy_barrier_needed.cu
 $(BUILD)/test_programs/readonly_factor_racy: test_programs/readonly_factor.cu
