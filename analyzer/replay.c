@@ -21,6 +21,7 @@
 #define TOL_NS   20000u   /* clock and dispatch jitter */
 #define DELAY_NS 50000u   /* a delay worth explaining */
 #define DEFAULT_CONNECTIONS 8u
+#define MAX_DEVICES 1024
 
 enum { W_NONE, W_STREAM, W_GROUP, W_EVENT, W_DEVICE };
 
@@ -552,16 +553,19 @@ static ss_replay *build(const ss_model *m)
     r->launch_blocking = lb && lb[0] == '1';
 
     /* devices and their streams */
+    /* device numbers come from the trace: beyond MAX_DEVICES they are
+     * treated as unknown (no device-wide ordering), never as an index */
     int32_t ndev = 0;
     for (uint32_t s = 0; s < m->nstreams; s++)
-        if (m->streams[s].device + 1 > ndev) ndev = m->streams[s].device + 1;
+        if (m->streams[s].device < MAX_DEVICES && m->streams[s].device + 1 > ndev) ndev = m->streams[s].device + 1;
     for (uint32_t o = 0; o < m->nops; o++)
-        if (ss_op_device(&m->ops[o]) + 1 > ndev && ss_op_device(&m->ops[o]) < 4096) ndev = ss_op_device(&m->ops[o]) + 1;
+        if (ss_op_device(&m->ops[o]) < MAX_DEVICES && ss_op_device(&m->ops[o]) + 1 > ndev)
+            ndev = ss_op_device(&m->ops[o]) + 1;
     r->ndev = ndev;
     r->dev = ss_xcalloc((size_t)ndev + 1, sizeof(rdevice));
     for (uint32_t s = 0; s < m->nstreams; s++) {
         const ss_stream *st = &m->streams[s];
-        r->st[s].device = st->device;
+        r->st[s].device = st->device < ndev ? st->device : -1;
         r->st[s].kind = (uint8_t)st->kind;
         if (st->device < 0 || st->device >= ndev) continue;
         rdevice *d = &r->dev[st->device];
