@@ -104,23 +104,18 @@ static const char *severity_color(ss_severity s)
  * the trace started (META "clock.monotonic_raw_minus_monotonic_ns"). */
 static int recorded_raw_offset(const ss_model *m, int64_t *offset)
 {
-    static const char key[] = "clock.monotonic_raw_minus_monotonic_ns";
-    for (uint32_t i = 0; i < m->nmetas; i++) {
-        const ss_meta_rec *r = m->metas[i];
-        const char *tail = (const char *)(r + 1);
-        if (r->key_len != sizeof key - 1 || memcmp(tail, key, sizeof key - 1) != 0 || r->value_len > 30)
-            continue;
-        char num[32];
-        memcpy(num, tail + r->key_len + 1, r->value_len);
-        num[r->value_len] = '\0';
-        char *end;
-        long long v = strtoll(num, &end, 10);
-        if (end == num || *end)
-            return 0;
-        *offset = v;
-        return 1;
-    }
-    return 0;
+    ss_string_ref v = ss_model_meta(m, "clock.monotonic_raw_minus_monotonic_ns");
+    if (!v.s || v.len > 30)
+        return 0;
+    char num[32];
+    memcpy(num, v.s, v.len);
+    num[v.len] = '\0';
+    char *end;
+    long long x = strtoll(num, &end, 10);
+    if (end == num || *end)
+        return 0;
+    *offset = x;
+    return 1;
 }
 
 int ss_export_nvtxt(FILE *out, ss_process_result *res, const ss_nvtxt_opts *o, char *err, size_t errlen)

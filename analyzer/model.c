@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "model.h"
-#include "kernel_access.h"
+#include "symbolize.h"
 #include "util.h"
 
 struct ss_strmap {
@@ -171,11 +171,16 @@ static void copy_sides(const ss_model *m, const ss_call *c, const ss_api_info *i
     if (!*dst) *dst = side_of_alloc(m, c, r->ptr);
     if (!*src) *src = side_of_alloc(m, c, r->ptr2);
     if (info->arg_is_memcpy_kind) {
-        /* cudaMemcpyHostToHost 0, HostToDevice 1, DeviceToHost 2,
-         * DeviceToDevice 3; cudaMemcpyDefault (4) says nothing. */
-        static const enum mem_side kd[4] = { SIDE_HOST, SIDE_DEVICE, SIDE_HOST, SIDE_DEVICE };
-        static const enum mem_side ks[4] = { SIDE_HOST, SIDE_HOST, SIDE_DEVICE, SIDE_DEVICE };
-        if (r->arg < 4) {
+        /* cudaMemcpyDefault says nothing */
+        static const enum mem_side kd[SS_CUDA_MEMCPY_DEFAULT] = {
+            [SS_CUDA_MEMCPY_HOST_TO_HOST] = SIDE_HOST, [SS_CUDA_MEMCPY_HOST_TO_DEVICE] = SIDE_DEVICE,
+            [SS_CUDA_MEMCPY_DEVICE_TO_HOST] = SIDE_HOST, [SS_CUDA_MEMCPY_DEVICE_TO_DEVICE] = SIDE_DEVICE,
+        };
+        static const enum mem_side ks[SS_CUDA_MEMCPY_DEFAULT] = {
+            [SS_CUDA_MEMCPY_HOST_TO_HOST] = SIDE_HOST, [SS_CUDA_MEMCPY_HOST_TO_DEVICE] = SIDE_HOST,
+            [SS_CUDA_MEMCPY_DEVICE_TO_HOST] = SIDE_DEVICE, [SS_CUDA_MEMCPY_DEVICE_TO_DEVICE] = SIDE_DEVICE,
+        };
+        if (r->arg < SS_CUDA_MEMCPY_DEFAULT) {
             if (!*dst) *dst = kd[r->arg];
             if (!*src) *src = ks[r->arg];
         }
@@ -267,6 +272,16 @@ const char *ss_stream_kind_name(uint32_t kind)
     }
 }
 
+const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, size_t len)
+{
+    if (stream < 0 || (uint32_t)stream >= m->nstreams) { snprintf(buf, len, "no stream"); return buf; }
+    const ss_stream *s = &m->streams[stream];
+    uint64_t handle = s->handle;
+    if (s->kind == SS_STREAM_LEGACY_NULL) handle = 0;
+    snprintf(buf, len, "stream 0x%llx (%s)", (unsigned long long)handle, ss_stream_kind_name(s->kind));
+    return buf;
+}
+
 /* ----------------------------------------------------------------- lookups */
 
 ss_string_ref ss_model_string(const ss_model *m, uint32_t id)
@@ -344,13 +359,32 @@ ss_string_ref ss_model_op_name(const ss_model *m, const ss_gpu_op *op)
         return r;
     }
     if (op->kind == SS_OP_MEMSET) { r.s = "memset"; r.len = 6; return r; }
-    static const char *const kinds[] = { "memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy", "memcpy",
-                                         "memcpy", "memcpy", "memcpy", "memcpy DtoD", "memcpy HtoH",
-                                         "memcpy PtoP" };
+    static const char *const kinds[] = {
+        [SS_COPY_HTOD] = "memcpy HtoD", [SS_COPY_DTOH] = "memcpy DtoH", [SS_COPY_DTOD] = "memcpy DtoD",
+        [SS_COPY_HTOH] = "memcpy HtoH", [SS_COPY_PTOP] = "memcpy PtoP",
+    };
     uint8_t k = ((const ss_memcpy_rec *)op->rec)->copy_kind;
-    r.s = k < 11 ? kinds[k] : "memcpy";
+    r.s = k < sizeof kinds / sizeof kinds[0] && kinds[k] ? kinds[k] : "memcpy";
     r.len = (uint32_t)strlen(r.s);
     return r;
+}
+
+ss_string_ref ss_model_meta(const ss_model *m, const char *key)
+{
+    ss_string_ref none = { NULL, 0 };
+    size_t klen = strlen(key);
+    for (uint32_t i = 0; i < m->nmetas; i++) {
+        const ss_meta_rec *r = m->metas[i];
+        /* the record's own sizes are checked against its length: a damaged
+         * record must not make us read past it */
+        if ((uint64_t)sizeof(*r) + r->key_len + 1 + r->value_len > r->h.size) continue;
+        const char *k = ss_rec_tail(&r->h, sizeof(*r));
+        if (r->key_len == klen && !memcmp(k, key, klen)) {
+            ss_string_ref v = { k + r->key_len + 1, r->value_len };
+            return v;
+        }
+    }
+    return none;
 }
 
 const ss_nvtx_rec *ss_model_nvtx_at(const ss_model *m, uint32_t tid, uint64_t t0, uint64_t t1)
@@ -637,6 +671,17 @@ static int cmp_idrec(const void *a, const void *b)
     memcpy(&x, (const char *)*(const void *const *)a + sizeof(ss_rec_hdr), 4);
     memcpy(&y, (const char *)*(const void *const *)b + sizeof(ss_rec_hdr), 4);
     return x < y ? -1 : x > y;
+}
+
+/* SS_REC_KERNEL_ACCESS by (tid, t_enter), the key ss_call_exact_access()
+ * looks launches up by. */
+static int cmp_xaccess(const void *a, const void *b)
+{
+    const ss_kernel_access_rec *x = *(const ss_kernel_access_rec *const *)a;
+    const ss_kernel_access_rec *y = *(const ss_kernel_access_rec *const *)b;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    if (x->t_enter != y->t_enter) return x->t_enter < y->t_enter ? -1 : 1;
+    return 0;
 }
 
 static int cmp_hsync(const void *a, const void *b)
@@ -1272,7 +1317,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     }
 
     demangle_kernel_names(m);
-    ss_model_index_exact_access(m);
+    ss_qsort(m->xaccess, m->nxaccess, sizeof(*m->xaccess), cmp_xaccess);
 
     free(L.api); free(L.gpu); free(L.srec); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
@@ -1354,7 +1399,8 @@ void ss_model_free(ss_model *m)
     }
     free(m->timelines); free(m->devices);
     free(m->alloc_max_end); free(m->op_max_end); free(m->op_min_submit);
-    ss_kaccess_free(m->kaccess);
+    if (m->kaccess && m->kaccess_free) m->kaccess_free(m->kaccess);
+    ss_symbolizer_free(m->symbolizer);
     if (m->reader) ss_reader_close(m->reader);
     free(m);
 }
