@@ -1,6 +1,6 @@
 # Call-site symbolization (analyzer/symbolize.c) and the call-stack capture
-# benchmark.  analyzer.mk compiles symbolize.c into build/syncsight with
-# $(SYMBOLIZE_CFLAGS) and links it with $(SYMBOLIZE_LIBS).
+# benchmark.  Included before analyzer.mk, which compiles symbolize.c into
+# build/syncsight with $(SYMBOLIZE_CFLAGS) and links it with $(SYMBOLIZE_LIBS).
 
 # elfutils' libdw gives function, file:line and inlined frames.  Without its
 # headers (a machine without libdw-dev) symbolize.c builds a fallback that

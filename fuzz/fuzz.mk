@@ -1,4 +1,5 @@
-# Fuzzing (included from bench/bench.mk; docs/fuzzing.md).
+# Fuzzing (docs/fuzzing.md), included by the top-level Makefile after
+# analyzer/analyzer.mk and bench/bench.mk (its seeds use $(BUILD)/ss-gen-trace).
 #
 #   make fuzz [FUZZ_SECONDS=600] [FUZZ_JOBS=N]   each target for FUZZ_SECONDS
 #   make fuzz-ci                                  a bounded pass (~FUZZ_CI_SECONDS in all)
@@ -25,9 +26,8 @@ $(BUILD)/fuzz/fuzz_reader: fuzz/fuzz_reader.c fuzz/fuzz_common.h $(COMMON_SRCS) 
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_reader.c $(COMMON_SRCS)
 
 # The harness calls the model, the rules, the findings and the two report
-# renderers itself: the subcommands' argument handling (cmd_*.c) and the
-# exporters (export_*.c) stay out, so that the target builds whatever state
-# those are in.
+# renderers itself: the subcommands (cmd_*.c) and the exporters (export_*.c)
+# are not linked in.
 FUZZ_ANALYZER_SRCS = $(filter-out analyzer/cmd_%.c analyzer/export%.c,$(ANALYZER_LIB_SRCS))
 
 $(BUILD)/fuzz/fuzz_analyzer: fuzz/fuzz_analyzer.c fuzz/fuzz_common.h $(COMMON_SRCS) $(FUZZ_ANALYZER_SRCS) $(wildcard analyzer/*.h)
