@@ -12,6 +12,10 @@
  *
  * Built with -DSS_NO_LIBDW (no elfutils headers), it still gives every frame
  * its module and offset and says why names are missing.
+ *
+ * Also here, on the frames alone: the user-code policy (which modules, frames
+ * and Python files are the user's) and the walk over a stack that shows, and
+ * picks the site among, its frames.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
