@@ -35,7 +35,7 @@ check-cuda:
 	@test -n "$(CUPTI_INC)" || { echo "error: CUPTI headers (cupti.h) not found under CUDA_HOME=$(CUDA_HOME)/include or extras/CUPTI/include" >&2; exit 1; }
 	@test -n "$(CUPTI_LIB)" || { echo "error: libcupti.so not found under CUDA_HOME=$(CUDA_HOME) (lib64 or extras/CUPTI/lib64)" >&2; exit 1; }
 
-include $(wildcard preload/api.mk preload/preload.mk analyzer/analyzer.mk analyzer/symbolize.mk tests/tests.mk test_programs/test_programs.mk bench/bench.mk)
+include $(wildcard preload/api.mk preload/preload.mk analyzer/symbolize.mk analyzer/analyzer.mk tests/tests.mk test_programs/test_programs.mk bench/bench.mk fuzz/fuzz.mk)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/syncsight

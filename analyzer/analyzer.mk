@@ -1,9 +1,9 @@
 # The analyzer CLI, build/syncsight (analyzer/), and `make demo`.
 #
 # ANALYZER_LIB_SRCS: every analyzer source but main.c, for the tests
-# (tests/test_analyzer_*.c link against them, see tests/tests.mk).  The
-# symbolizer (analyzer/symbolize.c, engineer C) and the exporters
-# (analyzer/export_*.c, analyzer/cmd_export.c) are picked up as they appear.
+# (tests/test_analyzer_*.c link against them, see tests/tests.mk) and the
+# fuzzer.  analyzer/LAYERS says which file may use which (tools/check_layers.py).
+# Included after analyzer/symbolize.mk, which decides SYMBOLIZE_CFLAGS/LIBS.
 
 # The API table (class and host behaviour of every recorded entry point) is
 # generated from preload/cuda_api.tab by tools/gen_api.py, with the shim's
@@ -15,8 +15,7 @@ ANALYZER_HDRS     := $(wildcard analyzer/*.h) $(wildcard include/syncsight/*.h)
 ANALYZER_OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(filter analyzer/%,$(ANALYZER_LIB_SRCS)) analyzer/main.c) \
                      $(patsubst $(BUILD)/gen/%.c,$(BUILD)/analyzer-gen/%.o,$(ANALYZER_GEN_SRCS))
 ANALYZER_COMMON_OBJS := $(patsubst %.c,$(BUILD)/analyzer/%.o,$(COMMON_SRCS))
-# Recursive (=): SYMBOLIZE_CFLAGS comes from analyzer/symbolize.mk, included after this file.
-ANALYZER_CFLAGS    = $(BASE_CFLAGS) $(CFLAGS) $(SYMBOLIZE_CFLAGS)
+ANALYZER_CFLAGS   := $(BASE_CFLAGS) $(CFLAGS) $(SYMBOLIZE_CFLAGS)
 
 $(BUILD)/analyzer/%.o: analyzer/%.c $(ANALYZER_HDRS)
 	@mkdir -p $(dir $@)

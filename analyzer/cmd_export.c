@@ -39,85 +39,7 @@ static void usage(FILE *f)
 }
 
 
-/* ---- shared helpers ------------------------------------------------------ */
-
-ss_string_ref ss_export_call_label(const ss_model *m, const ss_call *c)
-{
-    if (c->cls == SS_API_LAUNCH && c->first_op >= 0) return ss_model_op_name(m, &m->ops[c->first_op]);
-    const char *n = ss_model_call_name(m, c);
-    ss_string_ref r = { n ? n : "?", (uint32_t)strlen(n ? n : "?") };
-    return r;
-}
-
-int ss_finding_span(const ss_finding *x, uint64_t *t0, uint64_t *t1, uint32_t *tid, int32_t *stream)
-{
-    const ss_model *m = x->model;
-    for (uint32_t r = 0; r < x->nrefs; r++) {
-        const ss_finding_ref *ref = &x->refs[r];
-        if (ref->call >= 0) {
-            const ss_call *c = &m->calls[ref->call];
-            *t0 = c->rec->t_enter;
-            *t1 = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit : c->rec->t_enter;
-            *tid = c->rec->tid;
-            *stream = c->stream;
-            return 1;
-        }
-        if (ref->op >= 0) {
-            const ss_gpu_op *op = &m->ops[ref->op];
-            *t0 = op->start;
-            *t1 = op->end > op->start ? op->end : op->start;
-            /* an op's host side is the thread that submitted it, when known */
-            *tid = op->call >= 0 ? m->calls[op->call].rec->tid : m->hdr.pid;
-            *stream = op->stream;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-ss_flow_pair *ss_export_event_flows(const ss_model *m, uint32_t *n)
-{
-    ss_flow_pair *v = NULL;
-    uint32_t nv = 0, cap = 0;
-    ss_u64map last_record = { 0 };   /* event handle -> call index of its latest record */
-    for (uint32_t i = 0; i < m->ncalls; i++) {
-        const ss_call *c = &m->calls[i];
-        uint64_t ev = c->rec->event;
-        if (!ev) continue;
-        switch (c->cls) {
-        case SS_API_EVENT_RECORD:
-            if (c->rec->ret == 0) ss_u64map_put(&last_record, ev, (int64_t)i);
-            break;
-        case SS_API_EVENT_CREATE:
-        case SS_API_EVENT_DESTROY:
-            /* a new lifetime of the handle: earlier records do not count */
-            ss_u64map_del(&last_record, ev);
-            break;
-        case SS_API_EVENT_QUERY:
-            /* a query that found the event still pending waited for nothing */
-            if (c->rec->ret != 0) break;
-            /* fall through */
-        case SS_API_STREAM_WAIT:
-        case SS_API_EVENT_SYNC: {
-            int64_t rec = ss_u64map_get(&last_record, ev, -1);
-            if (rec >= 0) {
-                ss_flow_pair p = { (int32_t)rec, (int32_t)i };
-                SS_PUSH(v, nv, cap, p);
-            }
-            break;
-        }
-        default:
-            break;
-        }
-    }
-    ss_u64map_free(&last_record);
-    *n = nv;
-    return v;
-}
-
 /* ---- the command --------------------------------------------------------- */
-
-enum fmt { FMT_NONE, FMT_PERFETTO, FMT_NVTXT, FMT_HTML, FMT_SARIF };
 
 /* Value of an option given as "--opt V" or "--opt=V"; advances *i. */
 static const char *opt_value(int argc, char **argv, int *i, const char *name, int *bad)
@@ -136,7 +58,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
 
 int ss_cmd_export(int argc, char **argv)
 {
-    enum fmt fmt = FMT_NONE;
+    ss_format fmt = SS_FORMAT_NONE;
     const char *output = NULL;
     ss_nvtxt_opts nv = { SS_NVTXT_TIME_RAW, 0, 0 };
     char **inputs = ss_xcalloc((size_t)argc, sizeof(char *));
@@ -148,10 +70,11 @@ int ss_cmd_export(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); free(inputs); return SS_EXIT_OK; }
         if (!strcmp(argv[i], "--")) { only_files = 1; continue; }
         if ((v = opt_value(argc, argv, &i, "--format", &bad))) {
-            if (!strcmp(v, "perfetto") || !strcmp(v, "chrome") || !strcmp(v, "json")) fmt = FMT_PERFETTO;
-            else if (!strcmp(v, "nvtxt")) fmt = FMT_NVTXT;
-            else if (!strcmp(v, "html")) fmt = FMT_HTML;
-            else if (!strcmp(v, "sarif")) fmt = FMT_SARIF;
+            /* "json" is Chrome's trace-event JSON here, not the report */
+            if (!strcmp(v, "perfetto") || !strcmp(v, "chrome") || !strcmp(v, "json")) fmt = SS_FORMAT_PERFETTO;
+            else if (!strcmp(v, "nvtxt")) fmt = SS_FORMAT_NVTXT;
+            else if (!strcmp(v, "html")) fmt = SS_FORMAT_HTML;
+            else if (!strcmp(v, "sarif")) fmt = SS_FORMAT_SARIF;
             else { fputs("syncsight: export: --format must be perfetto, nvtxt, html or sarif\n", stderr); bad = 1; }
         } else if (!bad && ((v = opt_value(argc, argv, &i, "-o", &bad)) || (v = opt_value(argc, argv, &i, "--output", &bad)))) {
             output = v;
@@ -174,13 +97,13 @@ int ss_cmd_export(int argc, char **argv)
         }
         if (bad) { free(inputs); return SS_EXIT_USAGE; }
     }
-    if (fmt == FMT_NONE) { fputs("syncsight: export: --format is required (see syncsight export --help)\n", stderr); free(inputs); return SS_EXIT_USAGE; }
+    if (fmt == SS_FORMAT_NONE) { fputs("syncsight: export: --format is required (see syncsight export --help)\n", stderr); free(inputs); return SS_EXIT_USAGE; }
     if (!ninputs) { fputs("syncsight: export: no trace given (see syncsight export --help)\n", stderr); free(inputs); return SS_EXIT_USAGE; }
     int n = 0;
     char **paths = ss_expand_inputs(inputs, ninputs, &n);
     free(inputs);
     if (!paths) return SS_EXIT_USAGE;
-    if (fmt != FMT_SARIF && n != 1) {
+    if (fmt != SS_FORMAT_SARIF && n != 1) {
         fprintf(stderr, "syncsight: export: this format describes one process; %d traces given (export them one by one)\n", n);
         ss_free_paths(paths, n);
         return SS_EXIT_USAGE;
@@ -199,11 +122,11 @@ int ss_cmd_export(int argc, char **argv)
             char err[256] = "";
             int r = 0;
             switch (fmt) {
-            case FMT_PERFETTO: r = ss_export_perfetto(out, &procs[0]); break;
-            case FMT_NVTXT: r = ss_export_nvtxt(out, &procs[0], &nv, err, sizeof err); break;
-            case FMT_HTML: r = ss_export_html(out, &procs[0]); break;
-            case FMT_SARIF: ss_export_sarif(out, procs, (uint32_t)loaded); break;
-            default: break;
+            case SS_FORMAT_PERFETTO: r = ss_export_perfetto(out, &procs[0]); break;
+            case SS_FORMAT_NVTXT: r = ss_export_nvtxt(out, &procs[0], &nv, err, sizeof err); break;
+            case SS_FORMAT_HTML: r = ss_export_html(out, &procs[0]); break;
+            case SS_FORMAT_SARIF: ss_export_sarif(out, procs, (uint32_t)loaded); break;
+            case SS_FORMAT_NONE: case SS_FORMAT_TEXT: case SS_FORMAT_JSON: break;   /* not export formats */
             }
             if (r) { fprintf(stderr, "syncsight: export: %s\n", err[0] ? err : "failed"); rc = SS_EXIT_USAGE; }
             if (fflush(out) != 0 || ferror(out)) { fputs("syncsight: export: error writing the output\n", stderr); rc = SS_EXIT_USAGE; }

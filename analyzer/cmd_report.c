@@ -43,9 +43,9 @@ int ss_report_parse_opt(ss_report_opts *o, int argc, char **argv, int *i)
         val = argv[++*i];
     }
     if (!strncmp(a, "--format", 8)) {
-        if (!strcmp(val, "json")) o->json = 1;
-        else if (!strcmp(val, "text")) o->json = 0;
-        else if (!strcmp(val, "sarif")) o->json = 2;   /* SARIF 2.1.0: export_sarif.c */
+        if (!strcmp(val, "json")) o->format = SS_FORMAT_JSON;
+        else if (!strcmp(val, "text")) o->format = SS_FORMAT_TEXT;
+        else if (!strcmp(val, "sarif")) o->format = SS_FORMAT_SARIF;
         else { fputs("syncsight: --format must be text, json or sarif\n", stderr); return -1; }
     } else if (!strncmp(a, "--fail-on", 9)) {
         ss_severity s;
@@ -149,10 +149,15 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
             if (!out) { ss_err_path(o->output, strerror(errno)); rc = SS_EXIT_USAGE; }
         }
         if (out) {
-            int color = !o->json && !o->output && isatty(fileno(out)) && !getenv("NO_COLOR");
-            if (o->json == 2) ss_export_sarif(out, procs, (uint32_t)loaded);
-            else if (o->json) ss_report_json(out, procs, (uint32_t)loaded);
-            else ss_report_text(out, procs, (uint32_t)loaded, color);
+            switch (o->format) {
+            case SS_FORMAT_SARIF: ss_export_sarif(out, procs, (uint32_t)loaded); break;
+            case SS_FORMAT_JSON: ss_report_json(out, procs, (uint32_t)loaded); break;
+            default: {
+                int color = !o->output && isatty(fileno(out)) && !getenv("NO_COLOR");
+                ss_report_text(out, procs, (uint32_t)loaded, color);
+                break;
+            }
+            }
             if (fflush(out) != 0 || ferror(out)) { fputs("syncsight: error writing the report\n", stderr); rc = SS_EXIT_USAGE; }
             if (out != fallback_out) fclose(out);
         }
@@ -168,7 +173,7 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
 
 int ss_cmd_report(int argc, char **argv)
 {
-    ss_report_opts o = { 0, -1, NULL };
+    ss_report_opts o = { SS_FORMAT_TEXT, -1, NULL };
     char **inputs = ss_xcalloc((size_t)argc, sizeof(char *));
     int ninputs = 0, only_files = 0;
     for (int i = 1; i < argc; i++) {

@@ -114,7 +114,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 int ss_cmd_run(int argc, char **argv)
 {
-    ss_report_opts ro = { 0, -1, NULL };
+    ss_report_opts ro = { SS_FORMAT_TEXT, -1, NULL };
     const char *out_arg = NULL;
     int no_report = 0, exact_memory = 0, i;
     for (i = 1; i < argc; i++) {

@@ -10,13 +10,22 @@ enum { SS_EXIT_OK = 0, SS_EXIT_FINDINGS = 1, SS_EXIT_USAGE = 2 };
 int ss_cmd_run(int argc, char **argv);
 int ss_cmd_report(int argc, char **argv);
 int ss_cmd_dump(int argc, char **argv);
-/* analyzer/cmd_export.c (written on top of the model by another engineer);
- * weak so that the CLI builds and says so while it does not exist. */
-int ss_cmd_export(int argc, char **argv) __attribute__((weak));
+int ss_cmd_export(int argc, char **argv);
+
+/* What --format names: the reports (`report`, `run`) and the exports. */
+typedef enum ss_format {
+    SS_FORMAT_NONE = 0,     /* not given */
+    SS_FORMAT_TEXT,         /* the text report (report_text.c) */
+    SS_FORMAT_JSON,         /* the JSON report (report_json.c) */
+    SS_FORMAT_SARIF,        /* SARIF 2.1.0 (export_sarif.c), a report and an export */
+    SS_FORMAT_PERFETTO,     /* Chrome trace-event JSON (export_perfetto.c) */
+    SS_FORMAT_NVTXT,        /* NVTXT for Nsight Systems (export_nvtxt.c) */
+    SS_FORMAT_HTML,         /* the HTML timeline page (export_html.c) */
+} ss_format;
 
 /* Report options, shared by `report` and `run`. */
 typedef struct ss_report_opts {
-    int json;            /* --format json */
+    ss_format format;    /* --format: TEXT, JSON or SARIF */
     int fail_on;         /* -1 never, else an ss_severity */
     const char *output;  /* -o OUT, NULL = stdout */
 } ss_report_opts;

@@ -4,25 +4,11 @@
  * docs/trace-format.md) to their launch calls.  The shim writes each record
  * with the launch call's (tid, t_enter) and, when CUPTI lent it, its
  * correlation id: (tid, t_enter) is unique per call, the correlation id is
- * the fallback for a record whose times were not comparable.
+ * the fallback for a record whose times were not comparable.  The model
+ * sorts the records by (tid, t_enter) when it loads them.
  */
 #include "model.h"
 #include "util.h"
-
-static int cmp_xaccess(const void *a, const void *b)
-{
-    const ss_kernel_access_rec *x = *(const ss_kernel_access_rec *const *)a;
-    const ss_kernel_access_rec *y = *(const ss_kernel_access_rec *const *)b;
-    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
-    if (x->t_enter != y->t_enter) return x->t_enter < y->t_enter ? -1 : 1;
-    return 0;
-}
-
-void ss_model_index_exact_access(ss_model *m)
-{
-    if (m->nxaccess > 1)
-        ss_qsort(m->xaccess, m->nxaccess, sizeof(*m->xaccess), cmp_xaccess);
-}
 
 const ss_kernel_access_rec *ss_call_exact_access(const ss_model *m, const ss_call *c)
 {

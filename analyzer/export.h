@@ -8,16 +8,15 @@
  *   export_sarif.c     SARIF 2.1.0 (also `syncsight report --format sarif`)
  *
  * Every exporter streams to `out` and never holds its output in memory; the
- * tables they build are per model entity (a few bytes per call or op).
+ * tables they build are per model entity (a few bytes per call or op).  What
+ * they share with the reports is in render.h.
  */
 #ifndef SYNCSIGHT_ANALYZER_EXPORT_H
 #define SYNCSIGHT_ANALYZER_EXPORT_H
 
 #include <stdint.h>
 #include <stdio.h>
-#include "model.h"
-#include "findings.h"
-#include "report.h"
+#include "render.h"
 
 /* Perfetto / Chrome trace-event JSON of one process.  Returns 0. */
 int ss_export_perfetto(FILE *out, ss_process_result *p);
@@ -43,24 +42,5 @@ int ss_export_html(FILE *out, ss_process_result *p);
 
 /* SARIF 2.1.0 log with one run covering all processes. */
 void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n);
-
-/* ---- shared by the exporters (cmd_export.c) ------------------------------ */
-
-/* One "this event record satisfied that wait" pair: the latest successful
- * cudaEventRecord of the event handle before a cudaStreamWaitEvent,
- * cudaEventSynchronize or cudaEventQuery on it (within one lifetime of the
- * handle: create/destroy reset it).  Calls are model call indexes. */
-typedef struct ss_flow_pair { int32_t record_call, wait_call; } ss_flow_pair;
-
-/* All pairs, sorted by wait_call (the order they are found in). Caller frees. */
-ss_flow_pair *ss_export_event_flows(const ss_model *m, uint32_t *n);
-
-/* Start and end (trace clock) of a finding's first involved call or op:
- * the place to draw it.  Returns 0 when the finding references nothing. */
-int ss_finding_span(const ss_finding *x, uint64_t *t0, uint64_t *t1, uint32_t *tid, int32_t *stream);
-
-/* Short label of a call for timelines: API name, or the kernel name for a
- * launch.  Points into the model or a static string. */
-ss_string_ref ss_export_call_label(const ss_model *m, const ss_call *c);
 
 #endif

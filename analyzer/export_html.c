@@ -7,7 +7,7 @@
  * script, style sheet or font.
  *
  * The data is embedded as JSON in <script type="application/json">.  Program
- * strings go through D's JSON writer (valid JSON whatever the bytes) and then
+ * strings go through the JSON writer (json.h: valid JSON whatever the bytes) and then
  * through a filter that writes '<', '>' and '&' as \u003c, \u003e, \u0026, so
  * that no kernel name or NVTX text can close the script element ("</script>")
  * or open a comment; JSON.parse gives the original text back.  The page puts
@@ -17,7 +17,8 @@
  *   tracks[i] = {name, kind: "api"|"nvtx"|"stream"}
  *   ev[i]     = [start_ms, dur_ms, name_index, class, start_ms, ...] sorted by start
  *   names     = interned labels (API names, kernel names, NVTX text)
- *   findings  = [{rule, severity, cost_ms, count, message, fix, site, basis, t, d, tracks}]
+ *   findings  = [{rule, severity, cost_ms, cost_basis, message, fix, count, site (the members of
+ *                the JSON report, finding_json.c), t, d, tracks}]
  * Times are ms from the start of the trace.
  *
  * Big traces: the page draws at most about two rectangles per pixel column
@@ -278,14 +279,7 @@ static void write_data(hx *h, ss_process_result *res, const layout *L)
         if (t0 == UINT64_MAX) t0 = t1 = h->base;
         if (t1 < t0) t1 = t0;
         ss_json_obj_begin(j);
-        ss_json_kstr(j, "rule", x->rule);
-        ss_json_kstr(j, "severity", ss_severity_name(x->severity));
-        ss_json_kdouble(j, "cost_ms", x->cost_ms);
-        ss_json_kuint(j, "count", x->count);
-        ss_json_kstr(j, "message", x->message);
-        ss_json_kstr(j, "fix", x->fix);
-        ss_json_kstr(j, "site", x->site);
-        ss_json_kstr(j, "basis", x->cost_basis);
+        ss_finding_json_members(j, x, SS_FM_SUMMARY);
         ss_json_kdouble(j, "t", rel_ms(h, t0));
         ss_json_kdouble(j, "d", (double)(t1 - t0) / 1e6);
         ss_json_key(j, "tracks"); ss_json_arr_begin(j);
@@ -429,7 +423,7 @@ static const char page_tail[] =
 "  const d = el('div', 'f'); const h = el('div');\n"
 "  h.append(el('span', 'sev ' + f.severity, f.severity), el('b', '', f.rule), document.createTextNode('  ' + fmt(f.cost_ms) + (f.count > 1 ? ' (' + f.count + ' occurrences)' : '')));\n"
 "  d.append(h, el('div', 'site', f.site), el('div', 'msg', f.message), el('div', 'fix', 'fix: ' + f.fix));\n"
-"  d.title = 'cost: ' + f.basis;\n"
+"  d.title = 'cost: ' + f.cost_basis;\n"
 "  d.addEventListener('click', () => { selected = i; markSelected(); const p = Math.max(f.d * 2, (t1 - t0) * 1e-4, 1e-3); zoomTo(f.t - p, f.t + f.d + p); });\n"
 "  list.append(d);\n"
 "});\n"

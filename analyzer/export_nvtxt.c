@@ -105,18 +105,17 @@ static const char *severity_color(ss_severity s)
 static int recorded_raw_offset(const ss_model *m, int64_t *offset)
 {
     ss_string_ref v = ss_model_meta(m, "clock.monotonic_raw_minus_monotonic_ns");
-    if (v.s && v.len <= 30) {
-        char num[32];
-        memcpy(num, v.s, v.len);
-        num[v.len] = '\0';
-        char *end;
-        long long n = strtoll(num, &end, 10);
-        if (end == num || *end)
-            return 0;
-        *offset = n;
-        return 1;
-    }
-    return 0;
+    if (!v.s || v.len > 30)
+        return 0;
+    char num[32];
+    memcpy(num, v.s, v.len);
+    num[v.len] = '\0';
+    char *end;
+    long long x = strtoll(num, &end, 10);
+    if (end == num || *end)
+        return 0;
+    *offset = x;
+    return 1;
 }
 
 int ss_export_nvtxt(FILE *out, ss_process_result *res, const ss_nvtxt_opts *o, char *err, size_t errlen)

@@ -8,8 +8,9 @@
  *                                 instant "i" on each call a finding blames,
  *                                 and tracks "syncsight findings [n]" holding
  *                                 every finding as a slice with its message,
- *                                 cost and fix (lanes so that overlapping
- *                                 findings do not mis-nest);
+ *                                 cost and fix (args: the members of the JSON
+ *                                 report, finding_json.c; lanes so that
+ *                                 overlapping findings do not mis-nest);
  *   process "GPU <d>"             one track per stream, named with its kind
  *                                 (legacy default / blocking / non-blocking /
  *                                 per-thread default) and device: kernels,
@@ -112,14 +113,7 @@ static void x_times(pf *p, ss_json *j, uint64_t t0, uint64_t t1)
 static void finding_args(ss_json *j, const ss_finding *x)
 {
     ss_json_key(j, "args"); ss_json_obj_begin(j);
-    ss_json_kstr(j, "rule", x->rule);
-    ss_json_kstr(j, "severity", ss_severity_name(x->severity));
-    ss_json_kdouble(j, "cost_ms", x->cost_ms);
-    ss_json_kuint(j, "occurrences", x->count);
-    ss_json_kstr(j, "message", x->message);
-    ss_json_kstr(j, "cost_basis", x->cost_basis);
-    ss_json_kstr(j, "site", x->site);
-    ss_json_kstr(j, "fix", x->fix);
+    ss_finding_json_members(j, x, SS_FM_SUMMARY);
     ss_json_obj_end(j);
 }
 
@@ -392,7 +386,7 @@ int ss_export_perfetto(FILE *out, ss_process_result *res)
     p.first = 1;
 
     /* flows, indexed both ways */
-    p.pairs = ss_export_event_flows(p.m, &p.npairs);
+    p.pairs = ss_event_flows(p.m, &p.npairs);
     p.by_record = ss_xcalloc(p.npairs, sizeof(uint32_t));
     for (uint32_t i = 0; i < p.npairs; i++) p.by_record[i] = i;
     g_pairs = p.pairs;

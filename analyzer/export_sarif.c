@@ -6,11 +6,12 @@
  *
  *   level      error / warning / note  (syncsight's error / warning / info)
  *   message    "<what happened> Cost: <ms> ms (<n> occurrences). Fix: <fix>"
- *   locations  physicalLocation from the finding's call site when the site is
- *              "file:line function" (symbolized native frame or Python frame);
- *              otherwise a logicalLocation with the site text (e.g.
- *              "cudaFree on stream 0x0 (legacy default)").
- *   properties cost_ms, occurrences, cost_basis, fix, process, trace.
+ *   locations  physicalLocation from the finding's call site when it has a
+ *              source file and line (symbolized native frame or Python frame),
+ *              and a logicalLocation with the site text (e.g. "file:line
+ *              function", "cudaFree on stream 0x0 (legacy default)").
+ *   properties cost_ms, cost_basis, fix, count, process (the members of the
+ *              JSON report, finding_json.c), trace.
  *
  * helpUri is docs/rules/<id>.md, made absolute when SYNCSIGHT_DOC_BASE (e.g.
  * a repository URL ending in "/") is set.
@@ -18,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "export.h"
 #include "json.h"
 #include "rule.h"
+#include "util.h"
 
 static const char *level_of(ss_severity s)
 {
@@ -31,25 +34,6 @@ static const char *level_of(ss_severity s)
 static const char *default_level(const char *id)
 {
     return !strcmp(id, "missing-fence") || !strcmp(id, "unrecorded-event-wait") ? "error" : "warning";
-}
-
-/* Split "file:line rest" (the site forms findings.c produces for a
- * symbolized or Python frame) into file and line.  Returns 0 when the site
- * names no source line. */
-static int site_file_line(const char *site, size_t *file_len, unsigned long *line)
-{
-    for (const char *p = strchr(site, ':'); p; p = strchr(p + 1, ':')) {
-        const char *d = p + 1;
-        if (*d < '0' || *d > '9') continue;
-        char *end;
-        unsigned long v = strtoul(d, &end, 10);
-        if ((*end == ' ' || *end == 0) && p > site && v > 0) {
-            *file_len = (size_t)(p - site);
-            *line = v;
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* A file path as a URI reference: absolute paths become file:// URIs; bytes
@@ -127,29 +111,31 @@ void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n)
             free(text);
             ss_json_key(&j, "locations"); ss_json_arr_begin(&j);
             ss_json_obj_begin(&j);
+            ss_site site;
+            ss_finding_site(x, &site);
+            const char *file;
             size_t flen;
-            unsigned long line;
-            if (x->site && site_file_line(x->site, &flen, &line)) {
+            uint32_t line;
+            if (ss_site_source(&site, &file, &flen, &line)) {
                 ss_json_key(&j, "physicalLocation"); ss_json_obj_begin(&j);
                 ss_json_key(&j, "artifactLocation"); ss_json_obj_begin(&j);
-                ss_json_key(&j, "uri"); write_uri(&j, x->site, flen);
+                ss_json_key(&j, "uri"); write_uri(&j, file, flen);
                 ss_json_obj_end(&j);
                 ss_json_key(&j, "region"); ss_json_obj_begin(&j); ss_json_kuint(&j, "startLine", line); ss_json_obj_end(&j);
                 ss_json_obj_end(&j);
             }
+            char site_text[1024], safe[4096];
+            ss_site_text(x->model, &site, site_text, sizeof site_text);
+            ss_escape_term_buf(safe, sizeof safe, site_text, strlen(site_text));
             ss_json_key(&j, "logicalLocations"); ss_json_arr_begin(&j);
             ss_json_obj_begin(&j);
-            ss_json_kstr(&j, "fullyQualifiedName", x->site ? x->site : "(no call)");
+            ss_json_kstr(&j, "fullyQualifiedName", safe);
             ss_json_obj_end(&j);
             ss_json_arr_end(&j);
             ss_json_obj_end(&j);
             ss_json_arr_end(&j);
             ss_json_key(&j, "properties"); ss_json_obj_begin(&j);
-            ss_json_kdouble(&j, "cost_ms", x->cost_ms);
-            ss_json_kuint(&j, "occurrences", x->count);
-            ss_json_kstr(&j, "cost_basis", x->cost_basis);
-            ss_json_kstr(&j, "fix", x->fix);
-            ss_json_kuint(&j, "process", x->pid);
+            ss_finding_json_members(&j, x, SS_FM_COST | SS_FM_COST_BASIS | SS_FM_FIX | SS_FM_COUNT | SS_FM_PROCESS);
             ss_json_kstr(&j, "trace", procs[p].path);
             ss_json_obj_end(&j);
             ss_json_obj_end(&j);

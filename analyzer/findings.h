@@ -2,19 +2,22 @@
  * Findings: what the rules report about a model.
  *
  * A rule calls ss_findings_add() once per occurrence.  Occurrences of the same
- * rule at the same call site fold into one finding (count + summed cost), the
- * call site being the first user frame of the first call's native stack (via
- * the symbolizer), else the innermost Python frame, else "<api> on <stream>".
+ * rule at the same call site fold into one finding (count + summed cost); the
+ * call site is the model's (callsite.h): the first user frame of the first
+ * call's native stack, else its Python stack's, else "<api> on <stream>".
  * ss_findings_finish() then assigns severities and sorts by cost.
  *
- * A finding references the model by index (calls, ops, allocs), so reports and
- * exporters (text, JSON, Perfetto, SARIF, HTML) render the details themselves
- * from the same model.  Strings in a finding are owned by it.
+ * A finding holds references into the model -- calls, ops, stacks, the
+ * allocation -- and the rule's own words (message, cost basis, fix), never
+ * display text: the renderers (report_text.c, report_json.c, export_*.c)
+ * resolve the references and escape every string for their output.  Strings
+ * in a finding are owned by it.
  */
 #ifndef SYNCSIGHT_ANALYZER_FINDINGS_H
 #define SYNCSIGHT_ANALYZER_FINDINGS_H
 
 #include <stdint.h>
+#include "callsite.h"
 #include "model.h"
 #include "replay.h"
 
@@ -40,13 +43,12 @@ typedef struct ss_finding {
     char *message;           /* what happened (first occurrence) */
     char *fix;               /* concrete fix */
     uint32_t count;          /* folded occurrences */
-    char *site;              /* call site display: "file:line function" or key */
-    char *site_key;          /* folding key */
-    int32_t stack_id;        /* native stack of the site call, 0 none */
-    int32_t pystack_id;      /* Python stack, 0 none */
-    ss_finding_ref refs[SS_FINDING_MAX_REFS];
+    ss_finding_ref refs[SS_FINDING_MAX_REFS];   /* refs[0] is where the finding happened */
     uint32_t nrefs;
+    int32_t stack_id;        /* native stack of refs[0]'s call, 0 none */
+    int32_t pystack_id;      /* Python stack of refs[0]'s call, 0 none */
     int32_t alloc;           /* buffer involved (missing-fence), -1 */
+    int tag;                 /* the rule's own mark (ss_occurrence.tag) */
     uint32_t pid;            /* process (trace header pid) */
     const ss_model *model;   /* the model the indices refer to */
     /* What fixing it means to the schedule (replay.h): the causes its
@@ -54,14 +56,13 @@ typedef struct ss_finding {
     ss_relax *relax; uint32_t nrelax, crelax;
     double saving_ms;        /* how much sooner the run would end without them (ss_findings_finish) */
     int saving_known;        /* 0: the finding names no cause the replay can remove (correctness) */
+    char *fold_key;          /* rule, process, site, ...: what folds occurrences (private) */
 } ss_finding;
 
 typedef struct ss_findings {
     ss_finding *v;
     uint32_t n, cap;
-    struct ss_sitemap *fold;      /* site_key -> index (private) */
-    struct ss_symbolizer *sym;    /* per model, created lazily (private) */
-    const ss_model *sym_model;
+    struct ss_foldmap *fold;      /* fold_key -> index (private) */
     double saving_total_ms;       /* every finding fixed at once: the longest process's saving */
     int saving_total_known;
 } ss_findings;
@@ -76,11 +77,13 @@ typedef struct ss_occurrence {
     const char *message;
     const char *fix;
     ss_finding_ref refs[SS_FINDING_MAX_REFS];
-    uint32_t nrefs;           /* refs[0].call decides the call site */
+    uint32_t nrefs;           /* refs[0] decides the call site */
     int32_t alloc;
     const char *site_extra;   /* appended to the folding key (e.g. the other site), may be NULL */
     ss_relax relax[4];        /* the cause(s), for the what-if replay; nrelax 0: not a time cost */
     uint32_t nrelax;
+    int tag;                  /* kept in the finding for the rule to tell its kinds of findings
+                                 apart when it revisits them (ss_findings_keep_if); 0 */
 } ss_occurrence;
 
 void ss_findings_init(ss_findings *f);
@@ -91,14 +94,17 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o);
  * severity, then saving, then cost, descending. */
 void ss_findings_finish(ss_findings *f, uint64_t wall_ns);
 
-/* Symbolized frames of a native stack for reports: calls cb for each frame
- * (innermost first) with a display string "function (file:line)" or
- * "module+0xoff". */
-typedef void (*ss_frame_cb)(void *ctx, const char *frame_text, int is_user);
-void ss_findings_stack_frames(ss_findings *f, const ss_model *m, uint32_t stack_id,
-                              ss_frame_cb cb, void *ctx);
+/* For a rule that judges its findings once it has seen every occurrence (how
+ * often a site occurred): keep() sees each finding from index `from` on --
+ * the ones the rule added since ss_findings.n was `from` -- and may change
+ * its severity or message; those for which it returns 0 are dropped.  Before
+ * ss_findings_finish(). */
+void ss_findings_keep_if(ss_findings *f, uint32_t from, int (*keep)(ss_finding *x, void *ctx), void *ctx);
+/* Append text to a finding's message. */
+void ss_finding_append_message(ss_finding *x, const char *text);
 
-/* printf into a malloc'ed string (aborts on OOM: the analyzer cannot go on). */
-char *ss_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Where the finding happened: the site of its first call, else of its first
+ * GPU op, else none. */
+void ss_finding_site(const ss_finding *x, ss_site *site);
 
 #endif

@@ -24,7 +24,6 @@
 
 #include "kernel_access.h"
 #include "model.h"
-#include "findings.h"   /* ss_strdup_printf */
 #include "util.h"
 
 typedef struct kentry {
@@ -48,7 +47,8 @@ struct ss_kaccess {
     char line[600];             /* ss_kernel_access_limits() text */
 };
 
-void ss_kaccess_free(struct ss_kaccess *k)
+/* The model frees its cache with this (ss_model.kaccess_free). */
+static void kaccess_free(struct ss_kaccess *k)
 {
     if (!k) return;
     for (uint32_t i = 0; i < k->n; i++) free(k->k[i].acc);
@@ -63,7 +63,10 @@ static struct ss_kaccess *cache(const ss_model *m)
 {
     /* a lazily built cache behind a const model: the model owns it */
     ss_model *mm = (ss_model *)m;
-    if (!mm->kaccess) mm->kaccess = ss_xcalloc(1, sizeof(struct ss_kaccess));
+    if (!mm->kaccess) {
+        mm->kaccess = ss_xcalloc(1, sizeof(struct ss_kaccess));
+        mm->kaccess_free = kaccess_free;
+    }
     return mm->kaccess;
 }
 

@@ -40,7 +40,4 @@ typedef struct ss_kernel_mem {
 } ss_kernel_mem;
 uint32_t ss_kernel_mem_accesses(const struct ss_model *m, const struct ss_call *c, ss_kernel_mem *out, uint32_t max);
 
-/* Frees the cache (ss_model_free calls it). */
-void ss_kaccess_free(struct ss_kaccess *k);
-
 #endif

@@ -1,4 +1,4 @@
-/* build/syncsight: dispatch to one file per subcommand (run, report, dump). */
+/* build/syncsight: dispatch to one file per subcommand (run, report, dump, export). */
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
@@ -44,11 +44,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run") || !strcmp(cmd, "record")) return ss_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "report")) return ss_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "dump")) return ss_cmd_dump(argc - 1, argv + 1);
-    if (!strcmp(cmd, "export")) {
-        if (ss_cmd_export) return ss_cmd_export(argc - 1, argv + 1);
-        fputs("syncsight: export is not built into this binary\n", stderr);
-        return SS_EXIT_USAGE;
-    }
+    if (!strcmp(cmd, "export")) return ss_cmd_export(argc - 1, argv + 1);
     fprintf(stderr, "syncsight: unknown command '%s' (see syncsight --help)\n", cmd);
     return SS_EXIT_USAGE;
 }

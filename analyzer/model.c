@@ -9,8 +9,7 @@
 #include <string.h>
 
 #include "model.h"
-#include "kernel_access.h"
-#include "replay.h"
+#include "symbolize.h"
 #include "util.h"
 
 struct ss_strmap {
@@ -172,11 +171,16 @@ static void copy_sides(const ss_model *m, const ss_call *c, const ss_api_info *i
     if (!*dst) *dst = side_of_alloc(m, c, r->ptr);
     if (!*src) *src = side_of_alloc(m, c, r->ptr2);
     if (info->arg_is_memcpy_kind) {
-        /* cudaMemcpyHostToHost 0, HostToDevice 1, DeviceToHost 2,
-         * DeviceToDevice 3; cudaMemcpyDefault (4) says nothing. */
-        static const enum mem_side kd[4] = { SIDE_HOST, SIDE_DEVICE, SIDE_HOST, SIDE_DEVICE };
-        static const enum mem_side ks[4] = { SIDE_HOST, SIDE_HOST, SIDE_DEVICE, SIDE_DEVICE };
-        if (r->arg < 4) {
+        /* cudaMemcpyDefault says nothing */
+        static const enum mem_side kd[SS_CUDA_MEMCPY_DEFAULT] = {
+            [SS_CUDA_MEMCPY_HOST_TO_HOST] = SIDE_HOST, [SS_CUDA_MEMCPY_HOST_TO_DEVICE] = SIDE_DEVICE,
+            [SS_CUDA_MEMCPY_DEVICE_TO_HOST] = SIDE_HOST, [SS_CUDA_MEMCPY_DEVICE_TO_DEVICE] = SIDE_DEVICE,
+        };
+        static const enum mem_side ks[SS_CUDA_MEMCPY_DEFAULT] = {
+            [SS_CUDA_MEMCPY_HOST_TO_HOST] = SIDE_HOST, [SS_CUDA_MEMCPY_HOST_TO_DEVICE] = SIDE_HOST,
+            [SS_CUDA_MEMCPY_DEVICE_TO_HOST] = SIDE_DEVICE, [SS_CUDA_MEMCPY_DEVICE_TO_DEVICE] = SIDE_DEVICE,
+        };
+        if (r->arg < SS_CUDA_MEMCPY_DEFAULT) {
             if (!*dst) *dst = kd[r->arg];
             if (!*src) *src = ks[r->arg];
         }
@@ -268,6 +272,16 @@ const char *ss_stream_kind_name(uint32_t kind)
     }
 }
 
+const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, size_t len)
+{
+    if (stream < 0 || (uint32_t)stream >= m->nstreams) { snprintf(buf, len, "no stream"); return buf; }
+    const ss_stream *s = &m->streams[stream];
+    uint64_t handle = s->handle;
+    if (s->kind == SS_STREAM_LEGACY_NULL) handle = 0;
+    snprintf(buf, len, "stream 0x%llx (%s)", (unsigned long long)handle, ss_stream_kind_name(s->kind));
+    return buf;
+}
+
 /* ----------------------------------------------------------------- lookups */
 
 ss_string_ref ss_model_string(const ss_model *m, uint32_t id)
@@ -352,11 +366,12 @@ ss_string_ref ss_model_op_name(const ss_model *m, const ss_gpu_op *op)
         return r;
     }
     if (op->kind == SS_OP_MEMSET) { r.s = "memset"; r.len = 6; return r; }
-    static const char *const kinds[] = { "memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy", "memcpy",
-                                         "memcpy", "memcpy", "memcpy", "memcpy DtoD", "memcpy HtoH",
-                                         "memcpy PtoP" };
+    static const char *const kinds[] = {
+        [SS_COPY_HTOD] = "memcpy HtoD", [SS_COPY_DTOH] = "memcpy DtoH", [SS_COPY_DTOD] = "memcpy DtoD",
+        [SS_COPY_HTOH] = "memcpy HtoH", [SS_COPY_PTOP] = "memcpy PtoP",
+    };
     uint8_t k = ((const ss_memcpy_rec *)op->rec)->copy_kind;
-    r.s = k < 11 ? kinds[k] : "memcpy";
+    r.s = k < sizeof kinds / sizeof kinds[0] && kinds[k] ? kinds[k] : "memcpy";
     r.len = (uint32_t)strlen(r.s);
     return r;
 }
@@ -645,6 +660,17 @@ static int cmp_idrec(const void *a, const void *b)
     memcpy(&x, (const char *)*(const void *const *)a + sizeof(ss_rec_hdr), 4);
     memcpy(&y, (const char *)*(const void *const *)b + sizeof(ss_rec_hdr), 4);
     return x < y ? -1 : x > y;
+}
+
+/* SS_REC_KERNEL_ACCESS by (tid, t_enter), the key ss_call_exact_access()
+ * looks launches up by. */
+static int cmp_xaccess(const void *a, const void *b)
+{
+    const ss_kernel_access_rec *x = *(const ss_kernel_access_rec *const *)a;
+    const ss_kernel_access_rec *y = *(const ss_kernel_access_rec *const *)b;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    if (x->t_enter != y->t_enter) return x->t_enter < y->t_enter ? -1 : 1;
+    return 0;
 }
 
 static int cmp_hsync(const void *a, const void *b)
@@ -1326,7 +1352,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     }
 
     demangle_kernel_names(m);
-    ss_model_index_exact_access(m);
+    ss_qsort(m->xaccess, m->nxaccess, sizeof(*m->xaccess), cmp_xaccess);
 
     free(L.api); free(L.gpu); free(L.srec); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
@@ -1408,8 +1434,9 @@ void ss_model_free(ss_model *m)
     }
     free(m->timelines); free(m->devices);
     free(m->alloc_max_end); free(m->op_max_end); free(m->op_min_submit);
-    ss_kaccess_free(m->kaccess);
-    ss_replay_free(m->replay);
+    if (m->kaccess && m->kaccess_free) m->kaccess_free(m->kaccess);
+    ss_symbolizer_free(m->symbolizer);
+    if (m->replay && m->replay_free) m->replay_free(m->replay);
     if (m->reader) ss_reader_close(m->reader);
     free(m);
 }

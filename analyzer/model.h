@@ -94,6 +94,16 @@ typedef struct ss_api_info {
     uint8_t arg_is_memcpy_kind; /* ss_api_rec.arg holds the cudaMemcpyKind */
 } ss_api_info;
 
+/* cudaMemcpyKind, as the runtime numbers it (ss_api_rec.arg of the rows with
+ * arg_is_memcpy_kind). */
+enum ss_cuda_memcpy_kind {
+    SS_CUDA_MEMCPY_HOST_TO_HOST = 0,
+    SS_CUDA_MEMCPY_HOST_TO_DEVICE = 1,
+    SS_CUDA_MEMCPY_DEVICE_TO_HOST = 2,
+    SS_CUDA_MEMCPY_DEVICE_TO_DEVICE = 3,
+    SS_CUDA_MEMCPY_DEFAULT = 4,          /* inferred from the pointers: says nothing */
+};
+
 /* The generated table, sorted by name (strcmp order). */
 extern const ss_api_info ss_api_table[];
 extern const size_t ss_api_table_count;
@@ -240,11 +250,15 @@ typedef struct ss_model {
     uint64_t *op_max_end;       /* per ops[i]: max end over ops[0..i] */
     uint64_t *op_min_submit;    /* per ops[i]: min submit over ops[i..nops) */
 
-    /* Kernel parameter accesses from the cubins (kernel_access.c), filled
-     * lazily by ss_kernel_param_access(), freed with the model. */
+    /* Caches that the parts built on the model fill on first use and that
+     * are freed with it.  The model knows nothing of them but how to free
+     * them: kernel parameter accesses (kernel_access.c, which sets
+     * kaccess_free), the symbolizer of the trace's modules (callsite.c). */
     struct ss_kaccess *kaccess;
-    /* The what-if schedule (replay.c), built on first use, freed with the model. */
+    void (*kaccess_free)(struct ss_kaccess *);
+    struct ss_symbolizer *symbolizer;
     struct ss_replay *replay;
+    void (*replay_free)(struct ss_replay *);
 } ss_model;
 
 /* Load `path`.  Returns NULL on failure with a one-line reason in err (without
@@ -273,6 +287,8 @@ const char *ss_model_call_name(const ss_model *m, const ss_call *c);
 /* Description of a stream: "legacy default", "per-thread default", "blocking",
  * "non-blocking" or "unknown". */
 const char *ss_stream_kind_name(uint32_t kind);
+/* "stream 0x... (kind)" (the legacy stream as 0x0), or "no stream", into buf. */
+const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, size_t len);
 /* Innermost NVTX range enclosing [t0,t1] on thread tid, or NULL. */
 const ss_nvtx_rec *ss_model_nvtx_at(const ss_model *m, uint32_t tid, uint64_t t0, uint64_t t1);
 /* Allocation containing addr at time t (live then), or -1. */
@@ -333,8 +349,6 @@ static inline const ss_kernel_access_entry *ss_exact_access_entries(const ss_ker
 /* Index in ss_call_params(c) of the word an entry describes (checked by
  * offset when the call has offsets, and by value), or -1. */
 int32_t ss_exact_access_word(const ss_call *c, const ss_kernel_access_entry *e);
-/* Called once by ss_model_load: sorts m->xaccess for the lookups. */
-void ss_model_index_exact_access(ss_model *m);
 
 /* ---- timeline helpers shared by rules (built at load) ---------------------
  * Per device, ops sorted by submit time with a running maximum of their end:

@@ -726,7 +726,10 @@ static ss_replay *build(const ss_model *m)
 const ss_replay *ss_replay_of(const ss_model *m)
 {
     ss_model *mm = (ss_model *)m;   /* a cache the model owns and frees, like kaccess */
-    if (!mm->replay) mm->replay = build(m);
+    if (!mm->replay) {
+        mm->replay = build(m);
+        mm->replay_free = ss_replay_free;
+    }
     return mm->replay;
 }
 

@@ -4,32 +4,6 @@
 #include <string.h>
 #include "report.h"
 #include "escape.h"
-#include "rule.h"
-#include "callsite_view.h"   /* ss_pyfile_is_user */
-
-double ss_rel_ms(const ss_model *m, uint64_t t)
-{
-    return ((double)t - (double)m->hdr.start_ns) / 1e6;
-}
-
-ss_string_ref ss_call_nvtx(const ss_model *m, const ss_call *c)
-{
-    ss_string_ref none = { NULL, 0 };
-    const ss_nvtx_rec *r = ss_model_nvtx_at(m, c->rec->tid, c->rec->t_enter, c->rec->t_exit);
-    return r ? ss_model_string(m, r->name_id) : none;
-}
-
-const char *ss_no_gpu_reason(const ss_model *m)
-{
-    if (m->has_gpu) return NULL;
-    if (m->cupti_state == 1)
-        return "another tool held CUPTI (Nsight, a profiler or a sanitizer): no GPU timeline; only host-side "
-               "rules were applied";
-    if (m->cupti_state == 2)
-        return "CUPTI was unavailable: no GPU timeline; only host-side rules were applied";
-    if (!m->ncalls) return "no CUDA activity was recorded";
-    return "no GPU activity records: only host-side rules were applied";
-}
 
 static void esc(FILE *out, const char *s) { ss_escape_term(out, s, strlen(s)); }
 
@@ -117,45 +91,48 @@ static void flush_folded(frame_ctx *f)
     f->folded = 0;
 }
 
-static void print_frame(void *ctx, const char *text, int is_user)
+static void print_frame(void *ctx, uint32_t i, const ss_frame *shown, int is_user)
 {
+    (void)i;
     frame_ctx *f = ctx;
     f->total++;
     if (!is_user || f->user_shown >= MAX_USER_FRAMES) { f->folded++; f->total_folded++; return; }
     flush_folded(f);
-    fprintf(f->out, "      * %s\n", text);   /* text is escaped by findings.c */
+    char text[1024];
+    ss_frame_format(shown, text, sizeof text);
+    fputs("      * ", f->out);
+    esc(f->out, text);
+    fputs("\n", f->out);
     f->user_shown++;
+}
+
+static void print_pyframe(void *ctx, uint32_t i, ss_string_ref file, uint32_t line, ss_string_ref function, int is_user)
+{
+    FILE *out = ctx;
+    if (i >= MAX_PY_FRAMES) return;
+    fprintf(out, "      %s ", is_user ? "*" : " ");
+    if (file.s) ss_escape_term(out, file.s, file.len); else fputs("?", out);
+    fprintf(out, ":%u ", line);
+    if (function.s) ss_escape_term(out, function.s, function.len); else fputs("?", out);
+    fputs("\n", out);
 }
 
 static void print_python_stack(FILE *out, const ss_model *m, uint32_t pystack_id)
 {
     const ss_pystack_rec *p = ss_model_pystack(m, pystack_id);
     if (!p || !p->depth) return;
-    if (sizeof(*p) + (uint64_t)p->depth * sizeof(ss_pyframe) > p->h.size) return;
-    const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
     fputs("  python stack (* = your code, innermost first):\n", out);
-    for (uint32_t i = 0; i < p->depth && i < MAX_PY_FRAMES; i++) {
-        ss_string_ref file = ss_model_string(m, fr[i].file_id), func = ss_model_string(m, fr[i].func_id);
-        char path[512];
-        size_t n = file.s ? (file.len < sizeof path - 1 ? file.len : sizeof path - 1) : 0;
-        if (n) memcpy(path, file.s, n);
-        path[n] = 0;
-        fprintf(out, "      %s ", ss_pyfile_is_user(path) ? "*" : " ");
-        if (file.s) ss_escape_term(out, file.s, file.len); else fputs("?", out);
-        fprintf(out, ":%u ", fr[i].line);
-        if (func.s) ss_escape_term(out, func.s, func.len); else fputs("?", out);
-        fputs("\n", out);
-    }
+    ss_model_pystack_walk(m, pystack_id, print_pyframe, out);
     if (p->depth > MAX_PY_FRAMES) fprintf(out, "        ... %u outer frames\n", p->depth - MAX_PY_FRAMES);
 }
 
-static void print_stacks(FILE *out, ss_process_result *p, const ss_model *m, const ss_finding *x)
+static void print_stacks(FILE *out, const ss_model *m, const ss_finding *x)
 {
     if (x->pystack_id) print_python_stack(out, m, (uint32_t)x->pystack_id);
     if (!x->stack_id) return;
     fputs(x->pystack_id ? "  native stack (* = your code):\n" : "  stack (* = your code):\n", out);
     frame_ctx fc = { out, 0, 0, 0, 0 };
-    ss_findings_stack_frames(&p->findings, m, (uint32_t)x->stack_id, print_frame, &fc);
+    ss_model_stack_walk(m, (uint32_t)x->stack_id, print_frame, &fc);
     if (!fc.user_shown) {   /* nothing of the user's: one line instead of a list of library frames */
         fprintf(out, "        %u frame%s, none in your code\n", fc.total, fc.total == 1 ? "" : "s");
         return;
@@ -163,7 +140,7 @@ static void print_stacks(FILE *out, ss_process_result *p, const ss_model *m, con
     flush_folded(&fc);
 }
 
-static void print_finding(FILE *out, ss_process_result *p, const ss_finding *x, int color)
+static void print_finding(FILE *out, const ss_finding *x, int color)
 {
     const ss_model *m = x->model;
     fputs("\n", out);
@@ -172,7 +149,9 @@ static void print_finding(FILE *out, ss_process_result *p, const ss_finding *x, 
     if (x->saving_known) fprintf(out, ", saves %.3f ms", x->saving_ms);
     if (x->count > 1) fprintf(out, " (%u occurrences)", x->count);
     fputs("  at ", out);
-    fputs(x->site, out);   /* built from escaped parts */
+    char site[1024];
+    ss_finding_site_text(x, site, sizeof site);
+    esc(out, site);
     fputs("\n  ", out);
     esc(out, x->message);
     fputs("\n  cost: ", out);
@@ -202,7 +181,7 @@ static void print_finding(FILE *out, ss_process_result *p, const ss_finding *x, 
         }
         fputs("\n", out);
     }
-    print_stacks(out, p, m, x);
+    print_stacks(out, m, x);
     fputs("  fix: ", out);
     esc(out, x->fix);
     fputs("\n", out);
@@ -228,7 +207,7 @@ void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color)
             fprintf(out, "fixing all of them would end this run %.3f ms sooner (what-if replay; the findings "
                     "overlap, so this is not the sum of their savings)\n", p->findings.saving_total_ms);
         for (uint32_t k = 0; k < p->findings.n; k++) {
-            print_finding(out, p, &p->findings.v[k], color);
+            print_finding(out, &p->findings.v[k], color);
             total_cost += p->findings.v[k].cost_ms;
         }
         for (int s = 0; s < 3; s++) total[s] += sev[s];

@@ -1,5 +1,6 @@
 /*
- * One diagnosis = one ss_rule (analyzer/rule_<id>.c), registered in rules.c.
+ * One diagnosis = one ss_rule (analyzer/rule_<id>.c), registered in rules.c;
+ * what several rules need is in rule_common.c.
  * A rule reads the model and adds occurrences to the findings; it never
  * prints.  Rules judge from measured times, never from API names alone.
  */
@@ -28,14 +29,13 @@ extern const ss_rule ss_rule_hw_queue_aliasing;
 extern const ss_rule ss_rule_first_launch_stall;
 extern const ss_rule ss_rule_launch_blocking;
 
-/* NULL-terminated registry. */
+/* NULL-terminated registry (rules.c). */
 extern const ss_rule *const ss_rules[];
 
 /* Run every rule on m. */
 void ss_rules_run_all(const ss_model *m, ss_findings *out);
 
-/* Shared by rules: "stream 0x... (kind)" into buf. */
-const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, size_t len);
+/* ---- shared by the rules (rule_common.c) ---------------------------------- */
 
 /* Visit the GPU ops of `device` that were submitted before t and still
  * unfinished at t (running or queued).  Bounded scan around t: very long

@@ -51,7 +51,7 @@ static int host_visible_write(const ss_model *m, int32_t oi)
     const ss_gpu_op *op = &m->ops[oi];
     if (op->kind == SS_OP_MEMCPY) {
         const ss_memcpy_rec *mc = (const ss_memcpy_rec *)op->rec;
-        return mc->copy_kind == 2 || mc->copy_kind == 9 || mc->dst_kind == SS_MEM_PINNED ||
+        return mc->copy_kind == SS_COPY_DTOH || mc->copy_kind == SS_COPY_HTOH || mc->dst_kind == SS_MEM_PINNED ||
                mc->dst_kind == SS_MEM_PAGEABLE || mc->dst_kind == SS_MEM_MANAGED;
     }
     if (op->call < 0) return 0;
@@ -102,17 +102,40 @@ static uint32_t thread_pos(const ss_thread *t, int32_t ci)
     return lo;
 }
 
+enum { TAG_BUSY = 0, TAG_IDLE = 1 };
+
+typedef struct review { double wall_ms; } review;
+
+/* A site that synchronized once is info unless its waste was large; idle
+ * syncs count only when repeated at one site (info, they wasted little). */
+static int review_site(ss_finding *x, void *ctx)
+{
+    const review *r = ctx;
+    if (x->tag == TAG_IDLE) {
+        if (x->count < 2) return 0;
+        x->fixed_severity = 1;
+        x->severity = SS_SEV_INFO;
+        return 1;
+    }
+    int large = x->cost_ms >= LARGE_ONE_OFF_MIN_MS && x->cost_ms >= LARGE_ONE_OFF_WALL_FRACTION * r->wall_ms;
+    if (x->count == 1 && !large) {
+        x->fixed_severity = 1;
+        x->severity = SS_SEV_INFO;
+        ss_finding_append_message(x, " (this call site synchronized once, e.g. before reading a host timer: "
+                                     "cheap unless it sits on a hot path)");
+    }
+    return 1;
+}
+
 static void run(const ss_model *m, ss_findings *out)
 {
     if (!m->has_gpu) return;
     uint32_t ns = m->nstreams ? m->nstreams : 1;
     scan s = { m, ss_xcalloc(ns, 1), ss_xcalloc(ns, 8), ss_xcalloc(ns, 4), ss_xcalloc(ns, 1), NULL, 0, 0 };
     uint8_t *touched = ss_xcalloc(ns, 1);
-    /* occurrences are folded by call site privately first: the severity
-     * depends on how often a site synchronized */
-    ss_findings idle, busy;
-    ss_findings_init(&idle);
-    ss_findings_init(&busy);
+    /* severities depend on how often a call site synchronized: judged once
+     * every occurrence is in (review_site below) */
+    uint32_t first = out->n;
 
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
@@ -137,8 +160,9 @@ static void run(const ss_model *m, ss_findings *out)
                        "actually needs a result; synchronize a stream or an event rather than the device.",
                 .refs = { { (int32_t)i, -1, "sync" } }, .nrefs = 1, .alloc = -1, .site_extra = "idle",
                 .relax = { { .kind = SS_RELAX_HOST_WAIT, .call = (int32_t)i } }, .nrelax = 1,
+                .tag = TAG_IDLE,
             };
-            ss_findings_add(&idle, m, &o);
+            ss_findings_add(out, m, &o);
             continue;
         }
         /* what the host needs next: see the comment at the top */
@@ -230,37 +254,10 @@ static void run(const ss_model *m, ss_findings *out)
                     o.relax[o.nrelax++] = (ss_relax){ .kind = SS_RELAX_NARROW_WAIT, .call = (int32_t)i,
                                                       .stream = (int32_t)k };
         }
-        ss_findings_add(&busy, m, &o);
+        ss_findings_add(out, m, &o);
     }
-    double wall_ms = ss_ms(m->t_last > m->t_first ? m->t_last - m->t_first : 0);
-    for (uint32_t k = 0; k < busy.n; k++) {
-        ss_finding *x = &busy.v[k];
-        int large = x->cost_ms >= LARGE_ONE_OFF_MIN_MS && x->cost_ms >= LARGE_ONE_OFF_WALL_FRACTION * wall_ms;
-        if (x->count == 1 && !large) {
-            x->fixed_severity = 1;
-            x->severity = SS_SEV_INFO;
-            char *msg = ss_strdup_printf("%s (this call site synchronized once, e.g. before reading a host timer: "
-                                         "cheap unless it sits on a hot path)", x->message);
-            free(x->message);
-            x->message = msg;
-        }
-        SS_PUSH(out->v, out->n, out->cap, *x);
-    }
-    busy.n = 0;
-    ss_findings_free(&busy);
-    /* idle syncs count only when repeated at one site */
-    for (uint32_t k = 0; k < idle.n; k++) {
-        if (idle.v[k].count >= 2) {
-            idle.v[k].fixed_severity = 1;   /* wasted little, whatever the count: info */
-            idle.v[k].severity = SS_SEV_INFO;
-            SS_PUSH(out->v, out->n, out->cap, idle.v[k]);
-        } else {
-            ss_finding *x = &idle.v[k];
-            free(x->cost_basis); free(x->message); free(x->fix); free(x->site); free(x->site_key); free(x->relax);
-        }
-    }
-    idle.n = 0;
-    ss_findings_free(&idle);
+    review ctx = { ss_ms(m->t_last > m->t_first ? m->t_last - m->t_first : 0) };
+    ss_findings_keep_if(out, first, review_site, &ctx);
     free(s.inflight); free(s.inflight_end); free(s.inflight_last); free(s.host_reads); free(s.list); free(touched);
 }
 

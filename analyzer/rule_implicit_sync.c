@@ -19,7 +19,7 @@
 #include <string.h>
 #include "rule.h"
 #include "util.h"
-#include "callsite_view.h"   /* ss_pyfile_is_user */
+#include "symbolize.h"   /* ss_pyfile_is_user */
 
 #define MIN_BLOCK_NS 50000ull   /* 50 us: below this a call is not worth a finding */
 #define RELEASE_AFTER_NS 20000ull   /* timestamps of the host and GPU clocks may differ a little */
@@ -37,12 +37,7 @@ static int framework_sync(const ss_model *m, const ss_call *c)
     if (!p || !p->depth) return 0;
     const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
     ss_string_ref file = ss_model_string(m, fr[0].file_id);
-    if (!file.s) return 0;
-    char buf[512];
-    size_t n = file.len < sizeof buf - 1 ? file.len : sizeof buf - 1;
-    memcpy(buf, file.s, n);
-    buf[n] = 0;
-    return ss_pyfile_is_user(buf);
+    return file.s && ss_pyfile_is_user(file.s, file.len);
 }
 
 static int candidate(const ss_model *m, const ss_call *c)

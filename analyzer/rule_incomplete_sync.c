@@ -104,7 +104,7 @@ static int is_host_write(const ss_gpu_op *op)
 {
     if (op->kind != SS_OP_MEMCPY) return 0;
     const ss_memcpy_rec *r = (const ss_memcpy_rec *)op->rec;
-    return r->copy_kind == 2 /* DtoH */ || r->dst_kind == SS_MEM_PINNED || r->dst_kind == SS_MEM_PAGEABLE;
+    return r->copy_kind == SS_COPY_DTOH || r->dst_kind == SS_MEM_PINNED || r->dst_kind == SS_MEM_PAGEABLE;
 }
 
 static int32_t sync_waited_stream(const state *st, const ss_call *c)

@@ -8,32 +8,35 @@
 #include <stdio.h>
 #include "rule.h"
 
-/* 1 pageable, 0 not, -1 unknown.  *dir: 1 H2D, 2 D2H, 9 H2H, 0 unknown. */
+/* 1 pageable, 0 not, -1 unknown.  *dir: SS_COPY_HTOD, SS_COPY_DTOH,
+ * SS_COPY_HTOH, or SS_COPY_UNKNOWN. */
 static int host_side_pageable(const ss_model *m, const ss_call *c, int *dir)
 {
     const ss_api_rec *r = c->rec;
-    *dir = 0;
+    *dir = SS_COPY_UNKNOWN;
     if (c->first_op >= 0 && m->ops[c->first_op].kind == SS_OP_MEMCPY) {
         const ss_memcpy_rec *mc = (const ss_memcpy_rec *)m->ops[c->first_op].rec;
         *dir = mc->copy_kind;
-        if (mc->copy_kind == 1 && mc->src_kind) return mc->src_kind == SS_MEM_PAGEABLE;
-        if (mc->copy_kind == 2 && mc->dst_kind) return mc->dst_kind == SS_MEM_PAGEABLE;
-        if (mc->copy_kind == 9) return mc->src_kind == SS_MEM_PAGEABLE || mc->dst_kind == SS_MEM_PAGEABLE;
-        if (mc->copy_kind != 1 && mc->copy_kind != 2) return 0;   /* device-only copies */
+        if (mc->copy_kind == SS_COPY_HTOD && mc->src_kind) return mc->src_kind == SS_MEM_PAGEABLE;
+        if (mc->copy_kind == SS_COPY_DTOH && mc->dst_kind) return mc->dst_kind == SS_MEM_PAGEABLE;
+        if (mc->copy_kind == SS_COPY_HTOH) return mc->src_kind == SS_MEM_PAGEABLE || mc->dst_kind == SS_MEM_PAGEABLE;
+        if (mc->copy_kind != SS_COPY_HTOD && mc->copy_kind != SS_COPY_DTOH) return 0;   /* device-only copies */
     }
-    /* cudaMemcpyKind: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default */
-    if (!*dir) *dir = r->arg == 1 ? 1 : r->arg == 2 ? 2 : r->arg == 0 ? 9 : 0;
-    if (*dir == 1 && r->mem_src) return r->mem_src == SS_MEM_PAGEABLE;
-    if (*dir == 2 && r->mem_dst) return r->mem_dst == SS_MEM_PAGEABLE;
-    if (!*dir) {
-        if (r->mem_src == SS_MEM_PAGEABLE) { *dir = r->mem_dst == SS_MEM_PAGEABLE ? 9 : 1; return 1; }
-        if (r->mem_dst == SS_MEM_PAGEABLE) { *dir = 2; return 1; }
+    if (*dir == SS_COPY_UNKNOWN)
+        *dir = r->arg == SS_CUDA_MEMCPY_HOST_TO_DEVICE ? SS_COPY_HTOD
+             : r->arg == SS_CUDA_MEMCPY_DEVICE_TO_HOST ? SS_COPY_DTOH
+             : r->arg == SS_CUDA_MEMCPY_HOST_TO_HOST ? SS_COPY_HTOH : SS_COPY_UNKNOWN;
+    if (*dir == SS_COPY_HTOD && r->mem_src) return r->mem_src == SS_MEM_PAGEABLE;
+    if (*dir == SS_COPY_DTOH && r->mem_dst) return r->mem_dst == SS_MEM_PAGEABLE;
+    if (*dir == SS_COPY_UNKNOWN) {
+        if (r->mem_src == SS_MEM_PAGEABLE) { *dir = r->mem_dst == SS_MEM_PAGEABLE ? SS_COPY_HTOH : SS_COPY_HTOD; return 1; }
+        if (r->mem_dst == SS_MEM_PAGEABLE) { *dir = SS_COPY_DTOH; return 1; }
         return -1;
     }
-    if (*dir == 9) return r->mem_src == SS_MEM_PAGEABLE || r->mem_dst == SS_MEM_PAGEABLE ? 1 : -1;
+    if (*dir == SS_COPY_HTOH) return r->mem_src == SS_MEM_PAGEABLE || r->mem_dst == SS_MEM_PAGEABLE ? 1 : -1;
     /* no kinds recorded: a host pointer outside every pinned/managed
      * allocation seen in the trace is pageable */
-    uint64_t host = *dir == 1 ? r->ptr2 : r->ptr;
+    uint64_t host = *dir == SS_COPY_HTOD ? r->ptr2 : r->ptr;
     if (!host) return -1;
     int32_t a = ss_model_alloc_at(m, host, r->t_enter);
     if (a >= 0 && (m->allocs[a].kind == SS_MEM_PINNED || m->allocs[a].kind == SS_MEM_MANAGED)) return 0;
@@ -52,13 +55,14 @@ static void graph_launch(const ss_model *m, ss_findings *out, int32_t ci)
     uint32_t n = 0;
     uint64_t bytes = 0;
     int32_t first = -1;
-    uint8_t dir = 0;
+    uint8_t dir = SS_COPY_UNKNOWN;
     for (int32_t oi = c->first_op; oi >= 0; oi = m->ops[oi].next_of_call) {
         if (m->ops[oi].kind != SS_OP_MEMCPY) continue;
         const ss_memcpy_rec *mc = (const ss_memcpy_rec *)m->ops[oi].rec;
-        int pageable = (mc->copy_kind == 1 && mc->src_kind == SS_MEM_PAGEABLE) ||
-                       (mc->copy_kind == 2 && mc->dst_kind == SS_MEM_PAGEABLE) ||
-                       (mc->copy_kind == 9 && (mc->src_kind == SS_MEM_PAGEABLE || mc->dst_kind == SS_MEM_PAGEABLE));
+        int pageable = (mc->copy_kind == SS_COPY_HTOD && mc->src_kind == SS_MEM_PAGEABLE) ||
+                       (mc->copy_kind == SS_COPY_DTOH && mc->dst_kind == SS_MEM_PAGEABLE) ||
+                       (mc->copy_kind == SS_COPY_HTOH &&
+                        (mc->src_kind == SS_MEM_PAGEABLE || mc->dst_kind == SS_MEM_PAGEABLE));
         if (!pageable) continue;
         if (first < 0) { first = oi; dir = mc->copy_kind; }
         n++;
@@ -72,8 +76,8 @@ static void graph_launch(const ss_model *m, ss_findings *out, int32_t ci)
              "end makes the launch synchronous, so the host waited for the graph; the call held the host for "
              "%.3f ms",
              ss_model_call_name(m, c), n, n == 1 ? "" : "s", (unsigned long long)bytes,
-             dir == 2 ? "device-to-host into pageable host memory"
-                      : dir == 1 ? "host-to-device from pageable host memory" : "host-to-host with pageable memory",
+             dir == SS_COPY_DTOH ? "device-to-host into pageable host memory"
+             : dir == SS_COPY_HTOD ? "host-to-device from pageable host memory" : "host-to-host with pageable memory",
              ss_stream_describe(m, c->stream, sd, sizeof sd), ss_ms(dur));
     ss_occurrence o = {
         .rule = "pageable-async-copy",
@@ -105,14 +109,14 @@ static void run(const ss_model *m, ss_findings *out)
         if (host_side_pageable(m, c, &dir) != 1) continue;
         uint64_t dur = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit - c->rec->t_enter : 0;
         char sd[96], msg[512], basis[160];
-        const char *what = dir == 2 ? "device-to-host into pageable host memory"
-                         : dir == 1 ? "host-to-device from pageable host memory"
-                                    : "host-to-host with pageable memory";
+        const char *what = dir == SS_COPY_DTOH ? "device-to-host into pageable host memory"
+                         : dir == SS_COPY_HTOD ? "host-to-device from pageable host memory"
+                                               : "host-to-host with pageable memory";
         snprintf(msg, sizeof msg,
                  "%s of %llu bytes %s on %s: %s; the call held the host for %.3f ms",
                  ss_model_call_name(m, c), (unsigned long long)c->rec->bytes, what,
                  ss_stream_describe(m, c->stream, sd, sizeof sd),
-                 dir == 2 ? "the driver blocks until the copy has finished, so it is not asynchronous"
+                 dir == SS_COPY_DTOH ? "the driver blocks until the copy has finished, so it is not asynchronous"
                           : "the driver stages it through a pinned buffer, so it does not overlap the host",
                  ss_ms(dur));
         snprintf(basis, sizeof basis, "host time inside the call (t_exit - t_enter)");

@@ -12,6 +12,10 @@
  *
  * Built with -DSS_NO_LIBDW (no elfutils headers), it still gives every frame
  * its module and offset and says why names are missing.
+ *
+ * Also here, on the frames alone: the user-code policy (which modules, frames
+ * and Python files are the user's) and the walk over a stack that shows, and
+ * picks the site among, its frames.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -30,7 +34,6 @@
 #endif
 
 #include "symbolize.h"
-#include "callsite_view.h"
 
 #define MAX_INLINE_FRAMES 16
 #define BUILD_ID_MAX 64
@@ -121,9 +124,19 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* Not user code: the CUDA stack, syncsight, the C/C++ runtime and loader,
- * the Python interpreter and PyTorch's own libraries. */
-static int path_is_user(const char *path)
+/* ------------------------------------------------------------ user-code policy */
+
+/* Does `hay` (len bytes) contain the NUL-terminated `needle`? */
+static int contains(const char *hay, size_t len, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t j = 0; j + k <= len; j++)
+        if (memcmp(hay + j, needle, k) == 0)
+            return 1;
+    return 0;
+}
+
+int ss_module_is_user(const char *path)
 {
     if (!path || !*path)
         return 0;
@@ -152,7 +165,9 @@ static int path_is_user(const char *path)
 /* Code linked INTO the user's binary that is still not the user's: nvcc's
  * default static cudart (cudaFree, cudart::..., __cudaLaunchKernel) and the C
  * start-up files.  Without this, a statically linked program's site would be
- * "prog+0x4d293 cudaFree" instead of the line that called cudaFree. */
+ * "prog+0x4d293 cudaFree" instead of the line that called cudaFree.  Judged
+ * by these prefixes only for frames without line info: a user function with
+ * debug info may well be named cudaSomething. */
 static int function_is_runtime(const char *fn)
 {
     if (!fn)
@@ -165,6 +180,21 @@ static int function_is_runtime(const char *fn)
         if (strncmp(fn, prefixes[i], strlen(prefixes[i])) == 0)
             return 1;
     return 0;
+}
+
+/* The C start-up code, in the user's binary (_start from crt1.o;
+ * __libc_start_main and __libc_start_call_main in a static executable;
+ * _init/_fini), is never the user's, whatever line info it carries (glibc's
+ * start.S and libc-start.c have some when their debug info is installed). */
+static int function_is_startup(const char *fn)
+{
+    if (!fn)
+        return 0;
+    static const char *const exact[] = { "_start", "_init", "_fini" };
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (strcmp(fn, exact[i]) == 0)
+            return 1;
+    return strncmp(fn, "__libc_", 7) == 0;   /* __libc_start_main, __libc_start_call_main, __libc_csu_init */
 }
 
 /* Code nvcc puts into the user's binary around a <<<>>> launch: the inline
@@ -188,6 +218,35 @@ static int frame_is_cuda_glue(const ss_frame *f)
             return 1;
     }
     return 0;
+}
+
+/* ss_frame_is_user() when the module's verdict is already known. */
+static int frame_is_user_in(const ss_frame *f, int module_is_user)
+{
+    if (!module_is_user || function_is_startup(f->function) || frame_is_cuda_glue(f))
+        return 0;
+    return (f->file && f->line > 0) || !function_is_runtime(f->function);
+}
+
+int ss_frame_is_user(const ss_frame *f)
+{
+    return frame_is_user_in(f, f->module && ss_module_is_user(f->module));
+}
+
+int ss_pyfile_is_user(const char *file, size_t len)
+{
+    if (!file || !len)
+        return 0;
+    if (file[0] == '<')                          /* <frozen importlib._bootstrap>, <string> */
+        return 0;
+    static const char *const not_user[] = {
+        "/site-packages/torch/", "/dist-packages/torch/",
+        "/site-packages/triton/", "/dist-packages/triton/",
+    };
+    for (size_t i = 0; i < sizeof not_user / sizeof not_user[0]; i++)
+        if (contains(file, len, not_user[i]))
+            return 0;
+    return 1;
 }
 
 /* ------------------------------------------------------------ lifecycle */
@@ -250,7 +309,7 @@ void ss_symbolizer_add_module(ss_symbolizer *s, const char *path, uint64_t base,
     m->build_id_len = build_id_len < BUILD_ID_MAX ? build_id_len : BUILD_ID_MAX;
     if (build_id && m->build_id_len)
         memcpy(m->build_id, build_id, m->build_id_len);
-    m->is_user = path_is_user(path);
+    m->is_user = ss_module_is_user(path);
 }
 
 /* The module holding addr; the latest added wins where ranges overlap (an
@@ -413,6 +472,74 @@ static const char *die_name(ss_symbolizer *s, Dwarf_Die *die)
     return name ? demangled(s, name) : NULL;
 }
 
+/* The chain of inlined calls at pc inside `parent`, innermost first, into
+ * out[0..max): what dwarf_getscopes gives, found from a given DIE. */
+static int inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int max, int level)
+{
+    Dwarf_Die child;
+    if (level > 64 || dwarf_child(parent, &child) != 0)
+        return 0;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block)
+            continue;
+        if (dwarf_haspc(&child, pc) == 1) {
+            int n = inline_chain(&child, pc, out, max, level + 1);
+            if (tag == DW_TAG_inlined_subroutine && n < max)
+                out[n++] = child;
+            return n;
+        }
+        /* a block without addresses of its own may still hold the call */
+        if (tag == DW_TAG_lexical_block && !dwarf_hasattr(&child, DW_AT_low_pc) &&
+            !dwarf_hasattr(&child, DW_AT_ranges)) {
+            int n = inline_chain(&child, pc, out, max, level + 1);
+            if (n)
+                return n;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return 0;
+}
+
+/* The subprogram holding pc anywhere under `die`, nested ones included. */
+static int find_subprogram(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int level)
+{
+    Dwarf_Die child;
+    if (level > 64 || dwarf_child(die, &child) != 0)
+        return 0;
+    do {
+        if (dwarf_tag(&child) == DW_TAG_subprogram && dwarf_haspc(&child, pc) == 1) {
+            *out = child;
+            return 1;
+        }
+        if (dwarf_haschildren(&child) && find_subprogram(&child, pc, out, level + 1))
+            return 1;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return 0;
+}
+
+/* dwarf_getscopes descends only into DIEs whose range holds pc, so it finds
+ * nothing in a function that GCC nests inside another one's DIE although its
+ * code lies elsewhere: the outlined body of an OpenMP parallel region
+ * (main._omp_fn.0 under main).  There, a <<<>>> launch's inlined calls would
+ * be lost and the launch's line read as the kernel's definition.  Find the
+ * subprogram by walking the whole unit, then its inline chain.  Returns the
+ * number of scopes (innermost first, the subprogram last) in *scopes
+ * (malloc'ed), 0 when none. */
+static int scopes_in_nested_function(Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **scopes)
+{
+    Dwarf_Die sub;
+    if (!find_subprogram(cudie, pc, &sub, 0))
+        return 0;
+    Dwarf_Die chain[MAX_INLINE_FRAMES];
+    int n = inline_chain(&sub, pc, chain, MAX_INLINE_FRAMES - 1, 0);
+    *scopes = malloc((size_t)(n + 1) * sizeof **scopes);
+    if (!*scopes)
+        return 0;
+    memcpy(*scopes, chain, (size_t)n * sizeof *chain);
+    (*scopes)[n] = sub;
+    return n + 1;
+}
+
 static size_t resolve_dwfl(ss_symbolizer *s, sym_module *m, uint64_t addr, ss_frame *out, size_t max)
 {
     /* Recorded addresses are return addresses: the call is the instruction
@@ -439,6 +566,11 @@ static size_t resolve_dwfl(ss_symbolizer *s, sym_module *m, uint64_t addr, ss_fr
     Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, pc, &bias);
     Dwarf_Die *scopes = NULL;
     int nscopes = cudie ? dwarf_getscopes(cudie, pc - bias, &scopes) : 0;
+    if (cudie && nscopes <= 0) {
+        free(scopes);
+        scopes = NULL;
+        nscopes = scopes_in_nested_function(cudie, pc - bias, &scopes);
+    }
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
     if (cudie && dwarf_getsrcfiles(cudie, &files, &nfiles) != 0)
@@ -558,10 +690,7 @@ size_t ss_symbolizer_resolve(ss_symbolizer *s, uint64_t addr, ss_frame *out, siz
     }
 
     for (size_t i = 0; i < n; i++)
-        if (frames[i].is_user && ((!(frames[i].file && frames[i].line > 0) &&
-                                   function_is_runtime(frames[i].function)) ||
-                                  frame_is_cuda_glue(&frames[i])))
-            frames[i].is_user = 0;
+        frames[i].is_user = frame_is_user_in(&frames[i], frames[i].is_user);
 
     if (addr && ((s->cache_used + 1) * 2 <= s->cache_cap || cache_grow(s) == 0)) {
         cache_entry *e = cache_slot(s, addr);
@@ -593,7 +722,8 @@ const char *ss_symbolizer_module_problem(ss_symbolizer *s, const char *path)
     return "module not in the trace's module map";
 }
 
-/* ------------------------------------------------------------ call-site view */
+
+/* ------------------------------------------------------------ stacks as shown */
 
 void ss_frame_format(const ss_frame *f, char *out, size_t outlen)
 {
@@ -654,31 +784,65 @@ static int is_kernel_wrapper(const char *fn, const char *kernel)
     return hit && (hit == fn || hit[-1] == ':' || hit[-1] == ' ') && (hit[k] == '(' || hit[k] == '<');
 }
 
-int ss_site_format(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth,
-                   char *site, size_t sitelen)
+void ss_stack_walk(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth, ss_frame_visit visit, void *ctx)
+{
+    char kernel[256] = "";   /* the kernel of the last launch stub passed, "" before one */
+    for (uint32_t i = 0; i < depth; i++) {
+        /* Every recorded address is a return address (the symbolizer looks
+         * up the instruction before it).  Above the innermost frame the
+         * address shown is the call instruction's (addr - 1), the one to
+         * hand to addr2line. */
+        uint64_t addr = i == 0 || !addrs[i] ? addrs[i] : addrs[i] - 1;
+        ss_frame frames[MAX_INLINE_FRAMES];
+        size_t n = s ? ss_symbolizer_resolve(s, addr, frames, MAX_INLINE_FRAMES) : 0;
+        if (n == 0) {
+            ss_frame bare = { .addr = addr, .offset = addr };
+            visit(ctx, i, &bare, 0);
+            continue;
+        }
+        /* The inline chain innermost first: the first user frame, skipping a
+         * launch stub and, past one, the frame named like its kernel. */
+        const ss_frame *shown = NULL;
+        for (size_t j = 0; j < n && !shown; j++) {
+            if (frames[j].function && strncmp(frames[j].function, "__device_stub__", 15) == 0)
+                stub_kernel_name(frames[j].function, kernel, sizeof kernel);
+            else if (!(kernel[0] && is_kernel_wrapper(frames[j].function, kernel)) && frames[j].is_user)
+                shown = &frames[j];
+        }
+        if (shown)
+            visit(ctx, i, shown, 1);
+        else
+            visit(ctx, i, &frames[n - 1], 0);   /* the function the address is in */
+    }
+}
+
+typedef struct first_user { int index; ss_frame frame; } first_user;
+
+static void take_first_user(void *ctx, uint32_t i, const ss_frame *shown, int is_user)
+{
+    first_user *u = ctx;
+    if (is_user && u->index < 0) {
+        u->index = (int)i;
+        u->frame = *shown;
+    }
+}
+
+int ss_stack_site(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth, ss_frame *site)
+{
+    first_user u = { -1, { 0 } };
+    ss_stack_walk(s, addrs, depth, take_first_user, &u);
+    if (u.index >= 0 && site)
+        *site = u.frame;
+    return u.index;
+}
+
+int ss_site_format(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth, char *site, size_t sitelen)
 {
     if (sitelen)
         site[0] = '\0';
-    char kernel[256] = "";
-    for (uint32_t i = 0; i < depth; i++) {
-        ss_frame frames[MAX_INLINE_FRAMES];
-        size_t n = ss_symbolizer_resolve(s, addrs[i], frames, MAX_INLINE_FRAMES);
-        /* Walk the inline chain innermost first.  Past a launch stub, a frame
-         * named like the kernel is nvcc's host wrapper (its line is the
-         * kernel's definition), not the user's launch line: skip it and take
-         * the frame it was inlined into or called from. */
-        for (size_t j = 0; j < n; j++) {
-            if (frames[j].function && strncmp(frames[j].function, "__device_stub__", 15) == 0) {
-                stub_kernel_name(frames[j].function, kernel, sizeof kernel);
-                continue;
-            }
-            if (kernel[0] && is_kernel_wrapper(frames[j].function, kernel))
-                continue;
-            if (frames[j].is_user) {
-                ss_frame_format(&frames[j], site, sitelen);
-                return (int)i;
-            }
-        }
-    }
-    return -1;
+    ss_frame f;
+    int i = ss_stack_site(s, addrs, depth, &f);
+    if (i >= 0)
+        ss_frame_format(&f, site, sitelen);
+    return i;
 }

@@ -1,8 +1,16 @@
 /*
- * Offline symbolization of recorded call stacks (implementation:
- * analyzer/symbolize.c, on elfutils' libdw).  The analyzer feeds it the
- * SS_REC_MODULE records of a trace and asks for the frames of each return
- * address of an SS_REC_STACK.
+ * Offline symbolization of recorded call stacks, and THE user-code policy
+ * (implementation: analyzer/symbolize.c, on elfutils' libdw).
+ *
+ * The caller feeds the symbolizer the SS_REC_MODULE records of a trace and
+ * asks for the frames of each return address of an SS_REC_STACK.  Which
+ * frames are the user's own code -- native frames and Python files alike --
+ * is decided here and nowhere else: the call site of a finding, the stars of
+ * a printed stack and the rules that look at Python frames all ask this file.
+ *
+ * Everything here works on raw addresses and strings (no analyzer model), so
+ * that the call-site tests can link it alone (tests/callsite/check.c).  Strings
+ * handed out are the program's own bytes: escaping them is the renderer's job.
  */
 #ifndef SYNCSIGHT_SYMBOLIZE_H
 #define SYNCSIGHT_SYMBOLIZE_H
@@ -18,8 +26,7 @@ typedef struct ss_frame {
     const char *file;        /* source file, NULL when no line info (owned by the symbolizer) */
     int         line;        /* 0 when unknown */
     int         inlined;     /* 1 for a frame inlined into the next one */
-    int         is_user;     /* 0 for CUDA libraries, syncsight, libc/libstdc++/ld.so, the Python
-                                interpreter and PyTorch's own libraries; 1 otherwise */
+    int         is_user;     /* ss_frame_is_user() of this frame alone */
 } ss_frame;
 
 typedef struct ss_symbolizer ss_symbolizer;
@@ -40,5 +47,53 @@ size_t ss_symbolizer_resolve(ss_symbolizer *s, uint64_t addr, ss_frame *out, siz
 /* Why symbols are missing for a module ("binary not found", "stripped", ...),
  * or NULL when it was symbolized fine. */
 const char *ss_symbolizer_module_problem(ss_symbolizer *s, const char *path);
+
+/* ---- the user-code policy -------------------------------------------------- */
+
+/* A module (shared object or executable, by path) that can hold the user's
+ * code: not the CUDA libraries, syncsight, the C/C++ runtime and loader, the
+ * Python interpreter and its extension directory, PyTorch's own libraries. */
+int ss_module_is_user(const char *path);
+
+/* One resolved frame: its module is the user's, and it is none of the code
+ * linked into the user's binary that still is not theirs -- nvcc's static
+ * cudart (cudaFree, cudart::..., without line info), the glue nvcc generates
+ * around a <<<>>> launch (__device_stub__*, __cudaLaunchKernel_helper, the
+ * toolkit's headers), the C start-up code (_start, __libc_start_main, ...,
+ * whatever line info it has). */
+int ss_frame_is_user(const ss_frame *f);
+
+/* A Python source file of the user's, as opposed to the interpreter's
+ * frozen/bootstrap modules ("<frozen importlib._bootstrap>", "<string>") and
+ * PyTorch's or Triton's own Python.  `len` bytes, not NUL-terminated. */
+int ss_pyfile_is_user(const char *file, size_t len);
+
+/* ---- stacks as the user sees them ------------------------------------------ */
+
+/* Walk a native stack (return addresses innermost first, as in SS_REC_STACK):
+ * visit(ctx, i, shown, is_user) once per address i with the frame to show for
+ * it -- of its chain of inlined calls, the innermost user frame, else the
+ * function the address is in -- and whether that is the user's code.
+ *
+ * A kernel launch goes through frames that are the user's by module but not
+ * by what they are: nvcc's __device_stub__<kernel>, and the host function
+ * with the kernel's own name that calls it, whose line info is the kernel's
+ * DEFINITION (ss_test.cuh:47 spin_kernel(...)), not the launch.  Past a
+ * stub, a frame named like its kernel is skipped, inlined or not, so that the
+ * first user frame is the line with the <<<>>>. */
+typedef void (*ss_frame_visit)(void *ctx, uint32_t i, const ss_frame *shown, int is_user);
+void ss_stack_walk(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth, ss_frame_visit visit, void *ctx);
+
+/* The first user frame of a stack (as ss_stack_walk shows it) into *site;
+ * returns its index in addrs, or -1 when no frame is the user's. */
+int ss_stack_site(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth, ss_frame *site);
+
+/* A frame as text: "file:line function", or without line info
+ * "module+0xoffset function" / "module+0xoffset", or "0xaddr". */
+void ss_frame_format(const ss_frame *f, char *out, size_t outlen);
+
+/* ss_stack_site() as text into `site` ("" when no user frame): the form
+ * tests/callsite/check.c prints.  Returns the frame's index or -1. */
+int ss_site_format(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth, char *site, size_t sitelen);
 
 #endif

@@ -1,6 +1,6 @@
-# Call-site symbolization (analyzer/symbolize.c).  analyzer.mk compiles
-# symbolize.c into build/syncsight with $(SYMBOLIZE_CFLAGS) and links it with
-# $(SYMBOLIZE_LIBS).
+# Call-site symbolization (analyzer/symbolize.c).  Included before analyzer.mk,
+# which compiles symbolize.c into build/syncsight with $(SYMBOLIZE_CFLAGS) and
+# links it with $(SYMBOLIZE_LIBS).
 
 # elfutils' libdw gives function, file:line and inlined frames.  Without its
 # headers (a machine without libdw-dev) symbolize.c builds a fallback that

@@ -1,8 +1,9 @@
 /*
- * Small containers for the analyzer: a growable array macro and an
- * open-addressing hash map from uint64 keys to int64 values.  Allocation
- * failure aborts with a message: the analyzer cannot produce a correct report
- * without its tables, and a partial one would mislead.
+ * Small containers for the analyzer: a growable array macro, an
+ * open-addressing hash map from uint64 keys to int64 values, and a printf
+ * into allocated memory (util.c).  Allocation failure aborts with a message:
+ * the analyzer cannot produce a correct report without its tables, and a
+ * partial one would mislead.
  */
 #ifndef SYNCSIGHT_ANALYZER_UTIL_H
 #define SYNCSIGHT_ANALYZER_UTIL_H
@@ -31,6 +32,9 @@ static inline void *ss_xcalloc(size_t n, size_t sz)
     }
     return q;
 }
+
+/* printf into a malloc'ed string (exits on OOM, as above). */
+char *ss_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* qsort that accepts an empty (possibly NULL) array, and skips arrays that
  * are already sorted (records of one thread arrive in time order: the common

@@ -1,4 +1,4 @@
-# Benchmarks (bench/) and fuzzing (fuzz/fuzz.mk, included below).
+# Benchmarks (bench/).
 #
 #   make bench-analyzer [BENCH_RECORDS=N | BENCH_SIZES="1000000 10000000 50000000"]
 #       CPU: generate synthetic traces and time `syncsight report --format json`
@@ -9,7 +9,7 @@
 #                        bench/results/capture-<date>.md.
 #   make test-bench      CPU self-test of the generator and the reader check.
 #   make bench-hostsync  CPU: cost of the shim's pthread/semaphore wrappers (below).
-#   make fuzz / fuzz-ci  see fuzz/fuzz.mk.
+#   make fuzz / fuzz-ci  see fuzz/fuzz.mk (included by the top-level Makefile).
 
 BENCH_RECORDS ?= 1000000
 BENCH_SIZES   ?= $(BENCH_RECORDS)
@@ -72,8 +72,6 @@ test-bench: $(BUILD)/ss-gen-trace $(BUILD)/ss-read-trace
 	if $(BUILD)/ss-read-trace --quiet $$d/cut.sstrace 2>/dev/null; then \
 		echo "test-bench: a truncated trace read as complete" >&2; exit 1; fi; \
 	echo "test-bench: OK"
-
-include $(wildcard fuzz/fuzz.mk)
 
 # ---- host synchronization wrappers (preload/hostsync.c): CPU, no GPU --------
 #   make bench-hostsync [HOSTSYNC_ITERS=N]

@@ -1,34 +1,28 @@
-# Fuzzing (included from bench/bench.mk; docs/fuzzing.md).
+# Fuzzing (docs/fuzzing.md), included by the top-level Makefile after
+# analyzer/analyzer.mk and bench/bench.mk (its seeds use $(BUILD)/ss-gen-trace).
 #
 #   make fuzz [FUZZ_SECONDS=600] [FUZZ_JOBS=N]   each target for FUZZ_SECONDS
 #   make fuzz-ci                                  a bounded pass (~FUZZ_CI_SECONDS in all)
 #
-# Targets: fuzz_reader (common/trace_io.c) always; fuzz_analyzer (the
-# analyzer's load + report path, in process) once analyzer/analyzer.mk
-# provides ANALYZER_LIB_SRCS.  libFuzzer needs clang.
+# Targets: fuzz_reader (common/trace_io.c) and fuzz_analyzer (the analyzer's
+# load + report path, in process).  libFuzzer needs clang.
 
 FUZZ_CC         ?= clang
 FUZZ_SECONDS    ?= 600
 FUZZ_CI_SECONDS ?= 60
-FUZZ_CFLAGS      = $(BASE_CFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined \
+FUZZ_CFLAGS     := $(BASE_CFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined \
                    -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
-FUZZ_TARGETS := fuzz_reader
-ifneq ($(strip $(ANALYZER_LIB_SRCS)),)
-ifneq ($(wildcard fuzz/fuzz_analyzer.c),)
-FUZZ_TARGETS += fuzz_analyzer
-endif
-endif
+FUZZ_TARGETS := fuzz_reader fuzz_analyzer
 
 $(BUILD)/fuzz/fuzz_reader: fuzz/fuzz_reader.c fuzz/fuzz_common.h $(COMMON_SRCS) include/syncsight/trace_format.h include/syncsight/trace_io.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_reader.c $(COMMON_SRCS)
 
 # The harness calls the model, the rules, the findings and the two report
-# renderers itself: the subcommands' argument handling (cmd_*.c) and the
-# exporters (export_*.c) stay out, so that the target builds whatever state
-# those are in.
-FUZZ_ANALYZER_SRCS = $(filter-out analyzer/cmd_%.c analyzer/export%.c,$(ANALYZER_LIB_SRCS))
+# renderers itself: the subcommands (cmd_*.c) and the exporters (export_*.c)
+# are not linked in.
+FUZZ_ANALYZER_SRCS := $(filter-out analyzer/cmd_%.c analyzer/export%.c,$(ANALYZER_LIB_SRCS))
 
 $(BUILD)/fuzz/fuzz_analyzer: fuzz/fuzz_analyzer.c fuzz/fuzz_common.h $(COMMON_SRCS) $(FUZZ_ANALYZER_SRCS) $(wildcard analyzer/*.h)
 	@mkdir -p $(@D)

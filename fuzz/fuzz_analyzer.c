@@ -3,9 +3,8 @@
  * process, on arbitrary files: ss_model_load, every rule, finding
  * folding/severities (which symbolize call sites from the trace's own module
  * and stack records), the JSON and the text report (rendered into /dev/null:
- * what is checked is that rendering survives, escaping included), and the
- * rendering of each finding's stacks (SYNCSIGHT_SASS=0: see
- * LLVMFuzzerInitialize).  A crash, an ASan/UBSan report,
+ * what is checked is that rendering survives, escaping included), and each
+ * finding's site and stacks (SYNCSIGHT_SASS=0: see LLVMFuzzerInitialize).  A crash, an ASan/UBSan report,
  * a leak or a hang is a bug: the analyzer must survive any input.
  *
  * Like fuzz_reader, every input is tried as it is and with its blocks' CRCs
@@ -13,15 +12,24 @@
  */
 #include "fuzz_common.h"
 
+#include "callsite.h"
 #include "findings.h"
 #include "model.h"
 #include "report.h"
 #include "rule.h"
 
-static void frame_sink(void *ctx, const char *frame_text, int is_user)
+static void frame_sink(void *ctx, uint32_t i, const ss_frame *shown, int is_user)
 {
     size_t *total = ctx;
-    *total += strlen(frame_text) + (size_t)is_user;
+    char text[1024];
+    ss_frame_format(shown, text, sizeof text);
+    *total += strlen(text) + i + (size_t)is_user;
+}
+
+static void pyframe_sink(void *ctx, uint32_t i, ss_string_ref file, uint32_t line, ss_string_ref function, int is_user)
+{
+    size_t *total = ctx;
+    *total += file.len + line + function.len + i + (size_t)is_user;
 }
 
 static void analyze(const char *path)
@@ -51,9 +59,13 @@ static void analyze(const char *path)
     size_t total = 0;
     for (uint32_t i = 0; i < f->n; i++) {
         const ss_finding *x = &f->v[i];
-        total += strlen(x->message) + strlen(x->fix) + strlen(x->site);
+        char site[1024];
+        ss_finding_site_text(x, site, sizeof site);
+        total += strlen(x->message) + strlen(x->fix) + strlen(site);
         if (x->stack_id > 0)
-            ss_findings_stack_frames(f, m, (uint32_t)x->stack_id, frame_sink, &total);
+            ss_model_stack_walk(m, (uint32_t)x->stack_id, frame_sink, &total);
+        if (x->pystack_id > 0)
+            ss_model_pystack_walk(m, (uint32_t)x->pystack_id, pyframe_sink, &total);
     }
     ss_findings_free(f);
     ss_model_free(m);

@@ -37,7 +37,7 @@ __global__ void kernel_B(int *elem, unsigned long long spin_ns)
 }
 
 __global__ void sum(const int *buf, int n, int *out)
-{
+{ // EXPECT-NOSITE missing-fence EXPECT-NOSITE relies-on-legacy-sync
     __shared__ int partial[32];
     int local = 0;
     for (int i = threadIdx.x; i < n; i += blockDim.x)

@@ -19,7 +19,7 @@
 
 // Counts the elements that are not 0 (what the memset leaves).
 __global__ void count_nonzero(const int *data, int n, int *count)
-{
+{ // EXPECT-NOSITE missing-fence
     int local = 0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         local += data[i] != 0;

@@ -31,7 +31,7 @@ __global__ void produce(int *buffer, int n, int value, unsigned long long spin_n
 }
 
 __global__ void consume(const int *buffer, int n, int *sum)
-{
+{ // EXPECT-NOSITE missing-fence
     int local = 0;
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         local += buffer[i];

@@ -46,7 +46,7 @@
 // once the memset has run.
 __global__ void chunk_kernel(const float *__restrict__ in, float *__restrict__ out, int n,
                              const float *__restrict__ setup, const float *__restrict__ bias)
-{
+{ // EXPECT-NOSITE missing-fence EXPECT-NOSITE relies-on-legacy-sync
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         out[i] = in[i] * setup[0] + setup[1] + bias[i % NBIAS];
 }

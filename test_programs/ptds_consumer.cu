@@ -33,7 +33,7 @@ __global__ void produce(int *slice, int n, unsigned long long spin_ns)
 
 // One block: sums buf into *out (no atomics, so *out needs no initialization).
 __global__ void consume(const int *buf, int n, int *out)
-{
+{ // EXPECT-NOSITE missing-fence EXPECT-NOSITE relies-on-legacy-sync
     __shared__ int partial[256];
     int local = 0;
     for (int i = threadIdx.x; i < n; i += blockDim.x)

@@ -34,7 +34,7 @@ __global__ void produce(int *buf, int n, int value, unsigned long long spin_ns)
 
 // Counts the elements that are not `value`.
 __global__ void consume(const int *buf, int n, int value, int *wrong)
-{
+{ // EXPECT-NOSITE missing-fence
     int local = 0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         local += buf[i] != value;

@@ -18,7 +18,7 @@
 
 // slice[i] = i * *factor, after a spin so that the four kernels overlap.
 __global__ void init_array(float *slice, const float *factor, int n, unsigned long long spin_ns)
-{
+{ // EXPECT-NOSITE missing-fence
     if (threadIdx.x == 0)
         ss_spin_ns(spin_ns);
     __syncthreads();

@@ -44,7 +44,7 @@ __device__ __forceinline__ void ss_spin_ns(unsigned long long ns)
 // Spin for `ns`, then (optionally) store `value` in *out: the store comes last
 // so that a consumer racing with this kernel reads the old value.
 __global__ void spin_kernel(unsigned long long ns, int *out, int value)
-{
+{ // EXPECT-NOSITE legacy-stream-serialization
     ss_spin_ns(ns);
     if (out != nullptr)
         *out = value;

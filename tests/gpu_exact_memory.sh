@@ -25,11 +25,12 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac   # absolute: the test runs programs elsewhere
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 PYTHON=${PYTHON:-python3}
-SYNCSIGHT=$ROOT/$BUILD/syncsight
-LIB=$ROOT/$BUILD/libsyncsight.so
+SYNCSIGHT=$BUILD/syncsight
+LIB=$BUILD/libsyncsight.so
 OUT=${EXACT_OUT:-$BUILD/gpu-exact-memory}
 REPS=${EXACT_REPS:-200}
 

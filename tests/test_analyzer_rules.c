@@ -331,7 +331,9 @@ static void test_item(void)
     CHECK(r.f.n == 1, "item findings: %u", r.f.n);
     if (r.f.n == 1) {
         CHECK(r.f.v[0].count == 5, "count %u", r.f.v[0].count);
-        CHECK(strstr(r.f.v[0].site, "item_in_loop.py:24") != NULL, "site %s", r.f.v[0].site);
+        char site[1024];
+        ss_finding_site_text(&r.f.v[0], site, sizeof site);
+        CHECK(strstr(site, "item_in_loop.py:24") != NULL, "site %s", site);
         /* each step: blocked 2.97 ms, then the GPU idled until the next launch
          * (4 of 5 steps have a next one): 0.49 + 0.01 ms */
         CHECK(NEAR(r.f.v[0].cost_ms, 5 * 2.97 + 4 * 0.5, 0.01), "cost %.4f", r.f.v[0].cost_ms);

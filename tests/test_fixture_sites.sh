@@ -2,13 +2,16 @@
 # Call sites on real traces, off the GPU machine: at least 80% of the findings
 # of the committed fixtures must carry a `site` of the form "file:line function"
 # in the JSON report (native ones resolved through tests/fixtures/bin/, Python
-# ones from the recorded Python stacks).
+# ones from the recorded Python stacks); and the site is the first frame the
+# finding's stack marks as the user's (one policy for both: nvcc's launch stub
+# is in neither), never the C start-up code.
 set -u
 cd "$(dirname "$0")/.."
 ls tests/fixtures/*.sstrace > /dev/null 2>&1 || { echo "SKIP: no fixtures"; exit 77; }
-SYNCSIGHT=${SYNCSIGHT:-build/syncsight} SYNCSIGHT_SYMBOL_PATH=tests/fixtures/bin python3 - <<'PY'
+SYNCSIGHT=${SYNCSIGHT:-build/syncsight} SYNCSIGHT_SYMBOL_PATH=tests/fixtures/bin python3 - <<'PY' || exit 1
 import glob, json, os, re, subprocess, sys
 total = sited = 0
+bad = []
 for f in sorted(glob.glob("tests/fixtures/*.sstrace")):
     r = subprocess.run([os.environ["SYNCSIGHT"], "report", "--format", "json", f], capture_output=True, text=True)
     if r.returncode != 0:
@@ -19,9 +22,17 @@ for f in sorted(glob.glob("tests/fixtures/*.sstrace")):
             sited += 1
         else:
             print(f"no file:line site: {os.path.basename(f)} {x['rule']} {x.get('site')!r}")
+        native = [fr for fr in x.get("stack", []) if "frame" in fr]
+        user = [fr["frame"] for fr in native if fr["user"]]
+        if user and user[0] != x.get("site"):
+            bad.append(f"{os.path.basename(f)} {x['rule']}: site {x.get('site')!r}, first user frame {user[0]!r}")
+        bad += [f"{os.path.basename(f)} {x['rule']}: start-up code marked as the user's: {u!r}"
+                for u in user if re.search(r" (_start|__libc_start\w*)$", u)]
 print(f"{sited}/{total} fixture findings have a file:line site")
 if total == 0 or sited < 0.8 * total:
     sys.exit("FAIL: fewer than 80%")
+if bad:
+    sys.exit("FAIL: stacks and sites disagree:\n  " + "\n  ".join(bad))
 PY
 # SYNCSIGHT_SYMBOLS=0: the analyzer opens no module the trace names, so a native
 # program's site falls back to module+offset.

@@ -7,7 +7,8 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
-LIB=$ROOT/$BUILD/libsyncsight.so
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac   # absolute: the test runs programs elsewhere
+LIB=$BUILD/libsyncsight.so
 [ -f "$LIB" ] || { echo "test_robust_security: $LIB missing (make $BUILD/libsyncsight.so)"; exit 1; }
 T=$(mktemp -d /tmp/ss_robust_sec.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -69,9 +70,9 @@ else fail "argv[0]: files: $(find "$T" -name '*.sstrace*' | tr '\n' ' ')"; fi
 #    choice, so only check that reading a trace creates nothing next to it.
 tr=$(ls "$T"/made-by-shim/*.sstrace | head -1)
 before=$(ls -A "$T/made-by-shim" | wc -l)
-"$ROOT/$BUILD/syncsight" report "$tr" > /dev/null 2>&1
-"$ROOT/$BUILD/syncsight" report --format json "$tr" > /dev/null 2>&1
-"$ROOT/$BUILD/syncsight" dump "$tr" > /dev/null 2>&1
+"$BUILD/syncsight" report "$tr" > /dev/null 2>&1
+"$BUILD/syncsight" report --format json "$tr" > /dev/null 2>&1
+"$BUILD/syncsight" dump "$tr" > /dev/null 2>&1
 after=$(ls -A "$T/made-by-shim" | wc -l)
 if [ "$before" = "$after" ]; then ok "report/dump create no files"
 else fail "report/dump created files next to the trace: $(ls -A "$T/made-by-shim" | tr '\n' ' ')"; fi

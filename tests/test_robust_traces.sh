@@ -10,8 +10,9 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
-LIB=$ROOT/$BUILD/libsyncsight.so
-SS=$ROOT/$BUILD/syncsight
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac   # absolute: the test runs programs elsewhere
+LIB=$BUILD/libsyncsight.so
+SS=$BUILD/syncsight
 PYTHON=${PYTHON:-python3}
 for f in "$LIB" "$SS"; do [ -f "$f" ] || { echo "test_robust_traces: $f missing (make all)"; exit 1; }; done
 command -v "$PYTHON" > /dev/null || { echo "python3 not found"; exit 77; }

@@ -8,7 +8,8 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
-LIB="$ROOT/$BUILD/libsyncsight.so"
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac   # absolute: the test runs programs elsewhere
+LIB="$BUILD/libsyncsight.so"
 CC=${CC:-cc}
 [ -f "$LIB" ] || { echo "test_shim_runtime: $LIB missing (make $BUILD/libsyncsight.so)"; exit 1; }
 T=$(mktemp -d /tmp/ss_shim_test.XXXXXX)

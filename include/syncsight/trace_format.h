@@ -146,6 +146,21 @@ enum ss_mem_kind {
     SS_MEM_MANAGED  = 5,
 };
 
+/* ss_memcpy_rec.copy_kind, numbered as CUpti_ActivityMemcpyKind. */
+enum ss_copy_kind {
+    SS_COPY_UNKNOWN = 0,
+    SS_COPY_HTOD    = 1,
+    SS_COPY_DTOH    = 2,
+    SS_COPY_HTOA    = 3,
+    SS_COPY_ATOH    = 4,
+    SS_COPY_ATOA    = 5,
+    SS_COPY_ATOD    = 6,
+    SS_COPY_DTOA    = 7,
+    SS_COPY_DTOD    = 8,
+    SS_COPY_HTOH    = 9,
+    SS_COPY_PTOP    = 10,
+};
+
 /* ss_api_rec.flags */
 enum ss_api_flags {
     SS_API_F_INTERPOSER = 1u << 0, /* recorded by the symbol interposer   */
@@ -254,7 +269,7 @@ typedef struct ss_kernel_rec {
 typedef struct ss_memcpy_rec {
     ss_gpu_common g;
     uint64_t bytes;
-    uint8_t  copy_kind;         /* CUpti_ActivityMemcpyKind: HtoD 1, DtoH 2, DtoD 8, HtoH 9, PtoP 10 */
+    uint8_t  copy_kind;         /* enum ss_copy_kind (CUpti_ActivityMemcpyKind) */
     uint8_t  src_kind;          /* enum ss_mem_kind */
     uint8_t  dst_kind;
     uint8_t  async;             /* CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC was set */

@@ -13,7 +13,6 @@
 #include <string.h>
 #include "syncsight/trace_io.h"
 #include "symbolize.h"
-#include "callsite_view.h"
 
 #define MAX_IDS 4096
 static const ss_stack_rec *stacks[MAX_IDS];

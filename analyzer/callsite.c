@@ -1,0 +1,134 @@
+/* Call sites of a model's calls (see callsite.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "callsite.h"
+#include "util.h"
+
+ss_symbolizer *ss_model_symbolizer(const ss_model *m)
+{
+    /* created on first use and freed by ss_model_free(), like the kernel
+     * access cache: reports that show no stack never open a module */
+    ss_model *mm = (ss_model *)m;
+    if (mm->symbolizer) return mm->symbolizer;
+    ss_symbolizer *s = ss_symbolizer_new();
+    if (!s) {
+        fputs("syncsight: out of memory\n", stderr);
+        exit(2);
+    }
+    for (uint32_t i = 0; i < m->nmodules; i++) {
+        const ss_module_rec *r = m->modules[i];
+        if (sizeof(*r) + (uint64_t)r->path_len + r->build_id_len > r->h.size) continue;
+        const char *tail = ss_rec_tail(&r->h, sizeof(*r));
+        char *path = ss_xcalloc(r->path_len + 1, 1);
+        memcpy(path, tail, r->path_len);
+        ss_symbolizer_add_module(s, path, r->base, r->size, (const uint8_t *)tail + r->path_len, r->build_id_len);
+        free(path);
+    }
+    mm->symbolizer = s;
+    return s;
+}
+
+void ss_call_site(const ss_model *m, int32_t call, ss_site *site)
+{
+    memset(site, 0, sizeof *site);
+    site->call = call;
+    site->op = -1;
+    if (call < 0 || (uint32_t)call >= m->ncalls) return;
+    const ss_call *c = &m->calls[call];
+    site->kind = SS_SITE_CALL;
+    const ss_stack_rec *s = ss_model_stack(m, c->rec->stack_id);
+    if (s && ss_stack_site(ss_model_symbolizer(m), ss_rec_tail(&s->h, sizeof(*s)), s->depth, &site->native) >= 0) {
+        site->kind = SS_SITE_NATIVE;
+        return;
+    }
+    const ss_pystack_rec *p = ss_model_pystack(m, c->rec->pystack_id);
+    if (p && p->depth) {
+        const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
+        uint32_t pick = 0;
+        for (uint32_t i = 0; i < p->depth; i++) {
+            ss_string_ref file = ss_model_string(m, fr[i].file_id);
+            if (file.s && ss_pyfile_is_user(file.s, file.len)) { pick = i; break; }
+        }
+        site->kind = SS_SITE_PYTHON;
+        site->py_file = ss_model_string(m, fr[pick].file_id);
+        site->py_function = ss_model_string(m, fr[pick].func_id);
+        site->py_line = fr[pick].line;
+    }
+}
+
+void ss_op_site(const ss_model *m, int32_t op, ss_site *site)
+{
+    memset(site, 0, sizeof *site);
+    site->call = -1;
+    site->op = op;
+    if (op >= 0 && (uint32_t)op < m->nops) site->kind = SS_SITE_OP;
+}
+
+void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len)
+{
+    if (!len) return;
+    char sd[96];
+    switch (site->kind) {
+    case SS_SITE_NATIVE:
+        ss_frame_format(&site->native, buf, len);
+        return;
+    case SS_SITE_PYTHON:
+        snprintf(buf, len, "%.*s:%u %.*s", site->py_file.s ? (int)site->py_file.len : 1,
+                 site->py_file.s ? site->py_file.s : "?", site->py_line,
+                 site->py_function.s ? (int)site->py_function.len : 1,
+                 site->py_function.s ? site->py_function.s : "?");
+        return;
+    case SS_SITE_CALL: {
+        const ss_call *c = &m->calls[site->call];
+        if (c->stream >= 0)
+            snprintf(buf, len, "%s on %s", ss_model_call_name(m, c), ss_stream_describe(m, c->stream, sd, sizeof sd));
+        else
+            snprintf(buf, len, "%s", ss_model_call_name(m, c));
+        return;
+    }
+    case SS_SITE_OP: {
+        const ss_gpu_op *op = &m->ops[site->op];
+        ss_string_ref nm = ss_model_op_name(m, op);
+        snprintf(buf, len, "%.*s on %s", (int)nm.len, nm.s, ss_stream_describe(m, op->stream, sd, sizeof sd));
+        return;
+    }
+    case SS_SITE_NONE:
+        break;
+    }
+    snprintf(buf, len, "(no call)");
+}
+
+int ss_site_source(const ss_site *site, const char **file, size_t *file_len, uint32_t *line)
+{
+    if (site->kind == SS_SITE_NATIVE && site->native.file && site->native.file[0] && site->native.line > 0) {
+        *file = site->native.file;
+        *file_len = strlen(site->native.file);
+        *line = (uint32_t)site->native.line;
+        return 1;
+    }
+    if (site->kind == SS_SITE_PYTHON && site->py_file.s && site->py_file.len && site->py_line > 0) {
+        *file = site->py_file.s;
+        *file_len = site->py_file.len;
+        *line = site->py_line;
+        return 1;
+    }
+    return 0;
+}
+
+void ss_model_stack_walk(const ss_model *m, uint32_t stack_id, ss_frame_visit visit, void *ctx)
+{
+    const ss_stack_rec *s = ss_model_stack(m, stack_id);
+    if (s) ss_stack_walk(ss_model_symbolizer(m), ss_rec_tail(&s->h, sizeof(*s)), s->depth, visit, ctx);
+}
+
+void ss_model_pystack_walk(const ss_model *m, uint32_t pystack_id, ss_pyframe_visit visit, void *ctx)
+{
+    const ss_pystack_rec *p = ss_model_pystack(m, pystack_id);
+    if (!p) return;
+    const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
+    for (uint32_t i = 0; i < p->depth; i++) {
+        ss_string_ref file = ss_model_string(m, fr[i].file_id), fn = ss_model_string(m, fr[i].func_id);
+        visit(ctx, i, file, fr[i].line, fn, file.s && ss_pyfile_is_user(file.s, file.len));
+    }
+}

@@ -1,0 +1,61 @@
+/*
+ * Call sites of a model's calls: where the user's code made a call, from the
+ * native and Python stacks the trace recorded (implementation:
+ * analyzer/callsite.c).
+ *
+ * One symbolizer per model (its module map), created on first use and freed
+ * with the model; which frames are the user's is symbolize.h's policy.  What
+ * this file hands out is raw program text (paths, function names): every
+ * renderer escapes it for its own output.
+ */
+#ifndef SYNCSIGHT_ANALYZER_CALLSITE_H
+#define SYNCSIGHT_ANALYZER_CALLSITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "model.h"
+#include "symbolize.h"
+
+/* The model's symbolizer, with the trace's modules registered. */
+ss_symbolizer *ss_model_symbolizer(const ss_model *m);
+
+typedef enum ss_site_kind {
+    SS_SITE_NONE = 0,   /* nothing to point at: "(no call)" */
+    SS_SITE_NATIVE,     /* the first user frame of the native stack */
+    SS_SITE_PYTHON,     /* the first user frame of the Python stack, else its innermost */
+    SS_SITE_CALL,       /* no stack to tell: the call itself, "<api> on <stream>" */
+    SS_SITE_OP,         /* a GPU operation without a call: "<op> on <stream>" */
+} ss_site_kind;
+
+typedef struct ss_site {
+    ss_site_kind kind;
+    ss_frame native;                /* SS_SITE_NATIVE */
+    ss_string_ref py_file, py_function;   /* SS_SITE_PYTHON ({NULL,0} when unknown) */
+    uint32_t py_line;
+    int32_t call, op;               /* the call (or op) the site is of, -1 */
+} ss_site;
+
+/* The site of model call `call`: its first user native frame, else its
+ * Python stack's, else the call itself. */
+void ss_call_site(const ss_model *m, int32_t call, ss_site *site);
+/* The site of GPU op `op` that has no call to blame. */
+void ss_op_site(const ss_model *m, int32_t op, ss_site *site);
+
+/* The site as text, NUL-terminated (cut to fit): "file:line function",
+ * "module+0xoffset function", "<api> on stream 0x... (<kind>)", ... */
+void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len);
+
+/* The source file (len bytes, not NUL-terminated) and line of a site that
+ * has one (a native frame with line info, a Python frame); 0 when it has
+ * none. */
+int ss_site_source(const ss_site *site, const char **file, size_t *file_len, uint32_t *line);
+
+/* The frames of native stack `stack_id` as ss_stack_walk() shows them. */
+void ss_model_stack_walk(const ss_model *m, uint32_t stack_id, ss_frame_visit visit, void *ctx);
+
+/* The frames of Python stack `pystack_id`, innermost first. */
+typedef void (*ss_pyframe_visit)(void *ctx, uint32_t i, ss_string_ref file, uint32_t line,
+                                 ss_string_ref function, int is_user);
+void ss_model_pystack_walk(const ss_model *m, uint32_t pystack_id, ss_pyframe_visit visit, void *ctx);
+
+#endif

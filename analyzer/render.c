@@ -1,0 +1,102 @@
+/* What the renderers share (see render.h). */
+#include <string.h>
+
+#include "render.h"
+#include "util.h"
+
+double ss_rel_ms(const ss_model *m, uint64_t t)
+{
+    return ((double)t - (double)m->hdr.start_ns) / 1e6;
+}
+
+ss_string_ref ss_call_nvtx(const ss_model *m, const ss_call *c)
+{
+    ss_string_ref none = { NULL, 0 };
+    const ss_nvtx_rec *r = ss_model_nvtx_at(m, c->rec->tid, c->rec->t_enter, c->rec->t_exit);
+    return r ? ss_model_string(m, r->name_id) : none;
+}
+
+const char *ss_no_gpu_reason(const ss_model *m)
+{
+    if (m->has_gpu) return NULL;
+    if (m->cupti_state == 1)
+        return "another tool held CUPTI (Nsight, a profiler or a sanitizer): no GPU timeline; only host-side "
+               "rules were applied";
+    if (m->cupti_state == 2)
+        return "CUPTI was unavailable: no GPU timeline; only host-side rules were applied";
+    if (!m->ncalls) return "no CUDA activity was recorded";
+    return "no GPU activity records: only host-side rules were applied";
+}
+
+int ss_finding_span(const ss_finding *x, uint64_t *t0, uint64_t *t1, uint32_t *tid, int32_t *stream)
+{
+    const ss_model *m = x->model;
+    for (uint32_t r = 0; r < x->nrefs; r++) {
+        const ss_finding_ref *ref = &x->refs[r];
+        if (ref->call >= 0) {
+            const ss_call *c = &m->calls[ref->call];
+            *t0 = c->rec->t_enter;
+            *t1 = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit : c->rec->t_enter;
+            *tid = c->rec->tid;
+            *stream = c->stream;
+            return 1;
+        }
+        if (ref->op >= 0) {
+            const ss_gpu_op *op = &m->ops[ref->op];
+            *t0 = op->start;
+            *t1 = op->end > op->start ? op->end : op->start;
+            /* an op's host side is the thread that submitted it, when known */
+            *tid = op->call >= 0 ? m->calls[op->call].rec->tid : m->hdr.pid;
+            *stream = op->stream;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+ss_flow_pair *ss_event_flows(const ss_model *m, uint32_t *n)
+{
+    ss_flow_pair *v = NULL;
+    uint32_t nv = 0, cap = 0;
+    ss_u64map last_record = { 0 };   /* event handle -> call index of its latest record */
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        uint64_t ev = c->rec->event;
+        if (!ev) continue;
+        switch (c->cls) {
+        case SS_API_EVENT_RECORD:
+            if (c->rec->ret == 0) ss_u64map_put(&last_record, ev, (int64_t)i);
+            break;
+        case SS_API_EVENT_CREATE:
+        case SS_API_EVENT_DESTROY:
+            /* a new lifetime of the handle: earlier records do not count */
+            ss_u64map_del(&last_record, ev);
+            break;
+        case SS_API_EVENT_QUERY:
+            /* a query that found the event still pending waited for nothing */
+            if (c->rec->ret != 0) break;
+            /* fall through */
+        case SS_API_STREAM_WAIT:
+        case SS_API_EVENT_SYNC: {
+            int64_t rec = ss_u64map_get(&last_record, ev, -1);
+            if (rec >= 0) {
+                ss_flow_pair p = { (int32_t)rec, (int32_t)i };
+                SS_PUSH(v, nv, cap, p);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    ss_u64map_free(&last_record);
+    *n = nv;
+    return v;
+}
+
+void ss_finding_site_text(const ss_finding *x, char *buf, size_t len)
+{
+    ss_site site;
+    ss_finding_site(x, &site);
+    ss_site_text(x->model, &site, buf, len);
+}

@@ -1,0 +1,169 @@
+/* What the rules share (declared in rule.h): GPU work in flight at a time,
+ * the memory a call touches, labels of calls and ops. */
+#include <stdio.h>
+#include <string.h>
+#include "kernel_access.h"
+#include "rule.h"
+
+#define INFLIGHT_SCAN_LIMIT 4096
+
+void ss_inflight_ops(const ss_model *m, int32_t device, uint64_t t, ss_op_visit visit, void *ctx)
+{
+    /* first op starting at or after t */
+    uint32_t lo = 0, hi = m->nops;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (m->ops[mid].start < t) lo = mid + 1; else hi = mid;
+    }
+    /* queued: submitted before t, starting later */
+    for (uint32_t i = lo, n = 0; i < m->nops && n < INFLIGHT_SCAN_LIMIT; i++, n++) {
+        if (m->op_min_submit[i] >= t) break;   /* nothing from here on was submitted before t */
+        const ss_gpu_op *op = &m->ops[i];
+        if (ss_op_device(op) == device && op->submit < t) visit(ctx, (int32_t)i);
+    }
+    /* running: started before t, ending after */
+    for (uint32_t i = lo, n = 0; i > 0 && n < INFLIGHT_SCAN_LIMIT; n++) {
+        if (m->op_max_end[i - 1] <= t) break;   /* everything started earlier has ended by t */
+        const ss_gpu_op *op = &m->ops[--i];
+        if (ss_op_device(op) == device && op->end > t) visit(ctx, (int32_t)i);
+    }
+}
+
+static int in_alloc(const ss_alloc *a, uint64_t lo, uint64_t bytes)
+{
+    uint64_t size = a->size ? a->size : 1;
+    uint64_t hi = lo + (bytes ? bytes : 1);
+    return lo < a->ptr + size && hi > a->ptr;
+}
+
+int ss_call_touches_alloc(const ss_model *m, const ss_call *c, int32_t alloc)
+{
+    if (alloc < 0) return 0;
+    const ss_alloc *a = &m->allocs[alloc];
+    const ss_api_rec *r = c->rec;
+    switch (c->cls) {
+    case SS_API_COPY_SYNC: case SS_API_COPY_ASYNC:
+        return (r->ptr && in_alloc(a, r->ptr, r->bytes)) || (r->ptr2 && in_alloc(a, r->ptr2, r->bytes));
+    case SS_API_MEMSET_SYNC: case SS_API_MEMSET_ASYNC:
+        return r->ptr && in_alloc(a, r->ptr, r->bytes);
+    case SS_API_LAUNCH: {
+        uint32_t n;
+        const uint64_t *p = ss_call_params(c, &n);
+        for (uint32_t i = 0; i < n; i++)
+            if (p[i] >= a->ptr && p[i] - a->ptr < (a->size ? a->size : 1)) return 1;
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+int ss_op_touches_alloc(const ss_model *m, int32_t op, int32_t alloc)
+{
+    if (op < 0 || m->ops[op].call < 0) return 0;
+    return ss_call_touches_alloc(m, &m->calls[m->ops[op].call], alloc);
+}
+
+void ss_op_label(const ss_model *m, int32_t op, char *buf, size_t len)
+{
+    if (op < 0) { snprintf(buf, len, "?"); return; }
+    ss_string_ref nm = ss_model_op_name(m, &m->ops[op]);
+    /* mangled kernel names can be long: the first 120 bytes identify them */
+    int n = nm.len > 120 ? 120 : (int)nm.len;
+    snprintf(buf, len, "%s%.*s%s", m->ops[op].kind == SS_OP_KERNEL ? "kernel " : "", n, nm.s,
+             nm.len > 120 ? "..." : "");
+    for (char *p = buf; *p; p++) if (*p == '\n' || *p == '\r') *p = ' ';
+}
+
+void ss_call_label(const ss_model *m, int32_t call, char *buf, size_t len)
+{
+    if (call < 0) { snprintf(buf, len, "?"); return; }
+    const ss_call *c = &m->calls[call];
+    if (c->cls == SS_API_LAUNCH && c->first_op >= 0) { ss_op_label(m, c->first_op, buf, len); return; }
+    snprintf(buf, len, "%s", ss_model_call_name(m, c));
+}
+
+/* The memory a call may touch, for "may b depend on a?": copies and memsets
+ * exactly; a kernel pointer argument certainly touches the byte it points at
+ * and may reach to the end of the allocation it points into (the trace has no
+ * sizes), reading and/or writing as its code shows (unknown: both); frees the
+ * whole freed allocation.  Generous on purpose where a missed dependency would
+ * blame a barrier the program needs, but two kernels that only write (or only
+ * read) different offsets of one buffer are taken as slices, not as one
+ * depending on the other. */
+#define MAX_RANGES 260
+enum { MR_READ = 1, MR_WRITE = 2 };
+typedef struct mem_range { uint64_t lo, hi, reach; uint8_t acc; uint8_t exact; } mem_range;
+static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
+{
+    const ss_api_rec *r = c->rec;
+    uint32_t n = 0;
+    switch (c->cls) {
+    case SS_API_COPY_SYNC: case SS_API_COPY_ASYNC:
+        if (r->ptr2) {
+            uint64_t hi = r->ptr2 + (r->bytes ? r->bytes : 1);
+            out[n++] = (mem_range){ r->ptr2, hi, hi, MR_READ, 1 };
+        }
+        /* fall through */
+    case SS_API_MEMSET_SYNC: case SS_API_MEMSET_ASYNC:
+        if (r->ptr) {
+            uint64_t hi = r->ptr + (r->bytes ? r->bytes : 1);
+            out[n++] = (mem_range){ r->ptr, hi, hi, MR_WRITE, 1 };
+        }
+        break;
+    case SS_API_LAUNCH: {
+        ss_kernel_mem k[MAX_RANGES];
+        uint32_t nk = ss_kernel_mem_accesses(m, c, k, MAX_RANGES);
+        for (uint32_t i = 0; i < nk; i++)
+            out[n++] = (mem_range){ k[i].lo, k[i].hi, k[i].reach,
+                                    (uint8_t)((k[i].read ? MR_READ : 0) | (k[i].write ? MR_WRITE : 0)), k[i].exact };
+        break;
+    }
+    case SS_API_FREE:
+        if (c->alloc >= 0) {
+            const ss_alloc *al = &m->allocs[c->alloc];
+            uint64_t hi = al->ptr + (al->size ? al->size : 1);
+            out[n++] = (mem_range){ al->ptr, hi, hi, MR_WRITE, 1 };
+        }
+        break;
+    default: break;
+    }
+    return n;
+}
+
+/* One reads what the other writes (or overwrites what it reads). */
+static int read_write_pair(uint8_t a, uint8_t b)
+{
+    return ((a & MR_READ) && (b & MR_WRITE)) || ((a & MR_WRITE) && (b & MR_READ));
+}
+
+static int ranges_related(const mem_range *x, const mem_range *y)
+{
+    if (!((x->acc | y->acc) & MR_WRITE)) return 0;
+    /* bytes both certainly touch */
+    if (x->lo < y->hi && y->lo < x->hi) return 1;
+    /* one may reach into the other: the lower one's reach covers the higher
+     * one's start (a consumer handed a buffer's base, a copy into a buffer a
+     * kernel was handed the base of) */
+    const mem_range *lo = x->lo <= y->lo ? x : y, *hi = lo == x ? y : x;
+    return hi->lo < lo->reach && read_write_pair(lo->acc, hi->acc);
+}
+
+int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b)
+{
+    if (a < 0 || b < 0) return 0;
+    mem_range ra[MAX_RANGES], rb[MAX_RANGES];
+    uint32_t na = call_ranges(m, &m->calls[a], ra);
+    if (!na) return 0;
+    uint32_t nb = call_ranges(m, &m->calls[b], rb);
+    for (uint32_t i = 0; i < na; i++)
+        for (uint32_t j = 0; j < nb; j++)
+            if (ranges_related(&ra[i], &rb[j])) return 1;
+    return 0;
+}
+
+int ss_ops_share_memory(const ss_model *m, int32_t a, int32_t b)
+{
+    if (a < 0 || b < 0) return 0;
+    return ss_calls_share_memory(m, m->ops[a].call, m->ops[b].call);
+}
