@@ -105,6 +105,16 @@ static void visit(void *ctx, int32_t op)
     dep_ctx *d = ctx;
     const ss_gpu_op *o = &d->m->ops[op];
     if (!waits_for(d->m, d->c, o)) return;
+    /* Work whose submitting call, on another thread, was still inside the
+     * driver when this call began, and that had not started yet: when it was
+     * handed to the GPU is unknown (a first launch loads its module for
+     * milliseconds first, holding the driver's locks), so it may have been
+     * submitted after this call began -- and this call may have waited for
+     * that other call's lock rather than for the GPU.  Not evidence. */
+    if (o->call >= 0 && o->start > d->c->rec->t_enter) {
+        const ss_call *sub = &d->m->calls[o->call];
+        if (sub->rec->tid != d->c->rec->tid && sub->rec->t_exit > d->c->rec->t_enter) return;
+    }
     d->nwaited++;
     if (d->last < 0 || o->end > d->m->ops[d->last].end) d->last = op;
     if (ss_op_touches_alloc(d->m, op, d->a_dst) || ss_op_touches_alloc(d->m, op, d->a_src)) d->depends = 1;

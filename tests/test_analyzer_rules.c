@@ -256,6 +256,15 @@ static void write_implicit_sync(const char *name, int positive)
         /* and a slow cudaFree on an idle device is not an implicit sync */
         CALL(&b, .cbid = CB_cudaMalloc, .t0 = MS(60), .t1 = MS(60.01), .ptr = DEV_BUF, .bytes = 64);
         CALL(&b, .cbid = CB_cudaFree, .t0 = MS(61), .t1 = MS(63), .ptr = DEV_BUF);
+        /* Another thread's first launch loads its module lazily for 7.8 ms
+         * (the kernel is handed to the GPU only at the end) while this
+         * thread's cudaMalloc waits 5.8 ms for the driver's lock: it returns
+         * when that tiny kernel ends, yet it never waited for GPU work
+         * submitted before it (threads8 on the H100). */
+        uint32_t corr = CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(70), .t1 = MS(77.8), .stream = 0xA1,
+                             .tid = TID + 1);
+        tb_kernel(&b, corr, 13, MS(77.79), MS(77.805));
+        CALL(&b, .cbid = CB_cudaMalloc, .t0 = MS(72), .t1 = MS(77.81), .ptr = DEV_BUF + 4096, .bytes = 64);
     }
     tb_close(&b);
 }
