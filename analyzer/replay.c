@@ -31,8 +31,20 @@ typedef struct wait_dep {      /* a cudaStreamWaitEvent: ops of the stream after
     int64_t bound;
 } wait_dep;
 
+/* A stream marker: an event record or an event wait.  It runs nothing, but
+ * it completes only when the work before it on its stream -- and, on the
+ * legacy stream's terms, the work the legacy barrier puts before it -- is
+ * done; a host wait on the stream or the event waits for it. */
+typedef struct rmark {
+    int32_t call, stream;
+    int64_t key;               /* its call's key */
+    uint64_t measured;         /* completion on the device (CUPTI event record timestamp), 0 unknown */
+    uint32_t wbeg, wend;       /* the stream's waits between its previous operation and it (itself included) */
+} rmark;
+
 typedef struct rstream {
     int32_t *ops; uint32_t nops, cops;     /* by key */
+    int32_t *marks; uint32_t nmarks, cmarks;   /* rmark indexes, by key */
     wait_dep *waits; uint32_t nwaits, cwaits;
     int32_t device;
     uint8_t kind;
@@ -51,7 +63,9 @@ typedef struct cwait {
 } cwait;
 
 typedef struct item { uint64_t t; uint8_t rank; int32_t idx; } item;
-enum { I_EXIT = 0, I_ENTER = 1, I_START = 2 };
+/* at one time: a marker's completion first (a host wait released by it exits
+ * at the same time), then exits, entries, operation starts */
+enum { I_MARK = 0, I_EXIT = 1, I_ENTER = 2, I_START = 3 };
 
 struct ss_replay {
     const ss_model *m;
@@ -69,11 +83,16 @@ struct ss_replay {
     uint64_t *post;            /* time from the end of what it waited for to its return (0: it did not wait) */
     uint64_t *own;             /* its duration when it did not wait */
     uint8_t *waited;
+    int32_t *wait_op;          /* per call: the operation whose end released its wait, -1 */
+    uint64_t *wake;            /* per op: the host's release after its end where a call waited for it (UINT64_MAX: none) */
     int32_t *call_prev;        /* previous call of the same thread, -1 */
     item *items; uint32_t nitems;
     ss_hwq_device *hwq; uint32_t nhwq;
     ss_load_barrier *lb; uint32_t nlb;
     int64_t *lb_key;
+    rmark *mk; uint32_t nmk, cmk;
+    uint64_t *mk_real;         /* per marker: its completion in the measured run (measured, else modelled) */
+    int64_t *mk_lat;           /* per marker: measured completion - modelled readiness (0 unknown) */
     int launch_blocking;
     uint64_t end;
     uint64_t base_end;         /* ss_replay_run with nothing removed */
@@ -85,6 +104,8 @@ typedef struct pass {
     const ss_replay *r;
     int real;                  /* measured times, no replay */
     uint64_t *E, *X, *S, *F;   /* replayed times (NULL in the real pass) */
+    uint64_t *M;               /* replayed marker completions */
+    uint8_t *mdone;
     uint8_t *cdone, *odone;    /* 1: enter, 2: exit done (calls); 1: op done */
     uint8_t *cflag;            /* per call: 1 no host wait, 2 narrowed */
     const ss_relax *rx; uint32_t nrx;
@@ -125,13 +146,35 @@ static uint64_t call_enter(const pass *p, int32_t c)
     return p->E[c];
 }
 
-static uint64_t stream_done(const pass *p, int32_t s, int64_t bound)
+static int32_t last_mark_before(const ss_replay *r, int32_t s, int64_t bound)
 {
-    int32_t o = last_before(p->r, s, bound);
-    return o >= 0 ? op_end(p, o) : 0;
+    const rstream *st = &r->st[s];
+    uint32_t lo = 0, hi = st->nmarks;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (r->mk[st->marks[mid]].key < bound) lo = mid + 1; else hi = mid;
+    }
+    return lo ? st->marks[lo - 1] : -1;
+}
+
+static uint64_t mark_end(const pass *p, int32_t k)
+{
+    if (p->real || !p->mdone[k]) return p->r->mk_real[k];
+    return p->M[k];
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* When the work of stream s submitted before `bound` was done: its last
+ * operation's end, or its last marker's completion (an event record held
+ * back by the legacy barrier completes after the stream's last kernel). */
+static uint64_t stream_done(const pass *p, int32_t s, int64_t bound)
+{
+    int32_t o = last_before(p->r, s, bound);
+    uint64_t t = o >= 0 ? op_end(p, o) : 0;
+    int32_t k = last_mark_before(p->r, s, bound);
+    return k >= 0 ? max_u64(t, mark_end(p, k)) : t;
+}
 
 static uint64_t barrier_drain(pass *p, int32_t b)
 {
@@ -144,6 +187,39 @@ static uint64_t barrier_drain(pass *p, int32_t b)
         v = max_u64(v, stream_done(p, d->streams[i], r->lb_key[b]));
     p->drain[b] = v ? v : 1;
     return v;
+}
+
+/* What the legacy default stream's implicit barriers put before work
+ * submitted to stream s at `key`: for the legacy stream, the blocking
+ * streams' earlier work; for a blocking stream, the legacy stream's. */
+static uint64_t legacy_barrier(const pass *p, int32_t s, int64_t key)
+{
+    const ss_replay *r = p->r;
+    const rstream *st = &r->st[s];
+    int32_t dv = st->device;
+    if (dv < 0 || (p->no_legacy && p->no_legacy[dv])) return 0;
+    const rdevice *d = &r->dev[dv];
+    uint64_t t = 0;
+    if (st->kind == SS_STREAM_LEGACY_NULL) {
+        for (uint32_t i = 0; i < d->ngroup; i++) t = max_u64(t, stream_done(p, d->group[i], key));
+    } else if (st->kind == SS_STREAM_BLOCKING || st->kind == SS_STREAM_PER_THREAD) {
+        for (uint32_t i = 0; i < d->nlegacy; i++) t = max_u64(t, stream_done(p, d->legacy[i], key));
+    }
+    return t;
+}
+
+/* When marker k was complete, from what orders it: its submission, the
+ * work before it on its stream, the events it waits on, legacy barriers. */
+static uint64_t mark_ready(const pass *p, int32_t k)
+{
+    const ss_replay *r = p->r;
+    const rmark *x = &r->mk[k];
+    const rstream *st = &r->st[x->stream];
+    uint64_t t = call_enter(p, x->call);
+    t = max_u64(t, stream_done(p, x->stream, x->key));
+    for (uint32_t w = x->wbeg; w < x->wend; w++)
+        t = max_u64(t, stream_done(p, st->waits[w].stream, st->waits[w].bound));
+    return max_u64(t, legacy_barrier(p, x->stream, x->key));
 }
 
 /* When op o could start: what orders it, without the delay it had after. */
@@ -159,16 +235,7 @@ static uint64_t op_ready(pass *p, int32_t o, int with_hw)
         for (uint32_t w = r->op_wbeg[o]; w < r->op_wend[o]; w++)
             t = max_u64(t, stream_done(p, st->waits[w].stream, st->waits[w].bound));
         int32_t dv = st->device;
-        if (dv >= 0 && !(p->no_legacy && p->no_legacy[dv]) && !(p->no_legacy_op && p->no_legacy_op[o])) {
-            const rdevice *d = &r->dev[dv];
-            if (st->kind == SS_STREAM_LEGACY_NULL) {
-                for (uint32_t i = 0; i < d->ngroup; i++)
-                    t = max_u64(t, stream_done(p, d->group[i], r->opkey[o]));
-            } else if (st->kind == SS_STREAM_BLOCKING || st->kind == SS_STREAM_PER_THREAD) {
-                for (uint32_t i = 0; i < d->nlegacy; i++)
-                    t = max_u64(t, stream_done(p, d->legacy[i], r->opkey[o]));
-            }
-        }
+        if (!(p->no_legacy_op && p->no_legacy_op[o])) t = max_u64(t, legacy_barrier(p, op->stream, r->opkey[o]));
         if (with_hw) {
             int32_t q = r->op_qpred[o];
             if (q >= 0 && !(p->no_queue && dv >= 0 && p->no_queue[dv])) t = max_u64(t, op_start(p, q));
@@ -180,16 +247,29 @@ static uint64_t op_ready(pass *p, int32_t o, int with_hw)
 }
 
 /* The GPU work call c waited for, done at (0: waited for nothing). */
-static uint64_t wait_target(pass *p, int32_t c)
+/* The wait's release so far in *v, raised to the work of stream s before
+ * `bound`; *who: the operation that ends it (-1: a marker, or nothing). */
+static void wait_on(const pass *p, int32_t s, int64_t bound, uint64_t *v, int32_t *who)
+{
+    int32_t o = last_before(p->r, s, bound);
+    uint64_t t = stream_done(p, s, bound);
+    if (t > *v || (*v == 0 && t == 0)) {
+        *v = t;
+        *who = o >= 0 && op_end(p, o) == t ? o : -1;
+    }
+}
+
+static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
 {
     const ss_replay *r = p->r;
     cwait w = r->cw[c];
+    *who = -1;
     if (!p->real && p->cflag && p->cflag[c] == 2) {
         /* the streams the host needed, each up to this call */
         uint64_t v = 0;
         for (uint32_t i = 0; i < p->nrx; i++)
             if (p->rx[i].kind == SS_RELAX_NARROW_WAIT && p->rx[i].call == c && p->rx[i].stream >= 0)
-                v = max_u64(v, stream_done(p, p->rx[i].stream, 2 * (int64_t)c + 2));
+                wait_on(p, p->rx[i].stream, 2 * (int64_t)c + 2, &v, who);
         return v;
     }
     if (!p->real && p->async_launches && w.kind != W_NONE) {
@@ -199,17 +279,25 @@ static uint64_t wait_target(pass *p, int32_t c)
     switch (w.kind) {
     case W_STREAM:
     case W_EVENT:
-        return w.stream >= 0 ? stream_done(p, w.stream, w.bound) : 0;
+        if (w.stream >= 0) {
+            uint64_t v = 0;
+            wait_on(p, w.stream, w.bound, &v, who);
+            return v;
+        }
+        return 0;
     case W_GROUP:
     case W_DEVICE: {
         if (w.device < 0 || w.device >= r->ndev) return 0;
         const rdevice *d = &r->dev[w.device];
         uint64_t v = 0;
         if (w.kind == W_DEVICE) {
-            for (uint32_t i = 0; i < d->nstreams; i++) v = max_u64(v, stream_done(p, d->streams[i], w.bound));
+            for (uint32_t i = 0; i < d->nstreams; i++) wait_on(p, d->streams[i], w.bound, &v, who);
         } else {
-            for (uint32_t i = 0; i < d->nlegacy; i++) v = max_u64(v, stream_done(p, d->legacy[i], w.bound));
-            for (uint32_t i = 0; i < d->ngroup; i++) v = max_u64(v, stream_done(p, d->group[i], w.bound));
+            /* the legacy stream: its own work, and with the legacy barriers
+             * in place the blocking streams' earlier work too */
+            for (uint32_t i = 0; i < d->nlegacy; i++) wait_on(p, d->legacy[i], w.bound, &v, who);
+            if (!(p->no_legacy && p->no_legacy[w.device]))
+                for (uint32_t i = 0; i < d->ngroup; i++) wait_on(p, d->group[i], w.bound, &v, who);
         }
         return v;
     }
@@ -239,6 +327,12 @@ static uint64_t evaluate(pass *p)
     for (uint32_t i = 0; i < r->nitems; i++) {
         const item *it = &r->items[i];
         int32_t k = it->idx;
+        if (it->rank == I_MARK) {
+            int64_t t = (int64_t)mark_ready(p, k) + r->mk_lat[k];
+            p->M[k] = t < 0 ? 0 : (uint64_t)t;
+            p->mdone[k] = 1;
+            continue;
+        }
         if (it->rank == I_START) {
             const ss_gpu_op *op = &m->ops[k];
             uint64_t ready = op_ready(p, k, 1);
@@ -275,7 +369,13 @@ static uint64_t evaluate(pass *p)
         uint64_t nowait = r->waited[k] ? post : own;
         uint64_t x = p->E[k] + nowait;
         if (!(p->cflag && p->cflag[k] == 1)) {
-            uint64_t T2 = wait_target(p, k);
+            int32_t who;
+            uint64_t T2 = wait_target(p, k, &who);
+            /* The host learns of a completion some time after it (the
+             * driver's wake-up): a call now released by other work than in
+             * the measured run takes that work's measured wake-up, where a
+             * call was woken by it. */
+            if (who != r->wait_op[k] && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
             if (T2 && T2 + post > x) x = T2 + post;
         }
         p->X[k] = x;
@@ -296,6 +396,8 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
     p.cdone = ss_xcalloc(m->ncalls + 1, 1);
     p.odone = ss_xcalloc(m->nops + 1, 1);
     p.drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
+    p.M = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
+    p.mdone = ss_xcalloc(r->nmk + 1, 1);
     for (uint32_t i = 0; i < n; i++) {
         const ss_relax *x = &rx[i];
         switch (x->kind) {
@@ -335,6 +437,7 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
     }
     uint64_t end = evaluate(&p);
     free(p.E); free(p.X); free(p.S); free(p.F); free(p.cdone); free(p.odone); free(p.drain);
+    free(p.M); free(p.mdone);
     free(p.cflag); free(p.no_legacy); free(p.no_legacy_op); free(p.no_queue); free(p.no_barrier);
     return end;
 }
@@ -602,6 +705,12 @@ static ss_replay *build(const ss_model *m)
     int64_t *rec_key = ss_xcalloc(m->nevents + 1, sizeof(int64_t));
     for (uint32_t e = 0; e < m->nevents; e++) rec_stream[e] = -1;
     ss_u64map last_call = { 0 };
+    /* event records' device completion times, by correlation id */
+    ss_u64map event_ts = { 0 };
+    for (uint32_t e = 0; e < m->ncuda_events; e++) {
+        const ss_cuda_event_rec *ev = m->cuda_events[e];
+        if (ev->g.start && ev->g.corr) ss_u64map_put(&event_ts, ev->g.corr, (int64_t)ev->g.start);
+    }
     for (uint32_t c = 0; c < m->ncalls; c++) {
         const ss_call *call = &m->calls[c];
         int64_t key = 2 * (int64_t)c + 1;
@@ -609,13 +718,19 @@ static ss_replay *build(const ss_model *m)
         ss_u64map_put(&last_call, call->rec->tid, (int64_t)c);
         if (call->rec->ret != 0 || call->captured) continue;
         int32_t s = call->stream;
+        /* an event's completion is its record's marker: bounds that name
+         * an event record include it (key + 1) */
         if (call->cls == SS_API_EVENT_RECORD && call->event >= 0 && s >= 0) {
             rec_stream[call->event] = s;
-            rec_key[call->event] = key;
+            rec_key[call->event] = key + 1;
+            rmark x = { (int32_t)c, s, key, (uint64_t)ss_u64map_get(&event_ts, call->rec->corr, 0), 0, 0 };
+            SS_PUSH(r->mk, r->nmk, r->cmk, x);
         } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
             rstream *st = &r->st[s];
             wait_dep w = { key, rec_stream[call->event], rec_key[call->event] };
             SS_PUSH(st->waits, st->nwaits, st->cwaits, w);
+            rmark x = { (int32_t)c, s, key, 0, 0, 0 };
+            SS_PUSH(r->mk, r->nmk, r->cmk, x);
         }
         cwait w = { W_NONE, -1, -1, 0 };
         ss_host_wait hw = ss_call_host_wait(m, call);
@@ -649,6 +764,7 @@ static ss_replay *build(const ss_model *m)
         r->cw[c] = w;
     }
     ss_u64map_free(&last_call);
+    ss_u64map_free(&event_ts);
     free(rec_stream);
     free(rec_key);
 
@@ -665,8 +781,29 @@ static ss_replay *build(const ss_model *m)
         }
     }
 
-    /* what the model alone says each op waited for */
+    /* markers: per stream, their waits, and their completion in the
+     * measured run -- in key order, so that what one depends on is known */
+    r->mk_real = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
+    r->mk_lat = ss_xcalloc(r->nmk + 1, sizeof(int64_t));
     pass real = { .r = r, .real = 1 };
+    for (uint32_t k = 0; k < r->nmk; k++) {
+        rmark *x = &r->mk[k];
+        rstream *st = &r->st[x->stream];
+        int32_t prev = last_before(r, x->stream, x->key);
+        uint32_t w = prev >= 0 ? r->op_wend[prev] : 0;
+        x->wbeg = w;
+        while (w < st->nwaits && st->waits[w].key <= x->key) w++;
+        x->wend = w;
+        uint64_t ready = mark_ready(&real, (int32_t)k);
+        /* a completion measured before its modelled readiness keeps the
+         * measured run (the model holds it back too much): its delay is
+         * negative, as an operation's may be */
+        r->mk_real[k] = x->measured ? x->measured : ready;
+        r->mk_lat[k] = x->measured ? (int64_t)x->measured - (int64_t)ready : 0;
+        SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
+    }
+
+    /* what the model alone says each op waited for */
     for (uint32_t o = 0; o < m->nops; o++) r->ready[o] = op_ready(&real, (int32_t)o, 0);
 
     /* hardware effects, where the trace shows them */
@@ -694,12 +831,18 @@ static ss_replay *build(const ss_model *m)
     r->post = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
     r->own = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
     r->waited = ss_xcalloc(m->ncalls + 1, 1);
+    r->wait_op = ss_xcalloc(m->ncalls + 1, sizeof(int32_t));
+    r->wake = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
+    for (uint32_t o = 0; o < m->nops; o++) r->wake[o] = UINT64_MAX;
     for (uint32_t c = 0; c < m->ncalls; c++) {
         uint64_t E = m->calls[c].rec->t_enter, X = m->calls[c].rec->t_exit < E ? E : m->calls[c].rec->t_exit;
-        uint64_t T = wait_target(&real, (int32_t)c);
+        int32_t who;
+        uint64_t T = wait_target(&real, (int32_t)c, &who);
         r->waited[c] = T > E;
         r->post[c] = r->waited[c] && X > T ? X - T : 0;
         r->own[c] = X - E;
+        r->wait_op[c] = r->waited[c] ? who : -1;
+        if (r->waited[c] && who >= 0 && r->post[c] < r->wake[who]) r->wake[who] = r->post[c];
     }
 
     /* the delay each op had after everything modelled */
@@ -707,7 +850,8 @@ static ss_replay *build(const ss_model *m)
         r->lat[o] = (int64_t)m->ops[o].start - (int64_t)op_ready(&real, (int32_t)o, 1);
 
     /* the measured order of events */
-    r->items = ss_xcalloc(2 * (size_t)m->ncalls + m->nops + 1, sizeof(item));
+    r->items = ss_xcalloc(2 * (size_t)m->ncalls + m->nops + r->nmk + 1, sizeof(item));
+    for (uint32_t k = 0; k < r->nmk; k++) r->items[r->nitems++] = (item){ r->mk_real[k], I_MARK, (int32_t)k };
     for (uint32_t c = 0; c < m->ncalls; c++) {
         uint64_t e = m->calls[c].rec->t_enter, x = m->calls[c].rec->t_exit;
         r->items[r->nitems++] = (item){ e, I_ENTER, (int32_t)c };
@@ -739,13 +883,15 @@ void ss_replay_free(ss_replay *r)
     for (uint32_t s = 0; s < r->m->nstreams; s++) {
         free(r->st[s].ops);
         free(r->st[s].waits);
+        free(r->st[s].marks);
     }
     for (int32_t d = 0; d < r->ndev; d++) {
         free(r->dev[d].streams); free(r->dev[d].group); free(r->dev[d].legacy);
     }
     free(r->st); free(r->dev); free(r->opkey); free(r->op_pred); free(r->op_wbeg); free(r->op_wend);
     free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cw); free(r->call_prev);
-    free(r->post); free(r->own); free(r->waited);
+    free(r->post); free(r->own); free(r->waited); free(r->wait_op); free(r->wake);
     free(r->items); free(r->hwq); free(r->lb); free(r->lb_key);
+    free(r->mk); free(r->mk_real); free(r->mk_lat);
     free(r);
 }

@@ -9,8 +9,8 @@ With RULE, the prediction is that rule's saving (a twin that fixes one cause
 of several); without, the saving of fixing every finding.
 
 TRACE_DIR holds NAME.sstrace and NAME.<rep>.sstrace (repeated runs).  A run's
-span is from the return of its first CUDA call (context creation) to its last
-call's return or last GPU operation's end, read with `syncsight dump --json`.
+span (span_ms) is from the return of the call before its first submission of
+GPU work to the host's release after its last GPU operation, read with `syncsight dump --json`.
 Prints a Markdown table of medians (predicted saving = the report's
 saving_total_ms) and exits 1 when a row is off by more than 10% and 1 ms.
 """
@@ -23,19 +23,30 @@ import sys
 
 
 def span_ms(syncsight, path):
+    """The part of a run that the fixes change: from the return of the call
+    before the first submission of GPU work to the host's release after the
+    last GPU operation (the first call returning after it ended; the
+    operation's end when none does).  Set-up and tear-down around it (context creation, a
+    fixed twin's pinned allocation) are not part of what the replay predicts."""
     out = subprocess.run([syncsight, "dump", "--json", path], capture_output=True, text=True, check=True).stdout
-    first_exit = None
-    last = 0.0
+    calls, gpu_corr, last_op = [], set(), 0.0
     for line in out.splitlines():
         r = json.loads(line)
         if r["type"] == "api":
-            end = r["t_ms"] + r["dur_ms"]
-            if first_exit is None or r["t_ms"] < first_exit[0]:
-                first_exit = (r["t_ms"], end)
-            last = max(last, end)
+            calls.append((r["t_ms"], r["t_ms"] + r["dur_ms"], r.get("corr")))
         elif r["type"] in ("kernel", "memcpy", "memset"):
-            last = max(last, r["start_ms"] + r["dur_ms"])
-    return last - first_exit[1] if first_exit else 0.0
+            last_op = max(last_op, r["start_ms"] + r["dur_ms"])
+            gpu_corr.add(r.get("corr"))
+    submits = [c[0] for c in calls if c[2] in gpu_corr]
+    if not submits:
+        return 0.0
+    first = min(submits)
+    # from the return of the call just before the first submission: host time
+    # spent between them (a JIT compilation before the first launch) counts
+    before = [c[1] for c in calls if c[0] < first]
+    start = max(before) if before else first
+    released = [c[1] for c in calls if c[1] >= last_op]
+    return (min(released) if released else last_op) - min(start, first)
 
 
 def saving_ms(syncsight, path, rule=None):
