@@ -69,6 +69,7 @@ void ss_findings_free(ss_findings *f)
         free(x->cost_basis); free(x->message); free(x->fix); free(x->site); free(x->site_key);
     }
     free(f->v);
+    free(f->unresolved_why);
     if (f->fold) { ss_u64map_free(&f->fold->map); free(f->fold); }
     free_symbolizer(f);
     memset(f, 0, sizeof *f);
@@ -223,9 +224,30 @@ const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, siz
     return buf;
 }
 
+#ifdef SS_HAVE_SYMBOLIZER
+static int site_has_line(const char *site);
+
+/* The first site that stayed module+offset keeps why ("module: problem"). */
+static void note_unresolved(ss_findings *f, uint64_t addr, char **why)
+{
+    if (*why) return;
+    ss_frame fr[8];
+    size_t n = ss_symbolizer_resolve(f->sym, addr, fr, 8);
+    const char *module = n ? fr[n - 1].module : NULL;
+    const char *problem = module ? ss_symbolizer_module_problem(f->sym, module) : "address in no module of the trace";
+    const char *base = module ? strrchr(module, '/') : NULL;
+    char raw[1024];
+    snprintf(raw, sizeof raw, "%s: %s", module ? (base ? base + 1 : module) : "?",
+             problem ? problem : "no line information at this address (built without -g?)");
+    char text[1536];
+    ss_escape_term_buf(text, sizeof text, raw, strlen(raw));
+    *why = ss_strdup_printf("%s", text);
+}
+#endif
+
 /* Site of a call: first user frame, else innermost Python frame, else API +
- * stream. */
-static void call_site(ss_findings *f, const ss_model *m, const ss_call *c, char *out, size_t outlen)
+ * stream.  *why is set when the user's native frame has no file:line. */
+static void call_site(ss_findings *f, const ss_model *m, const ss_call *c, char *out, size_t outlen, char **why)
 {
     char py[1024];
     int have_py = python_site(m, c->rec->pystack_id, py, sizeof py);
@@ -234,11 +256,16 @@ static void call_site(ss_findings *f, const ss_model *m, const ss_call *c, char 
     if (s) {
         ensure_symbolizer(f, m);
         char raw[1024];
-        if (f->sym && ss_site_format(f->sym, ss_rec_tail(&s->h, sizeof(*s)), s->depth, raw, sizeof raw) >= 0) {
+        const uint64_t *addrs = ss_rec_tail(&s->h, sizeof(*s));
+        int at = f->sym ? ss_site_format(f->sym, addrs, s->depth, raw, sizeof raw) : -1;
+        if (at >= 0) {
+            if (!site_has_line(raw)) note_unresolved(f, addrs[at], why);
             ss_escape_term_buf(out, outlen, raw, strlen(raw));
             return;
         }
     }
+#else
+    (void)why;
 #endif
     if (s) {
         const uint64_t *addrs = ss_rec_tail(&s->h, sizeof(*s));
@@ -298,9 +325,10 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     char lib[160];
     int in_library = o->nrefs && o->refs[0].call >= 0 &&
                      library_range(m, &m->calls[o->refs[0].call], lib, sizeof lib);
+    char *unresolved = NULL;
     if (o->nrefs && o->refs[0].call >= 0) {
         c = &m->calls[o->refs[0].call];
-        call_site(f, m, c, site, sizeof site);
+        call_site(f, m, c, site, sizeof site, &unresolved);
     } else if (o->nrefs && o->refs[0].op >= 0) {
         char sd[96];
         ss_string_ref nm = ss_model_op_name(m, &m->ops[o->refs[0].op]);
@@ -325,7 +353,13 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
         x->count++;
         x->cost_ms += o->cost_ms;
         free(key);
+        free(unresolved);
         return;
+    }
+    if (unresolved) {
+        f->unresolved_sites++;
+        if (!f->unresolved_why) f->unresolved_why = unresolved;
+        else free(unresolved);
     }
     ss_finding x;
     memset(&x, 0, sizeof x);

@@ -56,7 +56,16 @@ typedef struct ss_findings {
     struct ss_sitemap *fold;      /* site_key -> index (private) */
     struct ss_symbolizer *sym;    /* per model, created lazily (private) */
     const ss_model *sym_model;
+    /* Findings whose native call site stayed module+offset (no file:line),
+     * and why for the first of them ("module: problem"), NULL when none. */
+    uint32_t unresolved_sites;
+    char *unresolved_why;
 } ss_findings;
+
+/* The one-line advice shown with unresolved call sites. */
+#define SS_UNRESOLVED_FIX "build the program with -g; if its binaries moved or the trace was recorded on another " \
+    "machine, set SYNCSIGHT_SYMBOL_PATH to the directories holding them or their NAME.debug files"
+
 
 /* What a rule passes for one occurrence. */
 typedef struct ss_occurrence {

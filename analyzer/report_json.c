@@ -29,6 +29,16 @@ static void summary(ss_json *j, const ss_process_result *p)
     ss_json_key(j, "gpu_timeline"); ss_json_bool(j, m->has_gpu);
     const char *why = ss_no_gpu_reason(m);
     ss_json_kstr(j, "note", why);
+    ss_json_key(j, "unresolved_sites");
+    if (p->findings.unresolved_sites) {
+        ss_json_obj_begin(j);
+        ss_json_kuint(j, "findings", p->findings.unresolved_sites);
+        ss_json_kstr(j, "reason", p->findings.unresolved_why);
+        ss_json_kstr(j, "fix", SS_UNRESOLVED_FIX);
+        ss_json_obj_end(j);
+    } else {
+        ss_json_null(j);
+    }
     ss_json_key(j, "devices"); ss_json_arr_begin(j);
     for (uint32_t d = 0; d < m->ndevices; d++) {
         const ss_device_summary *ds = &m->devices[d];

@@ -220,4 +220,14 @@ void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color)
     if (n > 1)
         fprintf(out, "\ntotal over %u processes: %u error, %u warning, %u info findings, %.3f ms attributed\n", n,
                 total[SS_SEV_ERROR], total[SS_SEV_WARNING], total[SS_SEV_INFO], total_cost);
+    /* Said once for the whole report: what keeps sites at module+offset and how to fix it. */
+    uint32_t unresolved = 0;
+    const char *why = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        unresolved += procs[i].findings.unresolved_sites;
+        if (!why) why = procs[i].findings.unresolved_why;
+    }
+    if (unresolved)
+        fprintf(out, "\nnote: call sites could not be resolved to file:line for %u finding%s (%s); to fix: %s\n",
+                unresolved, unresolved == 1 ? "" : "s", why, SS_UNRESOLVED_FIX);   /* why is escaped */
 }

@@ -1,6 +1,7 @@
 /*
  * Offline symbolization of recorded call stacks (implementation:
- * analyzer/symbolize.c, on elfutils' libdw).  The analyzer feeds it the
+ * analyzer/symbolize.c, on elfutils' libdw, or without it through
+ * llvm-symbolizer / addr2line run as child processes).  The analyzer feeds it the
  * SS_REC_MODULE records of a trace and asks for the frames of each return
  * address of an SS_REC_STACK.
  */
@@ -40,5 +41,10 @@ size_t ss_symbolizer_resolve(ss_symbolizer *s, uint64_t addr, ss_frame *out, siz
 /* Why symbols are missing for a module ("binary not found", "stripped", ...),
  * or NULL when it was symbolized fine. */
 const char *ss_symbolizer_module_problem(ss_symbolizer *s, const char *path);
+
+/* Which symbolizer this analyzer uses, for `syncsight --version`: "libdw",
+ * "llvm-symbolizer (PATH, ...)", "addr2line (PATH, ...)" or "none (why)".  The
+ * first word is what scripts test. */
+void ss_symbolizer_describe(char *out, size_t outlen);
 
 #endif
