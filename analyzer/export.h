@@ -21,6 +21,8 @@
 
 /* Perfetto / Chrome trace-event JSON of one process.  Returns 0. */
 int ss_export_perfetto(FILE *out, ss_process_result *p);
+/* ... of the n processes of a job: one timeline, a process group per pid. */
+int ss_export_perfetto_job(FILE *out, ss_process_result *procs, uint32_t n);
 
 /* How NVTXT times are mapped onto the Nsight Systems timeline. */
 typedef enum ss_nvtxt_time {
@@ -40,6 +42,8 @@ int ss_export_nvtxt(FILE *out, ss_process_result *p, const ss_nvtxt_opts *o, cha
 
 /* The HTML timeline page of one process.  Returns 0. */
 int ss_export_html(FILE *out, ss_process_result *p);
+/* ... of the n processes of a job, with a process selector.  Returns 0. */
+int ss_export_html_job(FILE *out, ss_process_result *procs, uint32_t n);
 
 /* SARIF 2.1.0 log with one run covering all processes. */
 void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n);
@@ -62,6 +66,12 @@ int ss_finding_span(const ss_finding *x, uint64_t *t0, uint64_t *t1, uint32_t *t
 /* Short label of a call for timelines: API name, or the kernel name for a
  * launch.  Points into the model or a static string. */
 ss_string_ref ss_export_call_label(const ss_model *m, const ss_call *c);
+
+/* Per trace of a job, the ns to add to its times to put every trace on one
+ * axis: 0 for all when they were recorded on one host (one CLOCK_MONOTONIC);
+ * otherwise each trace's clock is mapped to wall-clock time through its
+ * header's (start_ns, start_realtime_ns) pair. */
+void ss_export_time_shifts(ss_process_result *procs, uint32_t n, int64_t *shift);
 
 /* Value of a META record (key as in trace_format.h: "exe", "cmdline", ...);
  * {NULL,0} when absent.  Points into the trace. */
