@@ -115,6 +115,12 @@ static void ensure_symbolizer(ss_findings *f, const ss_model *m)
     free_symbolizer(f);
     f->sym = ss_symbolizer_new();
     f->sym_model = m;
+    for (uint32_t i = 0; f->sym && i < m->nmetas; i++) {   /* META cwd: see ss_symbolizer_set_cwd */
+        const ss_meta_rec *r = m->metas[i];
+        const char *k = ss_rec_tail(&r->h, sizeof(*r));
+        if ((uint64_t)sizeof(*r) + r->key_len + 1 + r->value_len <= r->h.size && r->key_len == 3 && !memcmp(k, "cwd", 3))
+            ss_symbolizer_set_cwd(f->sym, k + r->key_len + 1, r->value_len);
+    }
     for (uint32_t i = 0; f->sym && i < m->nmodules; i++) {
         const ss_module_rec *r = m->modules[i];
         if (sizeof(*r) + (uint64_t)r->path_len + r->build_id_len > r->h.size) continue;

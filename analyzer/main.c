@@ -26,7 +26,7 @@ static void usage(FILE *f)
           "                                   files when they moved or were recorded elsewhere\n"
           "  SYNCSIGHT_SYMBOLIZER=PROG        llvm-symbolizer or addr2line for an analyzer built without\n"
           "                                   libdw (default: found on PATH; \"none\": do not use one)\n"
-          "  SYNCSIGHT_SYMBOLIZER_TIMEOUT=S   seconds the symbolizer program may take in all (30)\n"
+          "  SYNCSIGHT_SYMBOLIZER_TIMEOUT=S   seconds the symbolizer may take per trace (30)\n"
           "  SYNCSIGHT_SYMBOLS=0              open no binary the trace names: module+offset only\n", f);
 }
 

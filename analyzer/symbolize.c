@@ -14,8 +14,8 @@
  * external symbolizer program instead, as the sanitizers do: llvm-symbolizer
  * or binutils' addr2line (SYNCSIGHT_SYMBOLIZER, else found on PATH), one
  * child process per module kept open and fed one address per line on its
- * stdin, every answer awaited against one deadline for the whole analysis
- * (SYNCSIGHT_SYMBOLIZER_TIMEOUT).  Without any, every frame keeps its module
+ * stdin, every answer awaited against one deadline per symbolizer, i.e. per
+ * analyzed trace (SYNCSIGHT_SYMBOLIZER_TIMEOUT).  Without any, every frame keeps its module
  * and offset and the module's problem says why names are missing.
  */
 #define _GNU_SOURCE
@@ -97,6 +97,7 @@ struct ss_symbolizer {
     double      timeout_s;
     const char *tool_problem;           /* why there is no program (static text) */
 #endif
+    char       *cwd;                    /* the traced program's working directory, NULL unknown */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -264,7 +265,22 @@ void ss_symbolizer_free(ss_symbolizer *s)
 #ifdef SS_NO_LIBDW
     free(s->tool);
 #endif
+    free(s->cwd);
     free(s);
+}
+
+void ss_symbolizer_set_cwd(ss_symbolizer *s, const char *cwd, size_t len)
+{
+    if (!s)
+        return;
+    free(s->cwd);
+    s->cwd = NULL;
+    while (len > 1 && cwd && cwd[len - 1] == '/')
+        len--;
+    if (cwd && len > 1 && cwd[0] == '/' && (s->cwd = malloc(len + 1))) {
+        memcpy(s->cwd, cwd, len);
+        s->cwd[len] = '\0';
+    }
 }
 
 void ss_symbolizer_add_module(ss_symbolizer *s, const char *path, uint64_t base, uint64_t size,
@@ -705,6 +721,9 @@ static void parse_location(ss_symbolizer *s, char *text, int llvm, const char **
         }
         *colon = '\0';
     }
+    size_t cl = s->cwd && !llvm ? strlen(s->cwd) : 0;
+    if (cl && strncmp(text, s->cwd, cl) == 0 && text[cl] == '/' && text[cl + 1])
+        text += cl + 1;   /* addr2line joined it with the compilation directory */
     if (*line > 0 && text[0] && strcmp(text, "??") != 0)
         *file = keep_string(s, text);
     else

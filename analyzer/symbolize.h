@@ -32,6 +32,12 @@ void ss_symbolizer_free(ss_symbolizer *s);
 void ss_symbolizer_add_module(ss_symbolizer *s, const char *path, uint64_t base, uint64_t size,
                               const uint8_t *build_id, size_t build_id_len);
 
+/* The traced program's working directory (META "cwd"), or NULL.  addr2line
+ * prints file names joined with their compilation directory; those under
+ * this directory are shown relative to it, as libdw and llvm-symbolizer show
+ * them (a program is usually built where it runs).  Call before resolving. */
+void ss_symbolizer_set_cwd(ss_symbolizer *s, const char *cwd, size_t len);
+
 /* Resolve one return address into up to `max` frames, innermost (inlined)
  * first.  Always returns at least 1 when max >= 1: with no symbols the frame
  * carries module + offset (or only the address).  Results are cached; the
