@@ -99,7 +99,7 @@ for tool in llvm-symbolizer addr2line; do
     ran_program=1
 done
 SYNCSIGHT_SYMBOLIZER=none check_variant "no libdw, no symbolizer program" "$T/check_nodw" 0
-PATH=/nonexistent "$T/check_nodw" "$T/trace1" > "$T/out"
+env -u SYNCSIGHT_SYMBOLIZER PATH=/nonexistent "$T/check_nodw" "$T/trace1" > "$T/out"
 grep -q "^problem prog: .*found no symbolizer program (install binutils" "$T/out" \
     || fail "without libdw and with no program on PATH, the reason does not say how to fix it"
 
