@@ -25,7 +25,11 @@ static void usage(FILE *f)
           "  --fail-on SEVERITY   exit 1 when a finding at or above SEVERITY exists (default: never)\n"
           "  -o OUT               write the report to OUT instead of stdout\n"
           "\n"
-          "exit status: 0 ok, 1 findings at/above --fail-on, 2 usage or input error\n", f);
+          "exit status: 0 ok, 1 findings at/above --fail-on, 2 usage or input error (a trace of\n"
+          "a DIR or list that cannot be read is named on stderr and the others reported: 2)\n"
+          "\n"
+          "SYNCSIGHT_SYMBOL_PATH=DIR:... finds moved binaries or their NAME.debug files for call\n"
+          "sites (more in syncsight --help and docs/cli.md)\n", f);
 }
 
 int ss_report_parse_opt(ss_report_opts *o, int argc, char **argv, int *i)
@@ -78,12 +82,9 @@ char **ss_expand_inputs(char **args, int n, int *out_n)
     uint32_t nv = 0, cap = 0;
     for (int i = 0; i < n; i++) {
         struct stat st;
-        if (stat(args[i], &st) != 0) {
-            ss_err_path(args[i], strerror(errno));
-            ss_free_paths(v, (int)nv);
-            return NULL;
-        }
-        if (!S_ISDIR(st.st_mode)) {
+        /* A file that cannot be read is one bad trace among the others: its
+         * load names it (ss_analyze_files) and the rest is still reported. */
+        if (stat(args[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
             char *p = strdup(args[i]);
             SS_PUSH(v, nv, cap, p);
             continue;
@@ -117,10 +118,11 @@ void ss_free_paths(char **paths, int n)
 int ss_analyze_files(char **paths, int n, const char *verb, ss_process_result *procs, int *loaded)
 {
     *loaded = 0;
+    int rc = SS_EXIT_OK;
     for (int i = 0; i < n; i++) {
         char err[256] = "";
         ss_model *m = ss_model_load(paths[i], err, sizeof err);
-        if (!m) { ss_err_path(paths[i], err[0] ? err : "cannot read"); return SS_EXIT_USAGE; }
+        if (!m) { ss_err_path(paths[i], err[0] ? err : "cannot read"); rc = SS_EXIT_USAGE; continue; }
         if (m->truncated) {
             char msg[400];
             snprintf(msg, sizeof msg, "warning: truncated trace (%s); %s up to its last complete block",
@@ -134,15 +136,18 @@ int ss_analyze_files(char **paths, int n, const char *verb, ss_process_result *p
         ss_rules_run_all(m, &p->findings);
         ss_findings_finish(&p->findings, m->t_last - m->t_first);
     }
-    return SS_EXIT_OK;
+    return rc;
 }
 
 int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback_out)
 {
     ss_process_result *procs = ss_xcalloc((size_t)n, sizeof(ss_process_result));
     int loaded = 0;
-    int rc = ss_analyze_files(paths, n, "analyzing", procs, &loaded);
-    if (rc == SS_EXIT_OK) {
+    /* Bad traces were named on stderr: the readable ones are reported, and
+     * the exit status says that some input was bad (2, over --fail-on's 1). */
+    int bad = ss_analyze_files(paths, n, "analyzing", procs, &loaded) != SS_EXIT_OK;
+    int rc = loaded ? SS_EXIT_OK : SS_EXIT_USAGE;
+    if (loaded) {
         FILE *out = fallback_out;
         if (o->output) {
             out = fopen(o->output, "w");
@@ -166,6 +171,7 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
                 for (uint32_t k = 0; k < procs[i].findings.n; k++)
                     if ((int)procs[i].findings.v[k].severity >= o->fail_on) rc = SS_EXIT_FINDINGS;
     }
+    if (bad) rc = SS_EXIT_USAGE;
     for (int i = 0; i < loaded; i++) { ss_findings_free(&procs[i].findings); ss_model_free(procs[i].model); }
     free(procs);
     return rc;

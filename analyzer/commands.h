@@ -40,8 +40,10 @@ int ss_report_parse_opt(ss_report_opts *o, int argc, char **argv, int *i);
 int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback_out);
 
 /* Expand FILE|DIR arguments into trace paths (DIR: every *.sstrace inside,
- * sorted).  Returns a malloc'ed array (entries malloc'ed) or NULL with a
- * message printed. */
+ * sorted; anything else, even a path that does not exist, is kept for its
+ * load to name what is wrong with it).  Returns a malloc'ed array (entries
+ * malloc'ed) or NULL with a message printed (a directory that cannot be
+ * listed or holds no trace). */
 char **ss_expand_inputs(char **args, int n, int *out_n);
 void ss_free_paths(char **paths, int n);
 
@@ -50,8 +52,9 @@ void ss_err_path(const char *path, const char *what);
 
 /* Load each trace and run every rule on it, into procs[0..*loaded).  A
  * truncated trace gets a one-line warning ("<verb> up to its last complete
- * block"); an unreadable one stops the loop.  Returns SS_EXIT_OK or
- * SS_EXIT_USAGE. */
+ * block"); an unreadable one gets one line naming it and what is wrong, and
+ * is left out.  Returns SS_EXIT_USAGE when any was left out (the others are
+ * still in procs), else SS_EXIT_OK. */
 struct ss_process_result;
 int ss_analyze_files(char **paths, int n, const char *verb, struct ss_process_result *procs, int *loaded);
 

@@ -1201,6 +1201,141 @@ static void build_timelines(ss_model *m)
     free(stream_end);
 }
 
+/* Why the trace may lack its last GPU records, or NULL.  The shim writes an
+ * EXIT note at a clean end, after the last CUPTI flush; a fatal-signal
+ * handler flushes the host buffers only; SIGKILL leaves neither note.  A
+ * trace made without CUPTI (or without its flag: synthetic traces) has no
+ * GPU records to lack, only a cut file. */
+static const char *incomplete_reason(ss_model *m)
+{
+    int exit_note = 0;
+    for (uint32_t i = 0; i < m->nnotes; i++) {
+        if (m->notes[i]->code == SS_NOTE_SIGNAL) {
+            m->incomplete_sig = m->notes[i]->value;
+            return "the program died of a signal";
+        }
+        if (m->notes[i]->code == SS_NOTE_TRACE_INCOMPLETE) return "recording stopped early (write error)";
+        if (m->notes[i]->code == SS_NOTE_EXIT) exit_note = 1;
+    }
+    if (m->truncated) return "truncated";
+    if ((m->hdr.flags & SS_FILE_F_CUPTI) && !exit_note)
+        return "no end-of-trace record (the program was killed, or is still running)";
+    return NULL;
+}
+
+/* SYNCSIGHT_FLUSH_MS as the shim saw it (META env.*), else its default. */
+static uint64_t flush_interval_ns(const ss_model *m)
+{
+    uint64_t ms = 200;
+    static const char key[] = "env.SYNCSIGHT_FLUSH_MS";
+    for (uint32_t i = 0; i < m->nmetas; i++) {
+        const ss_meta_rec *r = m->metas[i];
+        if ((uint64_t)sizeof(*r) + r->key_len + 1 + r->value_len > r->h.size) continue;
+        const char *k = ss_rec_tail(&r->h, sizeof(*r));
+        if (r->key_len != sizeof key - 1 || memcmp(k, key, sizeof key - 1) != 0) continue;
+        char num[16];
+        size_t n = r->value_len < sizeof num - 1 ? r->value_len : sizeof num - 1;
+        memcpy(num, k + r->key_len + 1, n);
+        num[n] = 0;
+        long v = strtol(num, NULL, 10);
+        ms = v < 10 ? 10 : v > 60000 ? 60000 : (uint64_t)v;
+    }
+    return ms * 1000000u;
+}
+
+/* Until when the host calls of every thread are known.  Each thread fills
+ * its own buffer, which the shim's writer flushes as one block per thread
+ * every SYNCSIGHT_FLUSH_MS: a file cut inside one round of flushes lacks the
+ * later blocks of that round, so a thread's calls are known up to its last
+ * recorded call, and every thread's up to the round before (at least one
+ * flush period, with as much again of slack for the flush itself, before the
+ * last recorded call of any thread).  A fatal-signal handler flushes every
+ * buffer: then all of them are known to the end. */
+static uint64_t host_complete_until(const ss_model *m, const loader *L)
+{
+    if (!L->napi) return 0;
+    ss_u64map last;
+    memset(&last, 0, sizeof last);
+    uint64_t latest = 0;
+    for (uint32_t i = 0; i < L->napi; i++) {
+        const ss_api_rec *r = L->api[i];
+        int64_t *t = ss_u64map_find(&last, r->tid);
+        if (!t) ss_u64map_put(&last, r->tid, (int64_t)r->t_exit);
+        else if ((uint64_t)*t < r->t_exit) *t = (int64_t)r->t_exit;
+        if (r->t_exit > latest) latest = r->t_exit;
+    }
+    uint64_t until = latest;
+    if (!m->incomplete_sig) {
+        for (uint32_t i = 0; i < L->napi; i++) {
+            int64_t *t = ss_u64map_find(&last, L->api[i]->tid);
+            if (t && (uint64_t)*t < until) until = (uint64_t)*t;
+        }
+        uint64_t window = 2 * flush_interval_ns(m);
+        if (latest > window && until < latest - window) until = latest - window;
+    }
+    ss_u64map_free(&last);
+    return until;
+}
+
+/* Leave out what an incomplete trace cannot judge (see ss_model.span_end):
+ * the GPU records end at the last recorded op end, the host records where
+ * host_complete_until() says; a call that ended after the earlier of the two may
+ * have waited for GPU work whose records never came (it would look like a
+ * sync with nothing in flight), so calls ending and ops starting after it,
+ * and the NVTX, sync, event and host-sync records of that time, are dropped
+ * before anything is derived. */
+static void cut_to_complete_span(ss_model *m, loader *L)
+{
+    m->recorded_end = m->t_last;
+    m->incomplete_why = incomplete_reason(m);
+    if (!m->incomplete_why) return;
+    for (uint32_t i = 0; i < L->ngpu; i++)
+        if (L->gpu[i]->end > m->gpu_records_end) m->gpu_records_end = L->gpu[i]->end;
+    m->host_records_end = host_complete_until(m, L);
+    int cupti_off = 0;   /* another tool held CUPTI, or it failed: no GPU records were ever coming */
+    for (uint32_t i = 0; i < m->nnotes; i++)
+        cupti_off |= m->notes[i]->code == SS_NOTE_CUPTI_TAKEN || m->notes[i]->code == SS_NOTE_CUPTI_UNAVAILABLE;
+    uint64_t end = m->host_records_end ? m->host_records_end : m->t_last;
+    if ((m->hdr.flags & SS_FILE_F_CUPTI) && !cupti_off) {
+        /* no GPU record at all: none of the calls can be judged */
+        uint64_t gpu_end = L->ngpu ? m->gpu_records_end : m->t_first;
+        if (gpu_end < end) end = gpu_end;
+    }
+    m->span_end = end;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < L->napi; i++)
+        if (L->api[i]->t_exit <= end) L->api[k++] = L->api[i];
+    m->calls_cut = L->napi - k;
+    L->napi = k;
+    k = 0;
+    for (uint32_t i = 0; i < L->ngpu; i++)
+        if (L->gpu[i]->start <= end) L->gpu[k++] = L->gpu[i];
+    m->ops_cut = L->ngpu - k;
+    L->ngpu = k;
+    k = 0;
+    for (uint32_t i = 0; i < L->nnvtx; i++)
+        if (L->nvtx[i]->start <= end) L->nvtx[k++] = L->nvtx[i];
+    L->nnvtx = k;
+    k = 0;
+    for (uint32_t i = 0; i < m->nsyncs; i++)
+        if (m->syncs[i]->g.start <= end) m->syncs[k++] = m->syncs[i];
+    m->nsyncs = k;
+    k = 0;
+    for (uint32_t i = 0; i < m->ncuda_events; i++)
+        if (m->cuda_events[i]->g.start <= end) m->cuda_events[k++] = m->cuda_events[i];
+    m->ncuda_events = k;
+    k = 0;
+    for (uint32_t i = 0; i < m->nhsyncs; i++)
+        if (m->hsyncs[i]->time <= end) m->hsyncs[k++] = m->hsyncs[i];
+    m->nhsyncs = k;
+    k = 0;
+    for (uint32_t i = 0; i < m->nxaccess; i++)
+        if (m->xaccess[i]->t_enter <= end) m->xaccess[k++] = m->xaccess[i];
+    m->nxaccess = k;
+    m->span_cut = m->calls_cut || m->ops_cut;
+    if (end < m->t_last) m->t_last = end > m->t_first ? end : m->t_first;
+}
+
 ss_model *ss_model_load(const char *path, char *err, size_t errlen)
 {
     ss_reader *rd = ss_reader_open(path, err, errlen);
@@ -1277,6 +1412,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         snprintf(m->truncated_why, sizeof m->truncated_why, "%s", ss_reader_error(rd));
     }
     if (m->t_first == UINT64_MAX) m->t_first = m->t_last = m->hdr.start_ns;
+    cut_to_complete_span(m, &L);
 
     /* calls, sorted by time */
     m->ncalls = L.napi;

@@ -40,6 +40,14 @@ static void print_summary(FILE *out, const ss_process_result *p)
     fprintf(out, "  wall time %.3f ms, %" PRIu64 " records, %u CUDA calls, %u GPU ops\n", wall, m->nrecords,
             m->ncalls, m->nops);
     if (m->truncated) { fputs("  warning: trace is truncated (", out); esc(out, m->truncated_why); fputs("); analyzed up to its last complete block\n", out); }
+    else if (m->incomplete_why && !m->incomplete_sig) fprintf(out, "  warning: incomplete trace: %s\n", m->incomplete_why);
+    if (m->span_cut) {
+        fprintf(out, "  note: analyzed up to %.3f ms only, where host and GPU records are both complete (GPU records end at ",
+                ss_rel_ms(m, m->span_end));
+        if (m->gpu_records_end) fprintf(out, "%.3f ms", ss_rel_ms(m, m->gpu_records_end)); else fputs("none", out);
+        fprintf(out, ", host records at %.3f ms): %u CUDA calls and %u GPU ops after it are not judged\n",
+                ss_rel_ms(m, m->host_records_end), m->calls_cut, m->ops_cut);
+    }
     const char *why = ss_no_gpu_reason(m);
     if (why) fprintf(out, "  note: %s\n", why);
     for (uint32_t i = 0; i < m->nnotes; i++) {
@@ -215,4 +223,13 @@ void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color)
     if (n > 1)
         fprintf(out, "\ntotal over %u processes: %u error, %u warning, %u info findings, %.3f ms attributed\n", n,
                 total[SS_SEV_ERROR], total[SS_SEV_WARNING], total[SS_SEV_INFO], total_cost);
+    /* Said once for the whole report: what keeps sites at module+offset and how to fix it. */
+    char why[1024];
+    uint32_t unresolved = ss_unresolved_sites(procs, n, why, sizeof why);
+    if (unresolved) {
+        fprintf(out, "\nnote: call sites could not be resolved to file:line for %u finding%s (", unresolved,
+                unresolved == 1 ? "" : "s");
+        esc(out, why);
+        fprintf(out, "); to fix: %s\n", SS_UNRESOLVED_FIX);
+    }
 }

@@ -6,7 +6,8 @@
 # timestamps never decrease within a track, every flow id has exactly one start
 # and one end, each bound inside a slice of its track, every finding of
 # `syncsight report --format json` appears as a finding slice with its rule and
-# cost, and event record -> wait flows exist where the trace has them.  SARIF:
+# cost, and event record -> wait flows exist where the trace has them; a
+# multi-process job (a directory) gives one timeline with a group per pid.  SARIF:
 # 2.1.0, six rules with helpUri, one result per finding with the right level
 # and the cost in the message; `report --format sarif` gives the same results.
 set -u
@@ -118,7 +119,49 @@ done
 # a wrong format, no trace, two traces: usage errors
 "$SYNCSIGHT" export --format xml "${traces[0]}" >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: bad --format not exit 2"; fails=$((fails + 1)); }
 "$SYNCSIGHT" export --format perfetto >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: no trace not exit 2"; fails=$((fails + 1)); }
-"$SYNCSIGHT" export --format perfetto "${traces[0]}" "${traces[1]}" >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: two traces to perfetto not exit 2"; fails=$((fails + 1)); }
+"$SYNCSIGHT" export --format nvtxt "${traces[0]}" "${traces[1]}" >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: two traces to nvtxt not exit 2"; fails=$((fails + 1)); }
+# A multi-process job (a directory of traces): one timeline, a process group per
+# pid (its threads and findings), its GPUs in groups of their own named with the
+# pid, no group shared by two processes, every track in time order, every
+# finding of every process, flow ids unique across the job.
+job=tests/fixtures/torchrun_2ranks
+if [ -d "$job" ]; then
+    if "$SYNCSIGHT" export --format perfetto -o "$tmp/job.json" "$job" 2>"$tmp/err" &&
+       "$SYNCSIGHT" report --format json -o "$tmp/job.report.json" "$job" 2>/dev/null; then
+        "$PYTHON" - "$tmp/job.json" "$tmp/job.report.json" <<'PY' || fails=$((fails + 1))
+import collections, json, sys
+trace, report = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ev = trace["traceEvents"]
+pids = [t["pid"] for t in report["traces"]]
+errors = []
+pname = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+for pid in pids:
+    if pid not in pname or ("(pid %d)" % pid) not in pname[pid]: errors.append("no process group for pid %d: %r" % (pid, pname.get(pid)))
+gpu = {p: n for p, n in pname.items() if n.startswith("GPU ")}
+for pid in pids:
+    if not any(("(pid %d)" % pid) in n for n in gpu.values()): errors.append("no GPU group of pid %d: %r" % (pid, gpu))
+for p, n in gpu.items():
+    if sum(("(pid %d)" % q) in n for q in pids) != 1: errors.append("GPU group %r is not one process's" % n)
+last = {}
+for e in ev:
+    if e.get("ph") == "M": continue
+    if e["pid"] not in pname: errors.append("event in an unnamed group %r" % e["pid"]); break
+    k = (e["pid"], e["tid"])
+    if k in last and e["ts"] < last[k]: errors.append("track %r goes back in time" % (k,)); break
+    last[k] = e["ts"]
+got = collections.Counter((e["pid"], e["args"]["rule"], round(e["args"]["cost_ms"], 3)) for e in ev if e.get("cat") == "syncsight.finding" and e["ph"] == "X")
+want = collections.Counter((f["process"], f["rule"], round(f["cost_ms"], 3)) for f in report["findings"])
+if got != want: errors.append("finding slices per process %r != report %r" % (dict(got), dict(want)))
+flows = collections.Counter((e["id"], e["ph"]) for e in ev if e.get("ph") in ("s", "f"))
+if any(c != 1 for c in flows.values()): errors.append("a flow id is used twice in the job")
+for e in errors: print("ERROR", e)
+print("job: %d processes, %d groups, %d findings" % (len(pids), len(pname), sum(want.values())))
+sys.exit(1 if errors else 0)
+PY
+    else
+        echo "FAIL: export --format perfetto of the job $job: $(cat "$tmp/err")"; fails=$((fails + 1))
+    fi
+fi
 "$SYNCSIGHT" export --help | grep -q "usage: syncsight export" || { echo "FAIL: export --help"; fails=$((fails + 1)); }
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all ${#traces[@]} traces ok"
