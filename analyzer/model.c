@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "callsite.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -276,9 +277,36 @@ const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, siz
 {
     if (stream < 0 || (uint32_t)stream >= m->nstreams) { snprintf(buf, len, "no stream"); return buf; }
     const ss_stream *s = &m->streams[stream];
-    uint64_t handle = s->handle;
-    if (s->kind == SS_STREAM_LEGACY_NULL) handle = 0;
-    snprintf(buf, len, "stream 0x%llx (%s)", (unsigned long long)handle, ss_stream_kind_name(s->kind));
+    const char *kind = ss_stream_kind_name(s->kind);
+    ss_string_ref name = ss_model_string(m, s->name_id);
+    if (name.s && name.len) {   /* the program's own name for it (NVTX) */
+        snprintf(buf, len, "stream \"%.*s%s\" (%s)", (int)(name.len > 40 ? 40 : name.len), name.s,
+                 name.len > 40 ? "..." : "", kind);
+        return buf;
+    }
+    /* The default streams are known by their handle 0.  A created stream is
+     * known by the number CUPTI (and so Nsight Systems) gives it and where it
+     * was created, not by its pointer. */
+    if (s->kind == SS_STREAM_LEGACY_NULL || s->kind == SS_STREAM_PER_THREAD) {
+        snprintf(buf, len, "stream 0x0 (%s)", kind);
+        return buf;
+    }
+    char id[32], at[80] = "";
+    if (s->stream_id) snprintf(id, sizeof id, "%u", s->stream_id);
+    else snprintf(id, sizeof id, "0x%llx", (unsigned long long)s->handle);
+    const char *file;
+    size_t flen;
+    uint32_t line;
+    ss_site site;
+    if (s->create_call >= 0) {
+        ss_call_site(m, s->create_call, &site);
+        if (ss_site_source(&site, &file, &flen, &line)) {
+            size_t b = flen;   /* the file's base name: the stack has the rest */
+            while (b > 0 && file[b - 1] != '/') b--;
+            snprintf(at, sizeof at, ", created at %.*s:%u", (int)(flen - b > 40 ? 40 : flen - b), file + b, line);
+        }
+    }
+    snprintf(buf, len, "stream %s (%s%s)", id, kind, at);
     return buf;
 }
 
@@ -468,6 +496,7 @@ typedef struct loader {
     const ss_api_rec **api; uint32_t napi, capi;
     const ss_gpu_common **gpu; uint32_t ngpu, cgpu;
     const ss_stream_rec **srec; uint32_t nsrec, csrec;
+    const ss_stream_name_rec **sname; uint32_t nsname, csname;   /* NVTX stream names */
     const ss_nvtx_rec **nvtx; uint32_t nnvtx, cnvtx;
     const ss_thread_rec **thr; uint32_t nthr, cthr;
     uint32_t cap_sync, cap_cev, cap_note, cap_meta, cap_ctx, cap_stack, cap_py, cap_mod;
@@ -926,6 +955,26 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     free(m->streams);
     m->streams = streams;
     m->nstreams = nfinal;
+
+    /* 5. names the program gave streams (NVTX), in the order given: a name
+     * goes to the stream that had the handle then -- the latest created
+     * before it (handles are reused after cudaStreamDestroy); handle 0 names
+     * the legacy default stream. */
+    for (uint32_t k = 0; k < L->nsname; k++) {
+        const ss_stream_name_rec *r = L->sname[k];
+        int32_t best = -1;
+        uint64_t best_t = 0;
+        for (uint32_t i = 0; i < m->nstreams; i++) {
+            const ss_stream *st = &m->streams[i];
+            int match = r->handle ? st->handle == r->handle : st->kind == SS_STREAM_LEGACY_NULL;
+            if (!match) continue;
+            uint64_t t = st->create_call >= 0 ? m->calls[st->create_call].rec->t_enter : 0;
+            if (t > r->time || (best >= 0 && t < best_t)) continue;
+            best = (int32_t)i;
+            best_t = t;
+        }
+        if (best >= 0) m->streams[best].name_id = r->name_id;
+    }
 }
 
 static void build_events_allocs(ss_model *m)
@@ -1369,6 +1418,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         case SS_REC_CUDA_EVENT:
             SS_PUSH(m->cuda_events, m->ncuda_events, cap_cev, (const ss_cuda_event_rec *)h); break;
         case SS_REC_STREAM: SS_PUSH(L.srec, L.nsrec, L.csrec, (const ss_stream_rec *)h); break;
+        case SS_REC_STREAM_NAME: SS_PUSH(L.sname, L.nsname, L.csname, (const ss_stream_name_rec *)h); break;
         case SS_REC_CONTEXT: SS_PUSH(m->contexts, m->ncontexts, cap_ctx, (const ss_context_rec *)h); break;
         case SS_REC_NVTX: {
             const ss_nvtx_rec *r = (const ss_nvtx_rec *)h;
@@ -1490,7 +1540,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     demangle_kernel_names(m);
     ss_qsort(m->xaccess, m->nxaccess, sizeof(*m->xaccess), cmp_xaccess);
 
-    free(L.api); free(L.gpu); free(L.srec); free(L.nvtx); free(L.thr); free(L.parent);
+    free(L.api); free(L.gpu); free(L.srec); free(L.sname); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
     ss_u64map_free(&L.corr_stream); ss_u64map_free(&L.legacy_map); ss_u64map_free(&L.ptds_map);
     return m;

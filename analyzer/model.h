@@ -159,7 +159,7 @@ typedef struct ss_stream {
     int32_t  create_call;       /* calls index, -1 */
     uint64_t busy_ns;           /* union of its op intervals */
     uint32_t nops;
-    uint32_t pad;
+    uint32_t name_id;           /* the name the program gave it (SS_REC_STREAM_NAME), 0 none */
 } ss_stream;
 
 typedef struct ss_alloc {

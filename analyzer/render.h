@@ -16,6 +16,11 @@
 #include "json.h"
 #include "model.h"
 
+/* Where the users' documentation is published (docs/ of the repository):
+ * the one base of every absolute link an output makes to it (SARIF helpUri,
+ * the man page's SEE ALSO). */
+#define SS_DOCS_URL "https://github.com/syncsight/syncsight/blob/main/docs"
+
 /* One analyzed process (trace file). */
 typedef struct ss_process_result {
     const char *path;

@@ -39,7 +39,7 @@ for t in "${traces[@]}"; do
         echo "FAIL $name: report --format sarif failed"; fails=$((fails + 1))
     fi
     out=$("$PYTHON" - "$tmp/$name.json" "$tmp/$name.report.json" "$tmp/$name.sarif" <<'PY'
-import glob, json, os, sys, collections
+import glob, json, os, re, sys, collections
 errors = []
 trace = json.load(open(sys.argv[1]))
 report = json.load(open(sys.argv[2]))
@@ -81,8 +81,11 @@ if instants < min(blamed, 1): errors.append("no instant on the blamed calls")
 names = [e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"]
 for dev in report["traces"][0]["summary"]["devices"]:
     for s in dev["streams"]:
-        if not any(n.startswith("stream %s (%s)" % (s["stream"], s["stream_kind"])) for n in names):
-            errors.append("no track named for stream %s (%s)" % (s["stream"], s["stream_kind"]))
+        # named as the report names it (never the handle alone), with its kind
+        if s["stream_kind"] not in s["stream_name"] or (s["stream"] != "0x0" and s["stream"] in s["stream_name"]):
+            errors.append("stream %s named %r" % (s["stream"], s["stream_name"]))
+        if not any(n.startswith(s["stream_name"]) for n in names):
+            errors.append("no track named %r" % s["stream_name"])
 # SARIF
 if sarif.get("version") != "2.1.0": errors.append("SARIF version %r" % sarif.get("version"))
 run = sarif["runs"][0]
@@ -92,8 +95,8 @@ ids = {r["id"] for r in rules}
 pages = {os.path.basename(p)[:-3] for p in glob.glob("docs/rules/*.md")}
 if ids != pages: errors.append("SARIF rules %r, rule pages %r" % (sorted(ids), sorted(pages)))
 for r in rules:
-    if r.get("helpUri") != "docs/rules/%s.md" % r["id"] or not r["shortDescription"]["text"]:
-        errors.append("SARIF rule %r lacks helpUri/shortDescription" % r["id"])
+    if not re.match(r"https://[^/]+/.*/rules/%s\.md$" % re.escape(r["id"]), r.get("helpUri", "")) or not r["shortDescription"]["text"]:
+        errors.append("SARIF rule %r lacks an absolute helpUri (%r) or shortDescription" % (r["id"], r.get("helpUri")))
 levels = {"error": "error", "warning": "warning", "info": "note"}
 res = run["results"]
 if len(res) != len(report["findings"]): errors.append("SARIF has %d results, report %d findings" % (len(res), len(report["findings"])))
@@ -104,6 +107,11 @@ for r, f in zip(res, report["findings"]):
     loc = r["locations"][0]
     if "physicalLocation" in loc:
         if loc["physicalLocation"]["region"]["startLine"] < 1: errors.append("bad startLine")
+        # source files relative to the source root, C++ and Python alike
+        art = loc["physicalLocation"]["artifactLocation"]
+        base = run.get("originalUriBaseIds", {}).get(art.get("uriBaseId", ""), {}).get("uri", "")
+        if art["uri"].startswith("file:") == bool(art.get("uriBaseId")) or (art.get("uriBaseId") and not base.startswith("file:///")):
+            errors.append("SARIF artifact %r (base %r)" % (art, base))
 print("flows=%d" % len(flows))
 for e in errors[:20]: print("ERROR", e)
 sys.exit(1 if errors else 0)
