@@ -127,7 +127,11 @@ void ss_finding_json_members(ss_json *j, const ss_finding *x, unsigned members)
     if (members & SS_FM_COST_BASIS) ss_json_kstr(j, "cost_basis", x->cost_basis);
     if (members & SS_FM_MESSAGE) ss_json_kstr(j, "message", x->message);
     if (members & SS_FM_FIX) ss_json_kstr(j, "fix", x->fix);
-    if (members & SS_FM_COUNT) ss_json_kuint(j, "count", x->count);
+    if (members & SS_FM_COUNT) {
+        ss_json_kuint(j, "count", x->count);
+        /* made inside NCCL's own calls: the text report folds these into one line */
+        ss_json_key(j, "inside_nccl"); ss_json_bool(j, x->in_nccl);
+    }
     if (members & SS_FM_SITE) {
         char site[1024];
         ss_finding_site_text(x, site, sizeof site);

@@ -17,8 +17,8 @@
 #include "model.h"
 
 /* Where the users' documentation is published (docs/ of the repository):
- * the one base of every absolute link an output makes to it (SARIF helpUri,
- * the man page's SEE ALSO). */
+ * the one base of every absolute link an output makes to it (SARIF helpUri;
+ * docs/syncsight.1 names it too, checked by tests/test_cli.sh). */
 #define SS_DOCS_URL "https://github.com/syncsight/syncsight/blob/main/docs"
 
 /* One analyzed process (trace file). */

@@ -203,21 +203,36 @@ void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color)
         ss_process_result *p = &procs[i];
         if (i) fputs("\n", out);
         print_summary(out, p);
-        uint32_t sev[3] = { 0, 0, 0 };
-        for (uint32_t k = 0; k < p->findings.n; k++) sev[p->findings.v[k].severity]++;
+        /* Findings inside NCCL's own calls are not the user's to fix: one
+         * line per process says how many (the JSON report has each). */
+        uint32_t sev[3] = { 0, 0, 0 }, nccl = 0, nccl_occ = 0;
+        for (uint32_t k = 0; k < p->findings.n; k++) {
+            const ss_finding *x = &p->findings.v[k];
+            if (x->in_nccl) { nccl++; nccl_occ += x->count; }
+            else sev[x->severity]++;
+        }
+        uint32_t mine = p->findings.n - nccl;
         if (!p->findings.n) {
             fputs("no findings\n", out);
             continue;
         }
-        fprintf(out, "\nfindings: %u (%u error, %u warning, %u info), ranked by severity, then saving\n",
-                p->findings.n, sev[SS_SEV_ERROR], sev[SS_SEV_WARNING], sev[SS_SEV_INFO]);
-        if (p->findings.saving_total_known)
-            fprintf(out, "fixing all of them would end this run %.3f ms sooner (what-if replay; the findings "
-                    "overlap, so this is not the sum of their savings)\n", p->findings.saving_total_ms);
+        if (mine) {
+            fprintf(out, "\nfindings: %u (%u error, %u warning, %u info), ranked by severity, then saving\n",
+                    mine, sev[SS_SEV_ERROR], sev[SS_SEV_WARNING], sev[SS_SEV_INFO]);
+            if (p->findings.saving_total_known)
+                fprintf(out, "fixing all of them would end this run %.3f ms sooner (what-if replay; the findings "
+                        "overlap, so this is not the sum of their savings)\n", p->findings.saving_total_ms);
+        } else {
+            fputs("\nno findings in your code\n", out);
+        }
         for (uint32_t k = 0; k < p->findings.n; k++) {
+            if (p->findings.v[k].in_nccl) continue;
             print_finding(out, &p->findings.v[k], color);
             total_cost += p->findings.v[k].cost_ms;
         }
+        if (nccl)
+            fprintf(out, "\n%u finding%s inside NCCL, not your code (%u occurrence%s in NCCL's own CUDA calls; "
+                    "--format json lists them)\n", nccl, nccl == 1 ? "" : "s", nccl_occ, nccl_occ == 1 ? "" : "s");
         for (int s = 0; s < 3; s++) total[s] += sev[s];
     }
     if (n > 1)
