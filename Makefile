@@ -41,6 +41,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/syncsight
 	install -m 0755 $(BUILD)/syncsight $(DESTDIR)$(PREFIX)/bin/syncsight
 	install -m 0755 $(BUILD)/libsyncsight.so $(DESTDIR)$(PREFIX)/lib/syncsight/libsyncsight.so
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 docs/syncsight.1 $(DESTDIR)$(PREFIX)/share/man/man1/syncsight.1
 
 clean:
 	rm -rf $(BUILD)

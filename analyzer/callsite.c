@@ -16,6 +16,10 @@ ss_symbolizer *ss_model_symbolizer(const ss_model *m)
         fputs("syncsight: out of memory\n", stderr);
         exit(2);
     }
+    /* addr2line prints file names joined with the compilation directory:
+     * the symbolizer shows those under the program's cwd relative to it. */
+    ss_string_ref cwd = ss_model_meta(m, "cwd");
+    if (cwd.s) ss_symbolizer_set_cwd(s, cwd.s, cwd.len);
     for (uint32_t i = 0; i < m->nmodules; i++) {
         const ss_module_rec *r = m->modules[i];
         if (sizeof(*r) + (uint64_t)r->path_len + r->build_id_len > r->h.size) continue;
@@ -114,6 +118,20 @@ int ss_site_source(const ss_site *site, const char **file, size_t *file_len, uin
         return 1;
     }
     return 0;
+}
+
+int ss_site_unresolved(const ss_model *m, const ss_site *site, char *why, size_t len)
+{
+    if (site->kind != SS_SITE_NATIVE || (site->native.file && site->native.file[0] && site->native.line > 0))
+        return 0;
+    const char *module = site->native.module;
+    const char *problem = module ? ss_symbolizer_module_problem(ss_model_symbolizer(m), module)
+                                 : "address in no module of the trace";
+    const char *base = module ? strrchr(module, '/') : NULL;
+    if (len)
+        snprintf(why, len, "%s: %s", module ? (base ? base + 1 : module) : "?",
+                 problem ? problem : "no line information at this address (built without -g?)");
+    return 1;
 }
 
 void ss_model_stack_walk(const ss_model *m, uint32_t stack_id, ss_frame_visit visit, void *ctx)

@@ -50,6 +50,13 @@ void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len)
  * none. */
 int ss_site_source(const ss_site *site, const char **file, size_t *file_len, uint32_t *line);
 
+/* A native site that stayed module+offset (no file:line): why, as raw text
+ * "module: problem" into `why`, and 1; 0 for any other site.  The reports
+ * say it once, with SS_UNRESOLVED_FIX. */
+int ss_site_unresolved(const ss_model *m, const ss_site *site, char *why, size_t len);
+#define SS_UNRESOLVED_FIX "build the program with -g; if its binaries moved or the trace was recorded on another " \
+    "machine, set SYNCSIGHT_SYMBOL_PATH to the directories holding them or their NAME.debug files"
+
 /* The frames of native stack `stack_id` as ss_stack_walk() shows them. */
 void ss_model_stack_walk(const ss_model *m, uint32_t stack_id, ss_frame_visit visit, void *ctx);
 

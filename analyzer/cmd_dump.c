@@ -345,6 +345,12 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
         fu(d, "seq", r->seq);
         break;
     }
+    case SS_REC_STREAM_NAME: {
+        const ss_stream_name_rec *r = (const void *)h;
+        begin(d, "stream_name"); fx(d, "stream", r->handle); text_ref(d, &d->strings, r->name_id, "name");
+        fms(d, "t_ms", r->time); fu(d, "tid", r->tid);
+        break;
+    }
     case SS_REC_JIT: {
         static const char *const entries[] = { "?", "ptx-to-cubin", "nvvm-ir-to-ptx" };
         static const char *const ops[] = { "?", "cache-load", "cache-store", "compile" };

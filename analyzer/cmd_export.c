@@ -2,9 +2,10 @@
  * `syncsight export --format perfetto|nvtxt|html|sarif [-o FILE] TRACE...`
  *
  * Loads the trace(s), runs the rules exactly as `report` does, and hands the
- * model and findings to one exporter (export.h).  perfetto, nvtxt and html
- * describe one process, so they take exactly one trace; sarif takes several
- * (a DIR of traces, like `report`).
+ * model and findings to one exporter (export.h).  nvtxt annotates one
+ * process's Nsight Systems report, so it takes exactly one trace; perfetto,
+ * html and sarif take several (a DIR of traces, like `report`): one timeline
+ * (one page, one SARIF run) with a process group per pid.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,9 +24,11 @@ static void usage(FILE *f)
           "Write a trace and its findings in a format other viewers read (docs/viewing.md).\n"
           "\n"
           "  --format perfetto    Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing\n"
-          "  --format nvtxt       the findings as NVTXT for Nsight Systems: ImportNvtxt --cmd merge\n"
+          "  --format nvtxt       the findings as NVTXT for Nsight Systems: ImportNvtxt --cmd merge (one trace)\n"
           "  --format html        one self-contained HTML page with the timeline and the findings\n"
-          "  --format sarif       SARIF 2.1.0 (code scanning); several traces allowed\n"
+          "  --format sarif       SARIF 2.1.0 (code scanning)\n"
+          "  A DIR (or several traces) of a multi-process job gives one timeline, a process\n"
+          "  group per pid (html: with a process selector).\n"
           "  -o FILE              output file (default: stdout)\n"
           "\n"
           "nvtxt only:\n"
@@ -35,7 +38,8 @@ static void usage(FILE *f)
           "  --raw-offset-ns N    CLOCK_MONOTONIC_RAW minus the trace clock at the time of the run,\n"
           "                       when exporting on another machine or after a reboot\n"
           "\n"
-          "exit status: 0 ok, 2 usage or input error\n", f);
+          "exit status: 0 ok, 2 usage or input error (traces that cannot be read are named\n"
+          "on stderr and left out; the others are still exported)\n", f);
 }
 
 
@@ -103,16 +107,20 @@ int ss_cmd_export(int argc, char **argv)
     char **paths = ss_expand_inputs(inputs, ninputs, &n);
     free(inputs);
     if (!paths) return SS_EXIT_USAGE;
-    if (fmt != SS_FORMAT_SARIF && n != 1) {
-        fprintf(stderr, "syncsight: export: this format describes one process; %d traces given (export them one by one)\n", n);
+    if (fmt == SS_FORMAT_NVTXT && n != 1) {
+        fprintf(stderr, "syncsight: export: nvtxt annotates one process's Nsight Systems report; %d traces given "
+                "(export them one by one)\n", n);
         ss_free_paths(paths, n);
         return SS_EXIT_USAGE;
     }
 
     ss_process_result *procs = ss_xcalloc((size_t)n, sizeof(ss_process_result));
     int loaded = 0;
-    int rc = ss_analyze_files(paths, n, "exporting", procs, &loaded);
-    if (rc == SS_EXIT_OK) {
+    /* Bad traces of a job are named on stderr (one line each) and left out:
+     * the others are exported, and the exit status is 2. */
+    int bad_inputs = ss_analyze_files(paths, n, "exporting", procs, &loaded) != SS_EXIT_OK;
+    int rc = loaded ? SS_EXIT_OK : SS_EXIT_USAGE;
+    if (loaded) {
         FILE *out = stdout;
         if (output && strcmp(output, "-")) {
             out = fopen(output, "w");
@@ -122,9 +130,9 @@ int ss_cmd_export(int argc, char **argv)
             char err[256] = "";
             int r = 0;
             switch (fmt) {
-            case SS_FORMAT_PERFETTO: r = ss_export_perfetto(out, &procs[0]); break;
+            case SS_FORMAT_PERFETTO: r = ss_export_perfetto_job(out, procs, (uint32_t)loaded); break;
             case SS_FORMAT_NVTXT: r = ss_export_nvtxt(out, &procs[0], &nv, err, sizeof err); break;
-            case SS_FORMAT_HTML: r = ss_export_html(out, &procs[0]); break;
+            case SS_FORMAT_HTML: r = ss_export_html_job(out, procs, (uint32_t)loaded); break;
             case SS_FORMAT_SARIF: ss_export_sarif(out, procs, (uint32_t)loaded); break;
             case SS_FORMAT_NONE: case SS_FORMAT_TEXT: case SS_FORMAT_JSON: break;   /* not export formats */
             }
@@ -140,5 +148,5 @@ int ss_cmd_export(int argc, char **argv)
     for (int i = 0; i < loaded; i++) { ss_findings_free(&procs[i].findings); ss_model_free(procs[i].model); }
     free(procs);
     ss_free_paths(paths, n);
-    return rc;
+    return bad_inputs ? SS_EXIT_USAGE : rc;
 }

@@ -24,8 +24,8 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: syncsight run [-o FILE|DIR] [--no-report] [--format text|json] [--fail-on SEV]\n"
-          "                     [--report-output OUT] [--exact-memory] [--] PROG [ARGS...]\n"
+    fputs("usage: syncsight run [-o FILE|DIR] [--no-report] [REPORT OPTIONS] [--report-output OUT]\n"
+          "                     [--exact-memory] [--] PROG [ARGS...]\n"
           "\n"
           "Run PROG with libsyncsight.so preloaded and report where it waits.\n"
           "\n"
@@ -34,12 +34,15 @@ static void usage(FILE *f)
           "  -o FILE         the program's own process writes FILE, its child processes FILE.<pid>\n"
           "                  (an existing FILE is renamed FILE.old first)\n"
           "  --no-report     only record\n"
-          "  --format, --fail-on, --report-output OUT   as for `syncsight report`\n"
+          "  --report-output OUT   write the report to OUT\n"
           "  --exact-memory  record the byte ranges each kernel really read and wrote (CUDA\n"
           "                  Sanitizer API; SYNCSIGHT_EXACT_MEMORY=1).  For CI on small inputs:\n"
           "                  every kernel runs to completion inside its launch, so timings mean\n"
           "                  nothing; needs libsanitizer-public.so (compute-sanitizer)\n"
           "\n"
+          "report options, as for `syncsight report`:\n", f);
+    fputs(ss_report_opts_help, f);
+    fputs("\n"
           "The report goes to stderr so the program's stdout stays clean.\n"
           "Environment: SYNCSIGHT_LIB overrides the path of libsyncsight.so (default: next to\n"
           "this executable, or ../lib/syncsight/ for an installed copy).\n"
@@ -114,7 +117,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 int ss_cmd_run(int argc, char **argv)
 {
-    ss_report_opts ro = { SS_FORMAT_TEXT, -1, NULL };
+    ss_report_opts ro = { .format = SS_FORMAT_TEXT, .fail_on = -1 };
     const char *out_arg = NULL;
     int no_report = 0, exact_memory = 0, i;
     for (i = 1; i < argc; i++) {
@@ -134,10 +137,9 @@ int ss_cmd_run(int argc, char **argv)
             ro.output = argv[++i];
             continue;
         }
-        if (!strncmp(a, "--format", 8) || !strncmp(a, "--fail-on", 9)) {
-            if (ss_report_parse_opt(&ro, argc, argv, &i) < 0) return SS_EXIT_USAGE;
-            continue;
-        }
+        int r = ss_report_parse_opt(&ro, argc, argv, &i);   /* -o and --output were taken above */
+        if (r < 0) return SS_EXIT_USAGE;
+        if (r > 0) continue;
         fprintf(stderr, "syncsight: run: unknown option %s (see syncsight run --help)\n", a);
         return SS_EXIT_USAGE;
     }

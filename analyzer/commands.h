@@ -2,6 +2,7 @@
 #ifndef SYNCSIGHT_ANALYZER_COMMANDS_H
 #define SYNCSIGHT_ANALYZER_COMMANDS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* exit codes (docs/cli.md) */
@@ -23,12 +24,28 @@ typedef enum ss_format {
     SS_FORMAT_HTML,         /* the HTML timeline page (export_html.c) */
 } ss_format;
 
-/* Report options, shared by `report` and `run`. */
+/* --color */
+enum { SS_COLOR_AUTO = 0, SS_COLOR_ALWAYS, SS_COLOR_NEVER };
+
+/* The trace `report` reads, and `run` writes, when given none (like perf.data). */
+#define SS_DEFAULT_DATA "syncsight.data"
+
+/* Report options, shared by `report` and `run`.  The filters choose what is
+ * reported (and what --fail-on judges): the findings of the rules named, at
+ * or above a severity, the first N of each process, the processes named. */
 typedef struct ss_report_opts {
     ss_format format;    /* --format: TEXT, JSON or SARIF */
     int fail_on;         /* -1 never, else an ss_severity */
     const char *output;  /* -o OUT, NULL = stdout */
+    const char *rules;   /* --rule ID[,ID...], NULL = all */
+    int min_severity;    /* --min-severity, an ss_severity (0 = all) */
+    uint32_t top;        /* --top N, 0 = all */
+    const char *pids;    /* --pid PID[,PID...], NULL = all */
+    int color;           /* --color: SS_COLOR_* */
 } ss_report_opts;
+
+/* The report option lines of `report --help` and `run --help`. */
+extern const char ss_report_opts_help[];
 
 /* Parse one report option at argv[*i] (advancing *i past its value).
  * Returns 1 when consumed, 0 when not a report option, -1 on a bad value
@@ -40,8 +57,10 @@ int ss_report_parse_opt(ss_report_opts *o, int argc, char **argv, int *i);
 int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback_out);
 
 /* Expand FILE|DIR arguments into trace paths (DIR: every *.sstrace inside,
- * sorted).  Returns a malloc'ed array (entries malloc'ed) or NULL with a
- * message printed. */
+ * sorted; anything else, even a path that does not exist, is kept for its
+ * load to name what is wrong with it).  Returns a malloc'ed array (entries
+ * malloc'ed) or NULL with a message printed (a directory that cannot be
+ * listed or holds no trace). */
 char **ss_expand_inputs(char **args, int n, int *out_n);
 void ss_free_paths(char **paths, int n);
 
@@ -50,8 +69,9 @@ void ss_err_path(const char *path, const char *what);
 
 /* Load each trace and run every rule on it, into procs[0..*loaded).  A
  * truncated trace gets a one-line warning ("<verb> up to its last complete
- * block"); an unreadable one stops the loop.  Returns SS_EXIT_OK or
- * SS_EXIT_USAGE. */
+ * block"); an unreadable one gets one line naming it and what is wrong, and
+ * is left out.  Returns SS_EXIT_USAGE when any was left out (the others are
+ * still in procs), else SS_EXIT_OK. */
 struct ss_process_result;
 int ss_analyze_files(char **paths, int n, const char *verb, struct ss_process_result *procs, int *loaded);
 

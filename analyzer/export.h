@@ -20,6 +20,8 @@
 
 /* Perfetto / Chrome trace-event JSON of one process.  Returns 0. */
 int ss_export_perfetto(FILE *out, ss_process_result *p);
+/* ... of the n processes of a job: one timeline, a process group per pid. */
+int ss_export_perfetto_job(FILE *out, ss_process_result *procs, uint32_t n);
 
 /* How NVTXT times are mapped onto the Nsight Systems timeline. */
 typedef enum ss_nvtxt_time {
@@ -39,6 +41,8 @@ int ss_export_nvtxt(FILE *out, ss_process_result *p, const ss_nvtxt_opts *o, cha
 
 /* The HTML timeline page of one process.  Returns 0. */
 int ss_export_html(FILE *out, ss_process_result *p);
+/* ... of the n processes of a job, with a process selector.  Returns 0. */
+int ss_export_html_job(FILE *out, ss_process_result *procs, uint32_t n);
 
 /* SARIF 2.1.0 log with one run covering all processes. */
 void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n);

@@ -2,7 +2,8 @@
  * Chrome trace-event JSON ("JSON Array/Object Format") for ui.perfetto.dev
  * and chrome://tracing.
  *
- * Layout:
+ * Layout (per traced process; a job of several traces gives one timeline with
+ * a process group per pid, on one time axis: export.h ss_job_time_shifts):
  *   process <pid> (the program)   one track per host thread: CUDA runtime calls
  *                                 and NVTX ranges (complete "X" events), an
  *                                 instant "i" on each call a finding blames,
@@ -11,7 +12,7 @@
  *                                 cost and fix (args: the members of the JSON
  *                                 report, finding_json.c; lanes so that
  *                                 overlapping findings do not mis-nest);
- *   process "GPU <d>"             one track per stream, named with its kind
+ *   process "GPU <d> (pid <pid>)" one track per stream, named with its kind
  *                                 (legacy default / blocking / non-blocking /
  *                                 per-thread default) and device: kernels,
  *                                 copies, memsets.
@@ -22,8 +23,8 @@
  *
  * Events are written per track in time order (tests check that each track's
  * timestamps never decrease), one event per line, straight to the FILE: the
- * output is never built in memory.  Times are microseconds since the earlier
- * of the trace header's start and the first record.
+ * output is never built in memory.  Times are microseconds since the earliest
+ * of the traces' header starts and first records.
  */
 #include <string.h>
 
@@ -32,8 +33,10 @@
 #include "rule.h"
 #include "util.h"
 
-/* Pseudo-process ids for the GPUs: far above Linux's pid_max (4M). */
+/* Pseudo-process ids for the GPUs: far above Linux's pid_max (4M); the
+ * traces of a job each get their own range of GPU_PIDS_PER_TRACE. */
 #define GPU_PID_BASE 1000000000u
+#define GPU_PIDS_PER_TRACE 1000u
 /* Pseudo thread ids of the findings lanes inside the program's process. */
 #define FINDINGS_TID_BASE 0x7fff0000u
 #define FINDINGS_MAX_LANES 32u
@@ -42,8 +45,13 @@ typedef struct pf {
     FILE *out;
     const ss_model *m;
     const ss_findings *f;
-    uint64_t base;          /* trace-clock ns of ts 0 */
+    int64_t base;           /* trace-clock ns of ts 0, on the job's common axis */
+    int64_t shift;          /* this trace's clock to the common axis */
     uint32_t pid;
+    uint32_t gpu_pid_base;  /* this trace's GPU pseudo-processes */
+    uint64_t flow_id0;      /* flow ids of this trace start after it */
+    int64_t sort_base;      /* process_sort_index of this trace's process */
+    int job;                /* one of several traces */
     int first;              /* no event written yet */
     ss_json j;
     /* flows: pairs by record call (for "s") and by wait call (for "f") */
@@ -58,7 +66,7 @@ typedef struct pf {
 
 static double ts_us(const pf *p, uint64_t t)
 {
-    return t >= p->base ? (double)(t - p->base) / 1e3 : -(double)(p->base - t) / 1e3;
+    return (double)((int64_t)t + p->shift - p->base) / 1e3;
 }
 
 /* Start an event object on its own line. */
@@ -95,7 +103,11 @@ static void meta_sort(pf *p, const char *what, uint32_t pid, uint32_t tid, int64
     ev_end(p);
 }
 
-static uint32_t gpu_pid(int32_t device) { return GPU_PID_BASE + (uint32_t)(device < 0 ? 999 : device); }
+static uint32_t gpu_pid(const pf *p, int32_t device)
+{
+    uint32_t d = device < 0 || device >= (int32_t)GPU_PIDS_PER_TRACE - 1 ? GPU_PIDS_PER_TRACE - 1 : (uint32_t)device;
+    return p->gpu_pid_base + d;
+}
 
 static void stream_text(const ss_model *m, int32_t s, char *buf, size_t len)
 {
@@ -243,7 +255,7 @@ static void write_call(pf *p, int32_t ci)
         j = ev(p, "f", p->pid, r->tid);
         ss_json_kstr(j, "name", "event record -> wait");
         ss_json_kstr(j, "cat", "syncsight.event");
-        ss_json_kuint(j, "id", (uint64_t)k + 1);
+        ss_json_kuint(j, "id", p->flow_id0 + k + 1);
         ss_json_kstr(j, "bp", "e");
         ss_json_kdouble(j, "ts", ts_us(p, mid));
         ev_end(p);
@@ -253,7 +265,7 @@ static void write_call(pf *p, int32_t ci)
         j = ev(p, "s", p->pid, r->tid);
         ss_json_kstr(j, "name", "event record -> wait");
         ss_json_kstr(j, "cat", "syncsight.event");
-        ss_json_kuint(j, "id", (uint64_t)p->by_record[k] + 1);
+        ss_json_kuint(j, "id", p->flow_id0 + p->by_record[k] + 1);
         ss_json_kdouble(j, "ts", ts_us(p, mid));
         ev_end(p);
     }
@@ -327,8 +339,8 @@ static void write_streams(pf *p)
     for (uint32_t d = 0; d < m->ndevices; d++) {
         char name[64];
         snprintf(name, sizeof name, "GPU %d (pid %u)", m->devices[d].device, p->pid);
-        meta_name(p, "process_name", gpu_pid(m->devices[d].device), 0, name, strlen(name));
-        meta_sort(p, "process_sort_index", gpu_pid(m->devices[d].device), 0, 1 + (int64_t)d);
+        meta_name(p, "process_name", gpu_pid(p, m->devices[d].device), 0, name, strlen(name));
+        meta_sort(p, "process_sort_index", gpu_pid(p, m->devices[d].device), 0, p->sort_base + 1 + (int64_t)d);
     }
     for (uint32_t s = 0; s < m->nstreams; s++) {
         const ss_stream *st = &m->streams[s];
@@ -336,15 +348,15 @@ static void write_streams(pf *p)
         char sd[96], name[160];
         stream_text(m, (int32_t)s, sd, sizeof sd);
         snprintf(name, sizeof name, "%s, device %d, CUPTI id %u", sd, st->device, st->stream_id);
-        meta_name(p, "thread_name", gpu_pid(st->device), s + 1, name, strlen(name));
-        meta_sort(p, "thread_sort_index", gpu_pid(st->device), s + 1, st->kind == SS_STREAM_LEGACY_NULL ? -1 : (int64_t)s);
+        meta_name(p, "thread_name", gpu_pid(p, st->device), s + 1, name, strlen(name));
+        meta_sort(p, "thread_sort_index", gpu_pid(p, st->device), s + 1, st->kind == SS_STREAM_LEGACY_NULL ? -1 : (int64_t)s);
     }
     /* ops are sorted by start: every stream's track comes out in order */
     for (uint32_t i = 0; i < m->nops; i++) {
         const ss_gpu_op *op = &m->ops[i];
         int32_t dev = op->stream >= 0 ? m->streams[op->stream].device : ss_op_device(op);
         if (op->stream < 0) continue;   /* the model gives every op a stream; be safe */
-        ss_json *j = ev(p, "X", gpu_pid(dev), (uint32_t)op->stream + 1);
+        ss_json *j = ev(p, "X", gpu_pid(p, dev), (uint32_t)op->stream + 1);
         ss_string_ref nm = ss_model_op_name(m, op);
         ss_json_key(j, "name"); ss_json_strn(j, nm.s, nm.len);
         ss_json_kstr(j, "cat", op->kind == SS_OP_KERNEL ? "kernel" : op->kind == SS_OP_MEMCPY ? "memcpy" : "memset");
@@ -373,67 +385,128 @@ static void write_streams(pf *p)
     }
 }
 
-int ss_export_perfetto(FILE *out, ss_process_result *res)
+/* One trace's process group (and its GPUs') into the open traceEvents array. */
+static void write_process(pf *p, ss_process_result *res)
 {
-    pf p;
-    memset(&p, 0, sizeof p);
-    p.out = out;
-    p.m = res->model;
-    p.f = &res->findings;
-    p.pid = p.m->hdr.pid ? p.m->hdr.pid : 1;
-    p.base = p.m->hdr.start_ns;
-    if (p.m->t_first && p.m->t_first < p.base) p.base = p.m->t_first;
-    p.first = 1;
-
     /* flows, indexed both ways */
-    p.pairs = ss_event_flows(p.m, &p.npairs);
-    p.by_record = ss_xcalloc(p.npairs, sizeof(uint32_t));
-    for (uint32_t i = 0; i < p.npairs; i++) p.by_record[i] = i;
-    g_pairs = p.pairs;
-    ss_qsort(p.by_record, p.npairs, sizeof(uint32_t), cmp_pair_record);
-    for (uint32_t i = p.npairs; i-- > 0;) {
-        ss_u64map_put(&p.record_first, (uint64_t)p.pairs[p.by_record[i]].record_call, i);
-        ss_u64map_put(&p.wait_first, (uint64_t)p.pairs[i].wait_call, i);
+    p->pairs = ss_event_flows(p->m, &p->npairs);
+    p->by_record = ss_xcalloc(p->npairs, sizeof(uint32_t));
+    for (uint32_t i = 0; i < p->npairs; i++) p->by_record[i] = i;
+    g_pairs = p->pairs;
+    ss_qsort(p->by_record, p->npairs, sizeof(uint32_t), cmp_pair_record);
+    for (uint32_t i = p->npairs; i-- > 0;) {
+        ss_u64map_put(&p->record_first, (uint64_t)p->pairs[p->by_record[i]].record_call, i);
+        ss_u64map_put(&p->wait_first, (uint64_t)p->pairs[i].wait_call, i);
     }
     /* blamed calls: the first call each finding references */
-    p.blamed = ss_xcalloc(p.f->n, sizeof(uint64_t));
-    for (uint32_t i = 0; i < p.f->n; i++) {
-        const ss_finding *x = &p.f->v[i];
+    p->blamed = ss_xcalloc(p->f->n, sizeof(uint64_t));
+    for (uint32_t i = 0; i < p->f->n; i++) {
+        const ss_finding *x = &p->f->v[i];
         for (uint32_t r = 0; r < x->nrefs; r++)
-            if (x->refs[r].call >= 0) { p.blamed[p.nblamed++] = ((uint64_t)(uint32_t)x->refs[r].call << 32) | i; break; }
+            if (x->refs[r].call >= 0) { p->blamed[p->nblamed++] = ((uint64_t)(uint32_t)x->refs[r].call << 32) | i; break; }
     }
-    ss_qsort(p.blamed, p.nblamed, sizeof(uint64_t), cmp_u64);
-    for (uint32_t i = p.nblamed; i-- > 0;) ss_u64map_put(&p.blamed_first, p.blamed[i] >> 32, i);
+    ss_qsort(p->blamed, p->nblamed, sizeof(uint64_t), cmp_u64);
+    for (uint32_t i = p->nblamed; i-- > 0;) ss_u64map_put(&p->blamed_first, p->blamed[i] >> 32, i);
+
+    char pname[300];
+    ss_string_ref exe = ss_model_meta(p->m, "exe");
+    const char *base = exe.s;
+    uint32_t blen = exe.len;
+    for (uint32_t i = 0; exe.s && i < exe.len; i++)
+        if (exe.s[i] == '/') { base = exe.s + i + 1; blen = exe.len - i - 1; }
+    char host[65];
+    memcpy(host, p->m->hdr.hostname, 64);
+    host[64] = 0;
+    int n = snprintf(pname, sizeof pname, "%.*s (pid %u)", base ? (int)(blen > 120 ? 120 : blen) : 7,
+                     base ? base : "program", p->m->hdr.pid);
+    (void)res;
+    if (p->job && host[0] && n > 0 && (size_t)n < sizeof pname)   /* a job: say where each ran */
+        snprintf(pname + n, sizeof pname - (size_t)n, " on %.64s", host);
+    meta_name(p, "process_name", p->pid, 0, pname, strlen(pname));
+    meta_sort(p, "process_sort_index", p->pid, 0, p->sort_base);
+
+    write_findings_track(p);
+    write_threads(p);
+    write_streams(p);
+
+    free(p->pairs); free(p->by_record); free(p->blamed);
+    ss_u64map_free(&p->record_first); ss_u64map_free(&p->wait_first); ss_u64map_free(&p->blamed_first);
+}
+
+int ss_export_perfetto_job(FILE *out, ss_process_result *procs, uint32_t n)
+{
+    int64_t *shift = ss_xcalloc(n ? n : 1, sizeof(int64_t));
+    ss_job_time_shifts(procs, n, shift);
+    /* ts 0: the earliest header start or first record of any trace */
+    int64_t base = INT64_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        const ss_model *m = procs[i].model;
+        uint64_t b = m->hdr.start_ns;
+        if (m->t_first && m->t_first < b) b = m->t_first;
+        if ((int64_t)b + shift[i] < base) base = (int64_t)b + shift[i];
+    }
 
     fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":", out);
     ss_json j;
     ss_json_init(&j, out, 0);
     ss_json_obj_begin(&j);
     ss_json_kstr(&j, "producer", "syncsight " SS_VERSION);
-    ss_json_kstr(&j, "trace", res->path);
-    ss_json_kuint(&j, "pid", p.m->hdr.pid);
-    ss_json_kuint(&j, "ts_zero_trace_clock_ns", p.base);
-    ss_json_kuint(&j, "findings", p.f->n);
-    ss_json_kuint(&j, "event_flows", p.npairs);
+    uint32_t nfindings = 0, nflows = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        nfindings += procs[i].findings.n;
+        uint32_t np = 0;
+        free(ss_event_flows(procs[i].model, &np));
+        nflows += np;
+    }
+    if (n == 1) {
+        ss_json_kstr(&j, "trace", procs[0].path);
+        ss_json_kuint(&j, "pid", procs[0].model->hdr.pid);
+    } else {
+        ss_json_key(&j, "traces"); ss_json_arr_begin(&j);
+        for (uint32_t i = 0; i < n; i++) {
+            ss_json_obj_begin(&j);
+            ss_json_kstr(&j, "trace", procs[i].path);
+            ss_json_kuint(&j, "pid", procs[i].model->hdr.pid);
+            ss_json_kint(&j, "clock_shift_ns", shift[i]);
+            ss_json_obj_end(&j);
+        }
+        ss_json_arr_end(&j);
+    }
+    ss_json_kint(&j, "ts_zero_trace_clock_ns", base);
+    ss_json_kuint(&j, "findings", nfindings);
+    ss_json_kuint(&j, "event_flows", nflows);
     ss_json_obj_end(&j);
     fputs(",\"traceEvents\":[", out);
 
-    char pname[200];
-    ss_string_ref exe = ss_model_meta(p.m, "exe");
-    const char *base = exe.s;
-    uint32_t blen = exe.len;
-    for (uint32_t i = 0; exe.s && i < exe.len; i++)
-        if (exe.s[i] == '/') { base = exe.s + i + 1; blen = exe.len - i - 1; }
-    snprintf(pname, sizeof pname, "%.*s (pid %u)", base ? (int)(blen > 120 ? 120 : blen) : 7, base ? base : "program", p.m->hdr.pid);
-    meta_name(&p, "process_name", p.pid, 0, pname, strlen(pname));
-    meta_sort(&p, "process_sort_index", p.pid, 0, 0);
-
-    write_findings_track(&p);
-    write_threads(&p);
-    write_streams(&p);
+    int first = 1;
+    uint64_t flow_id0 = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        pf p;
+        memset(&p, 0, sizeof p);
+        p.out = out;
+        p.m = procs[i].model;
+        p.f = &procs[i].findings;
+        p.pid = p.m->hdr.pid ? p.m->hdr.pid : 1 + i;
+        /* two traces with one pid (two hosts): keep their groups apart */
+        for (uint32_t k = 0; k < i; k++)
+            if ((procs[k].model->hdr.pid ? procs[k].model->hdr.pid : 1 + k) == p.pid) p.pid = GPU_PID_BASE / 2 + i;
+        p.gpu_pid_base = GPU_PID_BASE + i * GPU_PIDS_PER_TRACE;
+        p.sort_base = n > 1 ? (int64_t)i * 100 : 0;
+        p.job = n > 1;
+        p.base = base;
+        p.shift = shift[i];
+        p.flow_id0 = flow_id0;
+        p.first = first;
+        write_process(&p, &procs[i]);
+        first = p.first;
+        flow_id0 += p.npairs;
+    }
     fputs("\n]}\n", out);
-
-    free(p.pairs); free(p.by_record); free(p.blamed);
-    ss_u64map_free(&p.record_first); ss_u64map_free(&p.wait_first); ss_u64map_free(&p.blamed_first);
+    free(shift);
     return 0;
+}
+
+int ss_export_perfetto(FILE *out, ss_process_result *res)
+{
+    return ss_export_perfetto_job(out, res, 1);
 }

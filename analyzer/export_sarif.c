@@ -13,8 +13,12 @@
  *   properties cost_ms, cost_basis, fix, count, process (the members of the
  *              JSON report, finding_json.c), trace.
  *
- * helpUri is docs/rules/<id>.md, made absolute when SYNCSIGHT_DOC_BASE (e.g.
- * a repository URL ending in "/") is set.
+ * helpUri is the rule's page under SS_DOCS_URL (render.h), absolute as SARIF
+ * viewers need it.  Source files are URIs relative to the source root, the
+ * traced program's working directory (META cwd; "SRCROOT" in
+ * originalUriBaseIds), for C++ (DWARF names, relative to the compilation
+ * directory or absolute) and Python (absolute) alike; a file outside it stays
+ * an absolute file:// URI.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +59,19 @@ static void write_uri(ss_json *j, const char *path, size_t len)
     free(u);
 }
 
+/* The artifactLocation of a source file: relative to the source root `root`
+ * (no trailing '/') when under it or relative already, else absolute. */
+static void write_artifact(ss_json *j, const char *file, size_t flen, ss_string_ref root)
+{
+    size_t rl = root.s ? root.len : 0;
+    while (rl > 1 && root.s[rl - 1] == '/') rl--;
+    int under = rl && flen > rl + 1 && !memcmp(file, root.s, rl) && file[rl] == '/';
+    while (flen > 2 && file[0] == '.' && file[1] == '/') { file += 2; flen -= 2; }
+    if (under) { file += rl + 1; flen -= rl + 1; }
+    ss_json_key(j, "uri"); write_uri(j, file, flen);
+    if (under || (flen && file[0] != '/')) ss_json_kstr(j, "uriBaseId", "SRCROOT");
+}
+
 static int rule_index(const char *id)
 {
     for (int i = 0; ss_rules[i]; i++)
@@ -64,7 +81,6 @@ static int rule_index(const char *id)
 
 void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n)
 {
-    const char *doc_base = getenv("SYNCSIGHT_DOC_BASE");
     ss_json j;
     ss_json_init(&j, out, 1);
     ss_json_obj_begin(&j);
@@ -84,7 +100,7 @@ void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n)
         ss_json_kstr(&j, "id", r->id);
         ss_json_kstr(&j, "name", r->id);
         ss_json_key(&j, "shortDescription"); ss_json_obj_begin(&j); ss_json_kstr(&j, "text", r->title); ss_json_obj_end(&j);
-        char *uri = ss_strdup_printf("%sdocs/rules/%s.md", doc_base ? doc_base : "", r->id);
+        char *uri = ss_strdup_printf("%s/rules/%s.md", SS_DOCS_URL, r->id);
         ss_json_kstr(&j, "helpUri", uri);
         free(uri);
         ss_json_key(&j, "defaultConfiguration"); ss_json_obj_begin(&j);
@@ -95,6 +111,27 @@ void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n)
     ss_json_arr_end(&j);
     ss_json_obj_end(&j);
     ss_json_obj_end(&j);
+
+    /* the source root: the first trace's working directory */
+    ss_string_ref root = { NULL, 0 };
+    for (uint32_t p = 0; p < n && !root.s; p++) {
+        root = ss_model_meta(procs[p].model, "cwd");
+        if (root.s && (!root.len || root.s[0] != '/')) root.s = NULL;
+    }
+    if (root.s) {
+        ss_json_key(&j, "originalUriBaseIds"); ss_json_obj_begin(&j);
+        ss_json_key(&j, "SRCROOT"); ss_json_obj_begin(&j);
+        size_t rl = root.len;
+        while (rl > 1 && root.s[rl - 1] == '/') rl--;
+        char *dir = ss_xrealloc(NULL, rl + 2);
+        memcpy(dir, root.s, rl);
+        dir[rl] = '/';   /* a base URI names a directory: it ends in '/' */
+        dir[rl + 1] = 0;
+        ss_json_key(&j, "uri"); write_uri(&j, dir, rl == 1 ? 1 : rl + 1);
+        free(dir);
+        ss_json_obj_end(&j);
+        ss_json_obj_end(&j);
+    }
 
     ss_json_key(&j, "results"); ss_json_arr_begin(&j);
     for (uint32_t p = 0; p < n; p++) {
@@ -119,7 +156,7 @@ void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n)
             if (ss_site_source(&site, &file, &flen, &line)) {
                 ss_json_key(&j, "physicalLocation"); ss_json_obj_begin(&j);
                 ss_json_key(&j, "artifactLocation"); ss_json_obj_begin(&j);
-                ss_json_key(&j, "uri"); write_uri(&j, file, flen);
+                write_artifact(&j, file, flen, root);
                 ss_json_obj_end(&j);
                 ss_json_key(&j, "region"); ss_json_obj_begin(&j); ss_json_kuint(&j, "startLine", line); ss_json_obj_end(&j);
                 ss_json_obj_end(&j);

@@ -13,14 +13,6 @@ static void hex_member(ss_json *j, const char *key, uint64_t v, int present)
     ss_json_str(j, b);
 }
 
-void ss_stream_json_members(ss_json *j, const ss_model *m, int32_t s)
-{
-    if (s < 0) { ss_json_key(j, "stream"); ss_json_null(j); ss_json_key(j, "stream_kind"); ss_json_null(j); return; }
-    const ss_stream *st = &m->streams[s];
-    hex_member(j, "stream", st->kind == SS_STREAM_LEGACY_NULL ? 0 : st->handle, 1);
-    ss_json_kstr(j, "stream_kind", ss_stream_kind_name(st->kind));
-}
-
 /* Display text written terminal-safe (the report promises it for `site`). */
 static void term_safe_str(ss_json *j, const char *text)
 {
@@ -28,6 +20,23 @@ static void term_safe_str(ss_json *j, const char *text)
     ss_escape_term_buf(safe, sizeof safe, text, strlen(text));
     ss_json_str(j, safe);
 }
+
+void ss_stream_json_members(ss_json *j, const ss_model *m, int32_t s)
+{
+    if (s < 0) {
+        ss_json_key(j, "stream"); ss_json_null(j); ss_json_key(j, "stream_kind"); ss_json_null(j);
+        ss_json_key(j, "stream_name"); ss_json_null(j);
+        return;
+    }
+    const ss_stream *st = &m->streams[s];
+    hex_member(j, "stream", st->kind == SS_STREAM_LEGACY_NULL ? 0 : st->handle, 1);
+    ss_json_kstr(j, "stream_kind", ss_stream_kind_name(st->kind));
+    char name[160];
+    ss_stream_describe(m, s, name, sizeof name);
+    ss_json_key(j, "stream_name");
+    term_safe_str(j, name);
+}
+
 
 static void native_frame(void *ctx, uint32_t i, const ss_frame *shown, int is_user)
 {
@@ -118,7 +127,11 @@ void ss_finding_json_members(ss_json *j, const ss_finding *x, unsigned members)
     if (members & SS_FM_COST_BASIS) ss_json_kstr(j, "cost_basis", x->cost_basis);
     if (members & SS_FM_MESSAGE) ss_json_kstr(j, "message", x->message);
     if (members & SS_FM_FIX) ss_json_kstr(j, "fix", x->fix);
-    if (members & SS_FM_COUNT) ss_json_kuint(j, "count", x->count);
+    if (members & SS_FM_COUNT) {
+        ss_json_kuint(j, "count", x->count);
+        /* made inside NCCL's own calls: the text report folds these into one line */
+        ss_json_key(j, "inside_nccl"); ss_json_bool(j, x->in_nccl);
+    }
     if (members & SS_FM_SITE) {
         char site[1024];
         ss_finding_site_text(x, site, sizeof site);

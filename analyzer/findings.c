@@ -123,6 +123,7 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     x.pystack_id = c ? (int32_t)c->rec->pystack_id : 0;
     x.alloc = o->alloc;
     x.tag = o->tag;
+    x.in_nccl = lib.s != NULL;
     x.pid = m->hdr.pid;
     for (uint32_t i = 0; i < o->nrelax && i < 4; i++) SS_PUSH(x.relax, x.nrelax, x.crelax, o->relax[i]);
     SS_PUSH(f->v, f->n, f->cap, x);

@@ -49,6 +49,7 @@ typedef struct ss_finding {
     int32_t pystack_id;      /* Python stack of refs[0]'s call, 0 none */
     int32_t alloc;           /* buffer involved (missing-fence), -1 */
     int tag;                 /* the rule's own mark (ss_occurrence.tag) */
+    int in_nccl;             /* made inside NCCL's own calls (its NVTX "nccl..." ranges): not the user's code */
     uint32_t pid;            /* process (trace header pid) */
     const ss_model *model;   /* the model the indices refer to */
     /* What fixing it means to the schedule (replay.h): the causes its

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "callsite.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -276,9 +277,36 @@ const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, siz
 {
     if (stream < 0 || (uint32_t)stream >= m->nstreams) { snprintf(buf, len, "no stream"); return buf; }
     const ss_stream *s = &m->streams[stream];
-    uint64_t handle = s->handle;
-    if (s->kind == SS_STREAM_LEGACY_NULL) handle = 0;
-    snprintf(buf, len, "stream 0x%llx (%s)", (unsigned long long)handle, ss_stream_kind_name(s->kind));
+    const char *kind = ss_stream_kind_name(s->kind);
+    ss_string_ref name = ss_model_string(m, s->name_id);
+    if (name.s && name.len) {   /* the program's own name for it (NVTX) */
+        snprintf(buf, len, "stream \"%.*s%s\" (%s)", (int)(name.len > 40 ? 40 : name.len), name.s,
+                 name.len > 40 ? "..." : "", kind);
+        return buf;
+    }
+    /* The default streams are known by their handle 0.  A created stream is
+     * known by the number CUPTI (and so Nsight Systems) gives it and where it
+     * was created, not by its pointer. */
+    if (s->kind == SS_STREAM_LEGACY_NULL || s->kind == SS_STREAM_PER_THREAD) {
+        snprintf(buf, len, "stream 0x0 (%s)", kind);
+        return buf;
+    }
+    char id[32], at[80] = "";
+    if (s->stream_id) snprintf(id, sizeof id, "%u", s->stream_id);
+    else snprintf(id, sizeof id, "0x%llx", (unsigned long long)s->handle);
+    const char *file;
+    size_t flen;
+    uint32_t line;
+    ss_site site;
+    if (s->create_call >= 0) {
+        ss_call_site(m, s->create_call, &site);
+        if (ss_site_source(&site, &file, &flen, &line)) {
+            size_t b = flen;   /* the file's base name: the stack has the rest */
+            while (b > 0 && file[b - 1] != '/') b--;
+            snprintf(at, sizeof at, ", created at %.*s:%u", (int)(flen - b > 40 ? 40 : flen - b), file + b, line);
+        }
+    }
+    snprintf(buf, len, "stream %s (%s%s)", id, kind, at);
     return buf;
 }
 
@@ -468,6 +496,7 @@ typedef struct loader {
     const ss_api_rec **api; uint32_t napi, capi;
     const ss_gpu_common **gpu; uint32_t ngpu, cgpu;
     const ss_stream_rec **srec; uint32_t nsrec, csrec;
+    const ss_stream_name_rec **sname; uint32_t nsname, csname;   /* NVTX stream names */
     const ss_nvtx_rec **nvtx; uint32_t nnvtx, cnvtx;
     const ss_thread_rec **thr; uint32_t nthr, cthr;
     uint32_t cap_sync, cap_cev, cap_note, cap_meta, cap_ctx, cap_stack, cap_py, cap_mod;
@@ -926,6 +955,26 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     free(m->streams);
     m->streams = streams;
     m->nstreams = nfinal;
+
+    /* 5. names the program gave streams (NVTX), in the order given: a name
+     * goes to the stream that had the handle then -- the latest created
+     * before it (handles are reused after cudaStreamDestroy); handle 0 names
+     * the legacy default stream. */
+    for (uint32_t k = 0; k < L->nsname; k++) {
+        const ss_stream_name_rec *r = L->sname[k];
+        int32_t best = -1;
+        uint64_t best_t = 0;
+        for (uint32_t i = 0; i < m->nstreams; i++) {
+            const ss_stream *st = &m->streams[i];
+            int match = r->handle ? st->handle == r->handle : st->kind == SS_STREAM_LEGACY_NULL;
+            if (!match) continue;
+            uint64_t t = st->create_call >= 0 ? m->calls[st->create_call].rec->t_enter : 0;
+            if (t > r->time || (best >= 0 && t < best_t)) continue;
+            best = (int32_t)i;
+            best_t = t;
+        }
+        if (best >= 0) m->streams[best].name_id = r->name_id;
+    }
 }
 
 static void build_events_allocs(ss_model *m)
@@ -1201,6 +1250,141 @@ static void build_timelines(ss_model *m)
     free(stream_end);
 }
 
+/* Why the trace may lack its last GPU records, or NULL.  The shim writes an
+ * EXIT note at a clean end, after the last CUPTI flush; a fatal-signal
+ * handler flushes the host buffers only; SIGKILL leaves neither note.  A
+ * trace made without CUPTI (or without its flag: synthetic traces) has no
+ * GPU records to lack, only a cut file. */
+static const char *incomplete_reason(ss_model *m)
+{
+    int exit_note = 0;
+    for (uint32_t i = 0; i < m->nnotes; i++) {
+        if (m->notes[i]->code == SS_NOTE_SIGNAL) {
+            m->incomplete_sig = m->notes[i]->value;
+            return "the program died of a signal";
+        }
+        if (m->notes[i]->code == SS_NOTE_TRACE_INCOMPLETE) return "recording stopped early (write error)";
+        if (m->notes[i]->code == SS_NOTE_EXIT) exit_note = 1;
+    }
+    if (m->truncated) return "truncated";
+    if ((m->hdr.flags & SS_FILE_F_CUPTI) && !exit_note)
+        return "no end-of-trace record (the program was killed, or is still running)";
+    return NULL;
+}
+
+/* SYNCSIGHT_FLUSH_MS as the shim saw it (META env.*), else its default. */
+static uint64_t flush_interval_ns(const ss_model *m)
+{
+    uint64_t ms = 200;
+    static const char key[] = "env.SYNCSIGHT_FLUSH_MS";
+    for (uint32_t i = 0; i < m->nmetas; i++) {
+        const ss_meta_rec *r = m->metas[i];
+        if ((uint64_t)sizeof(*r) + r->key_len + 1 + r->value_len > r->h.size) continue;
+        const char *k = ss_rec_tail(&r->h, sizeof(*r));
+        if (r->key_len != sizeof key - 1 || memcmp(k, key, sizeof key - 1) != 0) continue;
+        char num[16];
+        size_t n = r->value_len < sizeof num - 1 ? r->value_len : sizeof num - 1;
+        memcpy(num, k + r->key_len + 1, n);
+        num[n] = 0;
+        long v = strtol(num, NULL, 10);
+        ms = v < 10 ? 10 : v > 60000 ? 60000 : (uint64_t)v;
+    }
+    return ms * 1000000u;
+}
+
+/* Until when the host calls of every thread are known.  Each thread fills
+ * its own buffer, which the shim's writer flushes as one block per thread
+ * every SYNCSIGHT_FLUSH_MS: a file cut inside one round of flushes lacks the
+ * later blocks of that round, so a thread's calls are known up to its last
+ * recorded call, and every thread's up to the round before (at least one
+ * flush period, with as much again of slack for the flush itself, before the
+ * last recorded call of any thread).  A fatal-signal handler flushes every
+ * buffer: then all of them are known to the end. */
+static uint64_t host_complete_until(const ss_model *m, const loader *L)
+{
+    if (!L->napi) return 0;
+    ss_u64map last;
+    memset(&last, 0, sizeof last);
+    uint64_t latest = 0;
+    for (uint32_t i = 0; i < L->napi; i++) {
+        const ss_api_rec *r = L->api[i];
+        int64_t *t = ss_u64map_find(&last, r->tid);
+        if (!t) ss_u64map_put(&last, r->tid, (int64_t)r->t_exit);
+        else if ((uint64_t)*t < r->t_exit) *t = (int64_t)r->t_exit;
+        if (r->t_exit > latest) latest = r->t_exit;
+    }
+    uint64_t until = latest;
+    if (!m->incomplete_sig) {
+        for (uint32_t i = 0; i < L->napi; i++) {
+            int64_t *t = ss_u64map_find(&last, L->api[i]->tid);
+            if (t && (uint64_t)*t < until) until = (uint64_t)*t;
+        }
+        uint64_t window = 2 * flush_interval_ns(m);
+        if (latest > window && until < latest - window) until = latest - window;
+    }
+    ss_u64map_free(&last);
+    return until;
+}
+
+/* Leave out what an incomplete trace cannot judge (see ss_model.span_end):
+ * the GPU records end at the last recorded op end, the host records where
+ * host_complete_until() says; a call that ended after the earlier of the two may
+ * have waited for GPU work whose records never came (it would look like a
+ * sync with nothing in flight), so calls ending and ops starting after it,
+ * and the NVTX, sync, event and host-sync records of that time, are dropped
+ * before anything is derived. */
+static void cut_to_complete_span(ss_model *m, loader *L)
+{
+    m->recorded_end = m->t_last;
+    m->incomplete_why = incomplete_reason(m);
+    if (!m->incomplete_why) return;
+    for (uint32_t i = 0; i < L->ngpu; i++)
+        if (L->gpu[i]->end > m->gpu_records_end) m->gpu_records_end = L->gpu[i]->end;
+    m->host_records_end = host_complete_until(m, L);
+    int cupti_off = 0;   /* another tool held CUPTI, or it failed: no GPU records were ever coming */
+    for (uint32_t i = 0; i < m->nnotes; i++)
+        cupti_off |= m->notes[i]->code == SS_NOTE_CUPTI_TAKEN || m->notes[i]->code == SS_NOTE_CUPTI_UNAVAILABLE;
+    uint64_t end = m->host_records_end ? m->host_records_end : m->t_last;
+    if ((m->hdr.flags & SS_FILE_F_CUPTI) && !cupti_off) {
+        /* no GPU record at all: none of the calls can be judged */
+        uint64_t gpu_end = L->ngpu ? m->gpu_records_end : m->t_first;
+        if (gpu_end < end) end = gpu_end;
+    }
+    m->span_end = end;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < L->napi; i++)
+        if (L->api[i]->t_exit <= end) L->api[k++] = L->api[i];
+    m->calls_cut = L->napi - k;
+    L->napi = k;
+    k = 0;
+    for (uint32_t i = 0; i < L->ngpu; i++)
+        if (L->gpu[i]->start <= end) L->gpu[k++] = L->gpu[i];
+    m->ops_cut = L->ngpu - k;
+    L->ngpu = k;
+    k = 0;
+    for (uint32_t i = 0; i < L->nnvtx; i++)
+        if (L->nvtx[i]->start <= end) L->nvtx[k++] = L->nvtx[i];
+    L->nnvtx = k;
+    k = 0;
+    for (uint32_t i = 0; i < m->nsyncs; i++)
+        if (m->syncs[i]->g.start <= end) m->syncs[k++] = m->syncs[i];
+    m->nsyncs = k;
+    k = 0;
+    for (uint32_t i = 0; i < m->ncuda_events; i++)
+        if (m->cuda_events[i]->g.start <= end) m->cuda_events[k++] = m->cuda_events[i];
+    m->ncuda_events = k;
+    k = 0;
+    for (uint32_t i = 0; i < m->nhsyncs; i++)
+        if (m->hsyncs[i]->time <= end) m->hsyncs[k++] = m->hsyncs[i];
+    m->nhsyncs = k;
+    k = 0;
+    for (uint32_t i = 0; i < m->nxaccess; i++)
+        if (m->xaccess[i]->t_enter <= end) m->xaccess[k++] = m->xaccess[i];
+    m->nxaccess = k;
+    m->span_cut = m->calls_cut || m->ops_cut;
+    if (end < m->t_last) m->t_last = end > m->t_first ? end : m->t_first;
+}
+
 ss_model *ss_model_load(const char *path, char *err, size_t errlen)
 {
     ss_reader *rd = ss_reader_open(path, err, errlen);
@@ -1234,6 +1418,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         case SS_REC_CUDA_EVENT:
             SS_PUSH(m->cuda_events, m->ncuda_events, cap_cev, (const ss_cuda_event_rec *)h); break;
         case SS_REC_STREAM: SS_PUSH(L.srec, L.nsrec, L.csrec, (const ss_stream_rec *)h); break;
+        case SS_REC_STREAM_NAME: SS_PUSH(L.sname, L.nsname, L.csname, (const ss_stream_name_rec *)h); break;
         case SS_REC_CONTEXT: SS_PUSH(m->contexts, m->ncontexts, cap_ctx, (const ss_context_rec *)h); break;
         case SS_REC_NVTX: {
             const ss_nvtx_rec *r = (const ss_nvtx_rec *)h;
@@ -1277,6 +1462,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         snprintf(m->truncated_why, sizeof m->truncated_why, "%s", ss_reader_error(rd));
     }
     if (m->t_first == UINT64_MAX) m->t_first = m->t_last = m->hdr.start_ns;
+    cut_to_complete_span(m, &L);
 
     /* calls, sorted by time */
     m->ncalls = L.napi;
@@ -1354,7 +1540,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     demangle_kernel_names(m);
     ss_qsort(m->xaccess, m->nxaccess, sizeof(*m->xaccess), cmp_xaccess);
 
-    free(L.api); free(L.gpu); free(L.srec); free(L.nvtx); free(L.thr); free(L.parent);
+    free(L.api); free(L.gpu); free(L.srec); free(L.sname); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
     ss_u64map_free(&L.corr_stream); ss_u64map_free(&L.legacy_map); ss_u64map_free(&L.ptds_map);
     return m;

@@ -159,7 +159,7 @@ typedef struct ss_stream {
     int32_t  create_call;       /* calls index, -1 */
     uint64_t busy_ns;           /* union of its op intervals */
     uint32_t nops;
-    uint32_t pad;
+    uint32_t name_id;           /* the name the program gave it (SS_REC_STREAM_NAME), 0 none */
 } ss_stream;
 
 typedef struct ss_alloc {
@@ -206,6 +206,20 @@ typedef struct ss_model {
     int truncated;              /* reader stopped at a bad block */
     char truncated_why[256];
     uint64_t nrecords;
+    /* An incomplete trace (cut mid-way, the program killed or dead of a
+     * signal, a write error) may lack the GPU records of its last moments:
+     * CUPTI hands them over in batches, later than the host calls.  Only the
+     * span where host and GPU records are both complete, up to span_end, is
+     * analyzed: calls that ended and GPU ops that started after it are left
+     * out of the model (t_last = span_end then). */
+    const char *incomplete_why; /* NULL for a complete trace (static text) */
+    uint64_t incomplete_sig;    /* the fatal signal, when that is why */
+    int span_cut;               /* records after span_end were left out */
+    uint64_t span_end;          /* end of the analyzed span */
+    uint64_t recorded_end;      /* last time seen in any record */
+    uint64_t gpu_records_end;   /* last GPU op end recorded, 0 none */
+    uint64_t host_records_end;  /* last host call end recorded, 0 none */
+    uint32_t calls_cut, ops_cut;
 
     ss_call *calls;   uint32_t ncalls;
     ss_gpu_op *ops;   uint32_t nops;

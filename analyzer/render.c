@@ -100,3 +100,40 @@ void ss_finding_site_text(const ss_finding *x, char *buf, size_t len)
     ss_finding_site(x, &site);
     ss_site_text(x->model, &site, buf, len);
 }
+
+uint32_t ss_unresolved_sites(const ss_process_result *procs, uint32_t n, char *why, size_t len)
+{
+    uint32_t count = 0;
+    if (len) why[0] = '\0';
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < procs[i].findings.n; k++) {
+            const ss_finding *x = &procs[i].findings.v[k];
+            ss_site site;
+            ss_finding_site(x, &site);
+            char w[1024];
+            if (!ss_site_unresolved(x->model, &site, w, sizeof w)) continue;
+            if (!count && len) snprintf(why, len, "%s", w);
+            count++;
+        }
+    return count;
+}
+
+ss_string_ref ss_timeline_label(const ss_model *m, const ss_call *c)
+{
+    if (c->cls == SS_API_LAUNCH && c->first_op >= 0) return ss_model_op_name(m, &m->ops[c->first_op]);
+    const char *n = ss_model_call_name(m, c);
+    ss_string_ref r = { n ? n : "?", (uint32_t)strlen(n ? n : "?") };
+    return r;
+}
+
+void ss_job_time_shifts(const ss_process_result *procs, uint32_t n, int64_t *shift)
+{
+    int one_host = 1;
+    for (uint32_t i = 1; i < n; i++)
+        if (strncmp(procs[i].model->hdr.hostname, procs[0].model->hdr.hostname, sizeof procs[0].model->hdr.hostname))
+            one_host = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const ss_file_header *h = &procs[i].model->hdr;
+        shift[i] = one_host ? 0 : (int64_t)(h->start_realtime_ns - h->start_ns);
+    }
+}

@@ -16,6 +16,11 @@
 #include "json.h"
 #include "model.h"
 
+/* Where the users' documentation is published (docs/ of the repository):
+ * the one base of every absolute link an output makes to it (SARIF helpUri;
+ * docs/syncsight.1 names it too, checked by tests/test_cli.sh). */
+#define SS_DOCS_URL "https://github.com/syncsight/syncsight/blob/main/docs"
+
 /* One analyzed process (trace file). */
 typedef struct ss_process_result {
     const char *path;
@@ -41,8 +46,23 @@ typedef struct ss_flow_pair { int32_t record_call, wait_call; } ss_flow_pair;
 /* All pairs, sorted by wait_call (the order they are found in). Caller frees. */
 ss_flow_pair *ss_event_flows(const ss_model *m, uint32_t *n);
 
+/* Short label of a call for timelines: API name, or the kernel name for a
+ * launch.  Points into the model or a static string. */
+ss_string_ref ss_timeline_label(const ss_model *m, const ss_call *c);
+
+/* Per trace of a job, the ns to add to its times to put every trace on one
+ * axis: 0 for all when they were recorded on one host (one CLOCK_MONOTONIC);
+ * otherwise each trace's clock is mapped to wall-clock time through its
+ * header's (start_ns, start_realtime_ns) pair. */
+void ss_job_time_shifts(const ss_process_result *procs, uint32_t n, int64_t *shift);
+
 /* A finding's call site as display text (raw program text: escape it). */
 void ss_finding_site_text(const ss_finding *x, char *buf, size_t len);
+
+/* How many findings of procs[0..n) have a native site that stayed
+ * module+offset, and why for the first of them (ss_site_unresolved(), raw
+ * text into `why`, "" when none). */
+uint32_t ss_unresolved_sites(const ss_process_result *procs, uint32_t n, char *why, size_t len);
 
 /* ---- the JSON form of a finding (finding_json.c) ---------------------------
  * Members as docs/report-format.md names them, in its order; every JSON

@@ -12,6 +12,18 @@ static void summary(ss_json *j, const ss_process_result *p)
     ss_json_key(j, "gpu_timeline"); ss_json_bool(j, m->has_gpu);
     const char *why = ss_no_gpu_reason(m);
     ss_json_kstr(j, "note", why);
+    ss_json_key(j, "unresolved_sites");
+    char uwhy[1024];
+    uint32_t unresolved = ss_unresolved_sites(p, 1, uwhy, sizeof uwhy);
+    if (unresolved) {
+        ss_json_obj_begin(j);
+        ss_json_kuint(j, "findings", unresolved);
+        ss_json_kstr(j, "reason", uwhy);
+        ss_json_kstr(j, "fix", SS_UNRESOLVED_FIX);
+        ss_json_obj_end(j);
+    } else {
+        ss_json_null(j);
+    }
     ss_json_key(j, "devices"); ss_json_arr_begin(j);
     for (uint32_t d = 0; d < m->ndevices; d++) {
         const ss_device_summary *ds = &m->devices[d];
@@ -72,6 +84,23 @@ void ss_report_json(FILE *out, ss_process_result *procs, uint32_t n)
         char host[65]; memcpy(host, m->hdr.hostname, 64); host[64] = 0;
         ss_json_kstr(&j, "host", host);
         ss_json_key(&j, "truncated"); ss_json_bool(&j, m->truncated);
+        ss_json_key(&j, "analyzed_span");   /* incomplete traces: docs/report-format.md */
+        if (m->incomplete_why) {
+            ss_json_obj_begin(&j);
+            ss_json_kstr(&j, "reason", m->incomplete_why);
+            ss_json_kdouble(&j, "start_ms", ss_rel_ms(m, m->t_first));
+            ss_json_kdouble(&j, "end_ms", ss_rel_ms(m, m->t_last));
+            ss_json_kdouble(&j, "recorded_end_ms", ss_rel_ms(m, m->recorded_end));
+            ss_json_key(&j, "gpu_records_end_ms");
+            if (m->gpu_records_end) ss_json_double(&j, ss_rel_ms(m, m->gpu_records_end)); else ss_json_null(&j);
+            ss_json_key(&j, "host_records_end_ms");
+            if (m->host_records_end) ss_json_double(&j, ss_rel_ms(m, m->host_records_end)); else ss_json_null(&j);
+            ss_json_kuint(&j, "calls_not_judged", m->calls_cut);
+            ss_json_kuint(&j, "ops_not_judged", m->ops_cut);
+            ss_json_obj_end(&j);
+        } else {
+            ss_json_null(&j);
+        }
         ss_json_kuint(&j, "records", m->nrecords);
         ss_json_key(&j, "summary"); summary(&j, &procs[i]);
         ss_json_key(&j, "environment"); ss_json_obj_begin(&j);

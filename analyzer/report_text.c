@@ -40,6 +40,14 @@ static void print_summary(FILE *out, const ss_process_result *p)
     fprintf(out, "  wall time %.3f ms, %" PRIu64 " records, %u CUDA calls, %u GPU ops\n", wall, m->nrecords,
             m->ncalls, m->nops);
     if (m->truncated) { fputs("  warning: trace is truncated (", out); esc(out, m->truncated_why); fputs("); analyzed up to its last complete block\n", out); }
+    else if (m->incomplete_why && !m->incomplete_sig) fprintf(out, "  warning: incomplete trace: %s\n", m->incomplete_why);
+    if (m->span_cut) {
+        fprintf(out, "  note: analyzed up to %.3f ms only, where host and GPU records are both complete (GPU records end at ",
+                ss_rel_ms(m, m->span_end));
+        if (m->gpu_records_end) fprintf(out, "%.3f ms", ss_rel_ms(m, m->gpu_records_end)); else fputs("none", out);
+        fprintf(out, ", host records at %.3f ms): %u CUDA calls and %u GPU ops after it are not judged\n",
+                ss_rel_ms(m, m->host_records_end), m->calls_cut, m->ops_cut);
+    }
     const char *why = ss_no_gpu_reason(m);
     if (why) fprintf(out, "  note: %s\n", why);
     for (uint32_t i = 0; i < m->nnotes; i++) {
@@ -195,24 +203,48 @@ void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color)
         ss_process_result *p = &procs[i];
         if (i) fputs("\n", out);
         print_summary(out, p);
-        uint32_t sev[3] = { 0, 0, 0 };
-        for (uint32_t k = 0; k < p->findings.n; k++) sev[p->findings.v[k].severity]++;
+        /* Findings inside NCCL's own calls are not the user's to fix: one
+         * line per process says how many (the JSON report has each). */
+        uint32_t sev[3] = { 0, 0, 0 }, nccl = 0, nccl_occ = 0;
+        for (uint32_t k = 0; k < p->findings.n; k++) {
+            const ss_finding *x = &p->findings.v[k];
+            if (x->in_nccl) { nccl++; nccl_occ += x->count; }
+            else sev[x->severity]++;
+        }
+        uint32_t mine = p->findings.n - nccl;
         if (!p->findings.n) {
             fputs("no findings\n", out);
             continue;
         }
-        fprintf(out, "\nfindings: %u (%u error, %u warning, %u info), ranked by severity, then saving\n",
-                p->findings.n, sev[SS_SEV_ERROR], sev[SS_SEV_WARNING], sev[SS_SEV_INFO]);
-        if (p->findings.saving_total_known)
-            fprintf(out, "fixing all of them would end this run %.3f ms sooner (what-if replay; the findings "
-                    "overlap, so this is not the sum of their savings)\n", p->findings.saving_total_ms);
+        if (mine) {
+            fprintf(out, "\nfindings: %u (%u error, %u warning, %u info), ranked by severity, then saving\n",
+                    mine, sev[SS_SEV_ERROR], sev[SS_SEV_WARNING], sev[SS_SEV_INFO]);
+            if (p->findings.saving_total_known)
+                fprintf(out, "fixing all of them would end this run %.3f ms sooner (what-if replay; the findings "
+                        "overlap, so this is not the sum of their savings)\n", p->findings.saving_total_ms);
+        } else {
+            fputs("\nno findings in your code\n", out);
+        }
         for (uint32_t k = 0; k < p->findings.n; k++) {
+            if (p->findings.v[k].in_nccl) continue;
             print_finding(out, &p->findings.v[k], color);
             total_cost += p->findings.v[k].cost_ms;
         }
+        if (nccl)
+            fprintf(out, "\n%u finding%s inside NCCL, not your code (%u occurrence%s in NCCL's own CUDA calls; "
+                    "--format json lists them)\n", nccl, nccl == 1 ? "" : "s", nccl_occ, nccl_occ == 1 ? "" : "s");
         for (int s = 0; s < 3; s++) total[s] += sev[s];
     }
     if (n > 1)
         fprintf(out, "\ntotal over %u processes: %u error, %u warning, %u info findings, %.3f ms attributed\n", n,
                 total[SS_SEV_ERROR], total[SS_SEV_WARNING], total[SS_SEV_INFO], total_cost);
+    /* Said once for the whole report: what keeps sites at module+offset and how to fix it. */
+    char why[1024];
+    uint32_t unresolved = ss_unresolved_sites(procs, n, why, sizeof why);
+    if (unresolved) {
+        fprintf(out, "\nnote: call sites could not be resolved to file:line for %u finding%s (", unresolved,
+                unresolved == 1 ? "" : "s");
+        esc(out, why);
+        fprintf(out, "); to fix: %s\n", SS_UNRESOLVED_FIX);
+    }
 }

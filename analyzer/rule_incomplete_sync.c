@@ -554,7 +554,10 @@ static void run(const ss_model *m, ss_findings *out)
         if (st.nhw) check_host_writes(&st, (int32_t)i);
         if (is_sync(c)) on_sync(&st, (int32_t)i);
     }
-    for (uint32_t i = 0; i < st.nhw; i++) if (!st.hw[i].dead) report_host_write(&st, &st.hw[i]);
+    /* "No later synchronization waits for it" needs the rest of the run: an
+     * incomplete trace (model.h, span_end) may have lost that wait. */
+    for (uint32_t i = 0; i < st.nhw; i++)
+        if (!st.hw[i].dead && !(m->incomplete_why && st.hw[i].implicit_call < 0)) report_host_write(&st, &st.hw[i]);
     if (st.nocc > 1) qsort(st.occ, st.nocc, sizeof *st.occ, cmp_deferred);
     for (uint32_t i = 0; i < st.nocc; i++) {
         ss_findings_add(out, m, &st.occ[i].o);

@@ -10,8 +10,13 @@
  * a stack touches a handful, and separate Dwfls cannot clash when a dlclose'd
  * object's range was reused by another.
  *
- * Built with -DSS_NO_LIBDW (no elfutils headers), it still gives every frame
- * its module and offset and says why names are missing.
+ * Built with -DSS_NO_LIBDW (no elfutils headers), each module is handed to an
+ * external symbolizer program instead, as the sanitizers do: llvm-symbolizer
+ * or binutils' addr2line (SYNCSIGHT_SYMBOLIZER, else found on PATH), one
+ * child process per module kept open and fed one address per line on its
+ * stdin, every answer awaited against one deadline per symbolizer, i.e. per
+ * analyzed trace (SYNCSIGHT_SYMBOLIZER_TIMEOUT).  Without any, every frame keeps its module
+ * and offset and the module's problem says why names are missing.
  *
  * Also here, on the frames alone: the user-code policy (which modules, frames
  * and Python files are the user's) and the walk over a stack that shows, and
@@ -19,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -31,6 +37,14 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#else
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+extern char **environ;
 #endif
 
 #include "symbolize.h"
@@ -49,6 +63,13 @@ typedef struct sym_module {
 #ifndef SS_NO_LIBDW
     Dwfl        *dwfl;
     Dwfl_Module *mod;
+#else
+    char        *file;          /* the ELF file handed to the symbolizer program */
+    pid_t        child;         /* its process, 0 before the first query, -1 after it failed */
+    int          sock;          /* its stdin and stdout */
+    int          has_symtab, has_dwarf;
+    char         rbuf[8192];    /* answer bytes not yet consumed */
+    size_t       rlen;
 #endif
 } sym_module;
 
@@ -71,6 +92,15 @@ struct ss_symbolizer {
     str_node   *strings;                /* every string handed out, freed at the end */
     char *(*demangle)(const char *, char *, size_t *, int *);
     void       *libstdcxx;
+#ifdef SS_NO_LIBDW
+    int         tool_looked;            /* ext_tool() ran */
+    int         tool_kind;              /* TOOL_NONE, TOOL_ADDR2LINE, TOOL_LLVM */
+    char       *tool;                   /* path of the symbolizer program */
+    uint64_t    deadline_ns;            /* CLOCK_MONOTONIC; 0 until the first child starts */
+    double      timeout_s;
+    const char *tool_problem;           /* why there is no program (static text) */
+#endif
+    char       *cwd;                    /* the traced program's working directory, NULL unknown */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -91,7 +121,6 @@ static const char *keep_string(ss_symbolizer *s, const char *text)
 
 /* C++ names are demangled with libstdc++'s own demangler (the analyzer is C:
  * it is looked up at run time, and names stay mangled if it is missing). */
-__attribute__((unused))  /* only the libdw build names functions */
 static const char *demangled(ss_symbolizer *s, const char *name)
 {
     if (!name)
@@ -249,6 +278,10 @@ int ss_pyfile_is_user(const char *file, size_t len)
     return 1;
 }
 
+#ifdef SS_NO_LIBDW
+static void ext_stop(sym_module *m);
+#endif
+
 /* ------------------------------------------------------------ lifecycle */
 
 ss_symbolizer *ss_symbolizer_new(void)
@@ -270,6 +303,9 @@ void ss_symbolizer_free(ss_symbolizer *s)
 #ifndef SS_NO_LIBDW
         if (s->mods[i].dwfl)
             dwfl_end(s->mods[i].dwfl);
+#else
+        ext_stop(&s->mods[i]);
+        free(s->mods[i].file);
 #endif
         free(s->mods[i].path);
         free(s->mods[i].problem);
@@ -285,7 +321,25 @@ void ss_symbolizer_free(ss_symbolizer *s)
     }
     if (s->libstdcxx)
         dlclose(s->libstdcxx);
+#ifdef SS_NO_LIBDW
+    free(s->tool);
+#endif
+    free(s->cwd);
     free(s);
+}
+
+void ss_symbolizer_set_cwd(ss_symbolizer *s, const char *cwd, size_t len)
+{
+    if (!s)
+        return;
+    free(s->cwd);
+    s->cwd = NULL;
+    while (len > 1 && cwd && cwd[len - 1] == '/')
+        len--;
+    if (cwd && len > 1 && cwd[0] == '/' && (s->cwd = malloc(len + 1))) {
+        memcpy(s->cwd, cwd, len);
+        s->cwd[len] = '\0';
+    }
 }
 
 void ss_symbolizer_add_module(ss_symbolizer *s, const char *path, uint64_t base, uint64_t size,
@@ -408,47 +462,10 @@ static int open_module_file(sym_module *m, const char *file)
     return 0;
 }
 
-static void open_module(sym_module *m)
+/* What the opened module lacks: 0 = symbols and debug info, else the
+ * problem is set. */
+static void module_debug_problems(sym_module *m)
 {
-    m->opened = -1;
-    if (strstr(m->path, "linux-vdso") || strstr(m->path, "linux-gate")) {
-        set_problem(m, "kernel vDSO: not a file");
-        return;
-    }
-    /* The module paths come from the trace: an analyst who does not trust
-     * it can keep the analyzer from opening any of them. */
-    const char *enabled = getenv("SYNCSIGHT_SYMBOLS");
-    if (enabled && enabled[0] == '0') {
-        set_problem(m, "symbolization disabled (SYNCSIGHT_SYMBOLS=0): module+offset only");
-        return;
-    }
-    int rc = open_module_file(m, m->path);
-    /* Traced elsewhere, or the binary has moved: look for a file of the same
-     * name (or NAME.debug, as objcopy --only-keep-debug writes) in the
-     * directories of SYNCSIGHT_SYMBOL_PATH; the build id must match. */
-    const char *dirs = getenv("SYNCSIGHT_SYMBOL_PATH");
-    if (rc != 0 && dirs && *dirs) {
-        char *copy = strdup(dirs), *save = NULL;
-        char first_problem[256];
-        snprintf(first_problem, sizeof first_problem, "%s", m->problem ? m->problem : "");
-        for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && rc != 0; d = strtok_r(NULL, ":", &save)) {
-            static const char *const suffixes[] = { "", ".debug" };
-            for (size_t k = 0; k < 2 && rc != 0; k++) {
-                char cand[4096];
-                if (snprintf(cand, sizeof cand, "%s/%s%s", d, base_name(m->path), suffixes[k]) >= (int)sizeof cand)
-                    continue;
-                if (access(cand, R_OK) == 0)
-                    rc = open_module_file(m, cand);
-            }
-        }
-        free(copy);
-        if (rc != 0)
-            set_problem(m, first_problem);
-    }
-    if (rc != 0)
-        return;
-    set_problem(m, NULL);
-    m->opened = 1;
     Dwarf_Addr bias;
     GElf_Addr ebias;
     Elf *elf = dwfl_module_getelf(m->mod, &ebias);
@@ -610,13 +627,537 @@ static size_t resolve_dwfl(ss_symbolizer *s, sym_module *m, uint64_t addr, ss_fr
     return n;
 }
 #else
-static void open_module(sym_module *m)
+/* ------------------------------------------------------------ external symbolizer */
+
+enum { TOOL_NONE = 0, TOOL_ADDR2LINE, TOOL_LLVM };
+
+#define NO_TOOL_PROBLEM                                                                              \
+    "syncsight was built without elfutils libdw and found no symbolizer program (install binutils " \
+    "for addr2line, or llvm; or set SYNCSIGHT_SYMBOLIZER=/path/to/llvm-symbolizer|addr2line; or "   \
+    "install libdw-dev and rebuild): module+offset only"
+
+static char *find_in_path(const char *name)
 {
+    if (strchr(name, '/'))
+        return access(name, X_OK) == 0 ? strdup(name) : NULL;
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    char *copy = strdup(path), *save = NULL, *found = NULL;
+    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+        char cand[4096];
+        struct stat st;
+        if (snprintf(cand, sizeof cand, "%s/%s", *d ? d : ".", name) < (int)sizeof cand &&
+            stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            found = strdup(cand);
+    }
+    free(copy);
+    return found;
+}
+
+/* The program's protocol, from its name: llvm-symbolizer (and llvm's
+ * versioned names) answer in LLVM style, everything else as addr2line. */
+static int tool_kind_of(const char *path)
+{
+    const char *b = base_name(path);
+    return strstr(b, "llvm-symbolizer") ? TOOL_LLVM : TOOL_ADDR2LINE;
+}
+
+/* The symbolizer program: SYNCSIGHT_SYMBOLIZER (a path or a name on PATH;
+ * empty or "none" = do not use one), else llvm-symbolizer (right names for
+ * inlined frames, file names as compiled), else addr2line.  A malloc'ed
+ * path, or NULL with *why saying why there is none. */
+static char *tool_lookup(const char **why)
+{
+    const char *want = getenv("SYNCSIGHT_SYMBOLIZER");
+    char *tool = NULL;
+    if (want && (!*want || !strcmp(want, "none"))) {
+        *why = "syncsight was built without elfutils libdw and SYNCSIGHT_SYMBOLIZER names no "
+               "symbolizer program: module+offset only";
+        return NULL;
+    }
+    if (want) {
+        if (!(tool = find_in_path(want)))
+            *why = "syncsight was built without elfutils libdw and SYNCSIGHT_SYMBOLIZER does not name an "
+                   "executable program: module+offset only";
+        return tool;
+    }
+    tool = find_in_path("llvm-symbolizer");
+    if (!tool)
+        tool = find_in_path("addr2line");
+    if (!tool)
+        *why = NO_TOOL_PROBLEM;
+    return tool;
+}
+
+/* Look for the program once per symbolizer.  NULL when there is one, else
+ * the module problem to report. */
+static const char *ext_tool(ss_symbolizer *s)
+{
+    if (!s->tool_looked) {
+        s->tool_looked = 1;
+        s->tool_problem = NULL;
+        s->tool = tool_lookup(&s->tool_problem);
+        s->tool_kind = s->tool ? tool_kind_of(s->tool) : TOOL_NONE;
+        const char *t = getenv("SYNCSIGHT_SYMBOLIZER_TIMEOUT");
+        char *end = NULL;
+        double v = t && *t ? strtod(t, &end) : 0;
+        s->timeout_s = end && *end == '\0' && v > 0 && v < 1e6 ? v : 30.0;
+    }
+    return s->tool_kind != TOOL_NONE ? NULL : s->tool_problem;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void ext_stop(sym_module *m)
+{
+    if (m->child > 0) {
+        close(m->sock);
+        kill(m->child, SIGKILL);
+        while (waitpid(m->child, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+    m->child = -1;
+    m->sock = -1;
+    m->rlen = 0;
+}
+
+/* The module's symbolizer process failed: frames of this module stay
+ * module+offset, and the module's problem says why. */
+static void ext_fail(sym_module *m, const char *why)
+{
+    ext_stop(m);
     m->opened = -1;
-    set_problem(m, "syncsight was built without elfutils libdw (install libdw-dev and "
-                   "rebuild): module+offset only");
+    set_problem(m, why);
+}
+
+/* Start the module's child: one socket is its stdin and stdout (a socket,
+ * so that writing to a child that died is an error, not SIGPIPE). */
+static int ext_start(ss_symbolizer *s, sym_module *m)
+{
+    if (!s->deadline_ns)
+        s->deadline_ns = now_ns() + (uint64_t)(s->timeout_s * 1e9);
+    if (now_ns() >= s->deadline_ns) {
+        ext_fail(m, "symbolizer program time budget spent (SYNCSIGHT_SYMBOLIZER_TIMEOUT): module+offset only");
+        return -1;
+    }
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        ext_fail(m, "cannot start the symbolizer program (socketpair failed)");
+        return -1;
+    }
+    const char *argv_a2l[] = { s->tool, "-a", "-f", "-i", "-C", "-e", m->file, NULL };
+    const char *argv_llvm[] = { s->tool, "--inlines", "--functions=linkage", "--demangle",
+                                "--relativenames", "--obj", m->file, NULL };
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawn(&pid, s->tool, &fa, NULL,
+                         (char *const *)(s->tool_kind == TOOL_LLVM ? argv_llvm : argv_a2l), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(sv[1]);
+    if (rc != 0) {
+        close(sv[0]);
+        char why[512];
+        snprintf(why, sizeof why, "cannot run the symbolizer program %s: %s", s->tool, strerror(rc));
+        ext_fail(m, why);
+        return -1;
+    }
+    m->child = pid;
+    m->sock = sv[0];
+    m->rlen = 0;
+    return 0;
+}
+
+static int ext_send(ss_symbolizer *s, sym_module *m, const char *text)
+{
+    size_t len = strlen(text), done = 0;
+    while (done < len) {
+        int left_ms = (int)(((int64_t)s->deadline_ns - (int64_t)now_ns()) / 1000000);
+        struct pollfd p = { .fd = m->sock, .events = POLLOUT };
+        if (left_ms <= 0 || poll(&p, 1, left_ms) <= 0)
+            return -1;
+        ssize_t n = send(m->sock, text + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n <= 0)
+            return -1;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+/* One line of the child's answer (without the newline) into line; -1 on
+ * end of output, an overlong line, or the deadline. */
+static int ext_line(ss_symbolizer *s, sym_module *m, char *line, size_t linelen)
+{
+    for (;;) {
+        char *nl = memchr(m->rbuf, '\n', m->rlen);
+        if (nl) {
+            size_t n = (size_t)(nl - m->rbuf);
+            if (n >= linelen)
+                return -1;
+            memcpy(line, m->rbuf, n);
+            line[n] = '\0';
+            if (n && line[n - 1] == '\r')
+                line[n - 1] = '\0';
+            memmove(m->rbuf, nl + 1, m->rlen - n - 1);
+            m->rlen -= n + 1;
+            return 0;
+        }
+        if (m->rlen == sizeof m->rbuf)
+            return -1;
+        int left_ms = (int)(((int64_t)s->deadline_ns - (int64_t)now_ns()) / 1000000);
+        struct pollfd p = { .fd = m->sock, .events = POLLIN };
+        if (left_ms <= 0)
+            return -1;
+        int pr = poll(&p, 1, left_ms);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0)
+            return -1;
+        ssize_t n = recv(m->sock, m->rbuf + m->rlen, sizeof m->rbuf - m->rlen, MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n <= 0)
+            return -1;
+        m->rlen += (size_t)n;
+    }
+}
+
+/* "file:line", "file:line:col" (LLVM), "file:line (discriminator N)"; "??"
+ * file or line 0 mean unknown. */
+static void parse_location(ss_symbolizer *s, char *text, int llvm, const char **file, int *line)
+{
+    *file = NULL;
+    *line = 0;
+    char *disc = strstr(text, " (discriminator");
+    if (disc)
+        *disc = '\0';
+    for (int part = llvm ? 2 : 1; part > 0; part--) {
+        char *colon = strrchr(text, ':');
+        if (!colon)
+            return;
+        if (part == 1) {
+            char *end = NULL;
+            long v = strtol(colon + 1, &end, 10);
+            *line = end && end != colon + 1 && *end == '\0' && v > 0 && v < 1L << 30 ? (int)v : 0;
+        }
+        *colon = '\0';
+    }
+    size_t cl = s->cwd && !llvm ? strlen(s->cwd) : 0;
+    if (cl && strncmp(text, s->cwd, cl) == 0 && text[cl] == '/' && text[cl + 1])
+        text += cl + 1;   /* addr2line joined it with the compilation directory */
+    if (*line > 0 && text[0] && strcmp(text, "??") != 0)
+        *file = keep_string(s, text);
+    else
+        *line = 0;
+}
+
+/* Resolve one address through the module's child: frames innermost first,
+ * as resolve_dwfl gives them.  0 when the child failed (module problem set). */
+static size_t resolve_ext(ss_symbolizer *s, sym_module *m, uint64_t addr, ss_frame *out, size_t max)
+{
+    if (m->child == 0 && ext_start(s, m) != 0)
+        return 0;
+    if (m->child < 0)
+        return 0;
+    int llvm = s->tool_kind == TOOL_LLVM;
+    /* Return address: the call is the instruction before it.  The
+     * program wants the ELF file's own addresses: minus the load bias. */
+    uint64_t pc = addr - 1 - m->base;
+    char query[64];
+    /* addr2line's answer has no end marker: with -a it echoes each address,
+     * so an impossible address after ours marks where our answer ends. */
+    if (llvm)
+        snprintf(query, sizeof query, "0x%llx\n", (unsigned long long)pc);
+    else
+        snprintf(query, sizeof query, "0x%llx\n0xffffffffffffffff\n", (unsigned long long)pc);
+    char why[512];
+    snprintf(why, sizeof why, "the symbolizer program %s did not answer in time (SYNCSIGHT_SYMBOLIZER_TIMEOUT=%g s) "
+             "or failed: module+offset only", s->tool, s->timeout_s);
+    if (ext_send(s, m, query) != 0) {
+        ext_fail(m, why);
+        return 0;
+    }
+    const char *names[MAX_INLINE_FRAMES];
+    const char *files[MAX_INLINE_FRAMES];
+    int lines[MAX_INLINE_FRAMES];
+    size_t n = 0;
+    char line[4096], fn[4096];
+    int first = 1;
+    for (;;) {
+        if (ext_line(s, m, line, sizeof line) != 0) {
+            ext_fail(m, why);
+            return 0;
+        }
+        if (llvm && line[0] == '\0') {
+            if (first)
+                continue;   /* not expected, but an empty answer must not end the next one */
+            break;
+        }
+        if (!llvm && line[0] == '0' && line[1] == 'x') {
+            unsigned long long v = strtoull(line, NULL, 16);
+            if (first) {
+                first = 0;   /* the echo of our address */
+                continue;
+            }
+            if (v != 0xffffffffffffffffull && v != 0xffffffffull) {
+                ext_fail(m, why);
+                return 0;
+            }
+            /* the marker's own answer: one function line, one location line */
+            if (ext_line(s, m, line, sizeof line) != 0 || ext_line(s, m, line, sizeof line) != 0) {
+                ext_fail(m, why);
+                return 0;
+            }
+            break;
+        }
+        first = 0;
+        snprintf(fn, sizeof fn, "%s", line);
+        if (ext_line(s, m, line, sizeof line) != 0) {
+            ext_fail(m, why);
+            return 0;
+        }
+        if (n < MAX_INLINE_FRAMES) {
+            names[n] = strcmp(fn, "??") != 0 && fn[0] ? demangled(s, fn) : NULL;
+            parse_location(s, line, llvm, &files[n], &lines[n]);
+            n++;
+        }
+    }
+    if (n > max)
+        n = max;
+    for (size_t i = 0; i < n; i++) {
+        ss_frame f = { .addr = addr, .module = m->path, .offset = addr - m->base, .is_user = m->is_user };
+        f.function = names[i];
+        f.file = files[i];
+        f.line = files[i] ? lines[i] : 0;
+        f.inlined = i + 1 < n;
+        out[i] = f;
+    }
+    return n;
+}
+
+/* ---- the module's ELF file, read without libelf: build id, and whether it
+ * has a symbol table and DWARF (the same module problems as with libdw). */
+
+typedef struct elf_facts {
+    uint8_t build_id[BUILD_ID_MAX];
+    size_t  build_id_len;
+    int     has_symtab, has_dwarf;
+} elf_facts;
+
+static uint64_t rd_le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+    return pread(fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -1;
+}
+
+static void note_build_id(int fd, uint64_t off, uint64_t size, elf_facts *ef)
+{
+    if (size > 65536)
+        return;
+    unsigned char *buf = malloc(size ? size : 1);
+    if (!buf || read_at(fd, buf, size, off) != 0) {
+        free(buf);
+        return;
+    }
+    for (uint64_t p = 0; p + 12 <= size;) {
+        uint32_t namesz = (uint32_t)rd_le(buf + p, 4), descsz = (uint32_t)rd_le(buf + p + 4, 4);
+        uint32_t type = (uint32_t)rd_le(buf + p + 8, 4);
+        uint64_t name_at = p + 12, desc_at = name_at + ((namesz + 3ull) & ~3ull);
+        uint64_t next = desc_at + ((descsz + 3ull) & ~3ull);
+        if (next > size || desc_at + descsz > size)
+            break;
+        if (type == 3 && namesz == 4 && memcmp(buf + name_at, "GNU", 4) == 0 && descsz <= BUILD_ID_MAX) {
+            memcpy(ef->build_id, buf + desc_at, descsz);
+            ef->build_id_len = descsz;
+            break;
+        }
+        p = next;
+    }
+    free(buf);
+}
+
+/* 0 when fd is a little-endian ELF file whose section table could be read. */
+static int elf_read_facts(int fd, elf_facts *ef)
+{
+    memset(ef, 0, sizeof *ef);
+    unsigned char eh[64];
+    if (read_at(fd, eh, 52, 0) != 0 || eh[5] != 1 /* ELFDATA2LSB */)
+        return -1;
+    int is64 = eh[4] == 2;
+    if (is64 && read_at(fd, eh, 64, 0) != 0)
+        return -1;
+    uint64_t shoff = is64 ? rd_le(eh + 0x28, 8) : rd_le(eh + 0x20, 4);
+    unsigned shentsize = (unsigned)rd_le(eh + (is64 ? 0x3a : 0x2e), 2);
+    uint64_t shnum = rd_le(eh + (is64 ? 0x3c : 0x30), 2);
+    uint64_t shstrndx = rd_le(eh + (is64 ? 0x3e : 0x32), 2);
+    if (!shoff || shentsize < (is64 ? 64u : 40u))
+        return -1;
+    unsigned char sh[64];
+    if (shnum == 0 || shstrndx == 0xffff) {   /* extended numbering lives in section 0 */
+        if (read_at(fd, sh, shentsize < 64 ? shentsize : 64, shoff) != 0)
+            return -1;
+        if (shnum == 0)
+            shnum = is64 ? rd_le(sh + 0x20, 8) : rd_le(sh + 0x14, 4);
+        if (shstrndx == 0xffff)
+            shstrndx = rd_le(sh + (is64 ? 0x28 : 0x18), 4);
+    }
+    if (shnum == 0 || shnum > 1u << 20 || shstrndx >= shnum)
+        return -1;
+#define SH_FIELD(b, o64, o32, n64, n32) (is64 ? rd_le((b) + (o64), (n64)) : rd_le((b) + (o32), (n32)))
+    char *names = NULL;
+    uint64_t names_size = 0;
+    if (read_at(fd, sh, is64 ? 64 : 40, shoff + shstrndx * shentsize) == 0) {
+        uint64_t off = SH_FIELD(sh, 0x18, 0x10, 8, 4), size = SH_FIELD(sh, 0x20, 0x14, 8, 4);
+        if (size && size <= (1u << 22) && (names = malloc(size + 1)) && read_at(fd, names, size, off) == 0) {
+            names[size] = '\0';
+            names_size = size;
+        }
+    }
+    for (uint64_t i = 0; i < shnum; i++) {
+        if (read_at(fd, sh, is64 ? 64 : 40, shoff + i * shentsize) != 0)
+            break;
+        uint32_t name = (uint32_t)rd_le(sh, 4), type = (uint32_t)rd_le(sh + 4, 4);
+        uint64_t off = SH_FIELD(sh, 0x18, 0x10, 8, 4), size = SH_FIELD(sh, 0x20, 0x14, 8, 4);
+        const char *nm = names && name < names_size ? names + name : "";
+        if (type == 2 /* SHT_SYMTAB */)
+            ef->has_symtab = 1;
+        if (type == 8 /* SHT_NOBITS */)
+            continue;
+        if (!strcmp(nm, ".debug_info") || !strcmp(nm, ".zdebug_info"))
+            ef->has_dwarf = 1;
+        if (type == 7 /* SHT_NOTE */ && !ef->build_id_len)
+            note_build_id(fd, off, size, ef);
+    }
+#undef SH_FIELD
+    free(names);
+    return 0;
+}
+
+/* Check `file` as the module's ELF object: 0 when usable (m->file set), -1
+ * with m->problem saying why. */
+static int open_module_file(sym_module *m, const char *file)
+{
+    if (access(file, R_OK) != 0) {
+        size_t n = strlen(file);
+        set_problem(m, n > 10 && strcmp(file + n - 10, " (deleted)") == 0
+                           ? "binary was deleted while the program ran"
+                           : "binary not found (moved, deleted, or traced on another machine; "
+                             "SYNCSIGHT_SYMBOL_PATH names directories to look in)");
+        return -1;
+    }
+    /* As with libdw: nothing but regular ELF files, with the traced build id. */
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    unsigned char magic[4];
+    elf_facts ef;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic || memcmp(magic, "\x7f" "ELF", 4) != 0) {
+        if (fd >= 0)
+            close(fd);
+        set_problem(m, "not a regular ELF file");
+        return -1;
+    }
+    int rc = elf_read_facts(fd, &ef);
+    close(fd);
+    if (rc != 0) {
+        set_problem(m, "not a readable ELF object (no section table, or big-endian)");
+        return -1;
+    }
+    if (m->build_id_len && (ef.build_id_len != m->build_id_len ||
+                            memcmp(ef.build_id, m->build_id, m->build_id_len) != 0)) {
+        set_problem(m, "binary on disk differs from the traced one (build id mismatch)");
+        return -1;
+    }
+    free(m->file);
+    m->file = strdup(file);
+    m->has_symtab = ef.has_symtab;
+    m->has_dwarf = ef.has_dwarf;
+    return m->file ? 0 : -1;
+}
+
+static void module_debug_problems(sym_module *m)
+{
+    if (!m->has_dwarf && !m->has_symtab)
+        set_problem(m, "stripped: no symbol table and no debug info (module+offset only)");
+    else if (!m->has_dwarf)
+        set_problem(m, "no debug info (build with -g for file:line): function names only");
 }
 #endif
+
+/* ------------------------------------------------------------ open */
+
+static void open_module(ss_symbolizer *s, sym_module *m)
+{
+    m->opened = -1;
+    if (strstr(m->path, "linux-vdso") || strstr(m->path, "linux-gate")) {
+        set_problem(m, "kernel vDSO: not a file");
+        return;
+    }
+    /* The module paths come from the trace: an analyst who does not trust
+     * it can keep the analyzer from opening any of them. */
+    const char *enabled = getenv("SYNCSIGHT_SYMBOLS");
+    if (enabled && enabled[0] == '0') {
+        set_problem(m, "symbolization disabled (SYNCSIGHT_SYMBOLS=0): module+offset only");
+        return;
+    }
+#ifdef SS_NO_LIBDW
+    const char *no_tool = ext_tool(s);
+    if (no_tool) {
+        set_problem(m, no_tool);
+        return;
+    }
+#else
+    (void)s;
+#endif
+    int rc = open_module_file(m, m->path);
+    /* Traced elsewhere, or the binary has moved: look for a file of the same
+     * name (or NAME.debug, as objcopy --only-keep-debug writes) in the
+     * directories of SYNCSIGHT_SYMBOL_PATH; the build id must match. */
+    const char *dirs = getenv("SYNCSIGHT_SYMBOL_PATH");
+    if (rc != 0 && dirs && *dirs) {
+        char *copy = strdup(dirs), *save = NULL;
+        char first_problem[256];
+        snprintf(first_problem, sizeof first_problem, "%s", m->problem ? m->problem : "");
+        for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && rc != 0; d = strtok_r(NULL, ":", &save)) {
+            static const char *const suffixes[] = { "", ".debug" };
+            for (size_t k = 0; k < 2 && rc != 0; k++) {
+                char cand[4096];
+                if (snprintf(cand, sizeof cand, "%s/%s%s", d, base_name(m->path), suffixes[k]) >= (int)sizeof cand)
+                    continue;
+                if (access(cand, R_OK) == 0)
+                    rc = open_module_file(m, cand);
+            }
+        }
+        free(copy);
+        if (rc != 0)
+            set_problem(m, first_problem);
+    }
+    if (rc != 0)
+        return;
+    set_problem(m, NULL);
+    m->opened = 1;
+    module_debug_problems(m);
+}
+
+
 
 /* ------------------------------------------------------------ resolve */
 
@@ -674,10 +1215,13 @@ size_t ss_symbolizer_resolve(ss_symbolizer *s, uint64_t addr, ss_frame *out, siz
     size_t n = 0;
     sym_module *m = module_of(s, addr);
     if (m && !m->opened)
-        open_module(m);
+        open_module(s, m);
 #ifndef SS_NO_LIBDW
     if (m && m->opened == 1)
         n = resolve_dwfl(s, m, addr, frames, MAX_INLINE_FRAMES);
+#else
+    if (m && m->opened == 1)
+        n = resolve_ext(s, m, addr, frames, MAX_INLINE_FRAMES);
 #endif
     if (n == 0) {
         ss_frame f = { .addr = addr, .offset = addr };
@@ -716,10 +1260,26 @@ const char *ss_symbolizer_module_problem(ss_symbolizer *s, const char *path)
         if (strcmp(m->path, path) != 0)
             continue;
         if (!m->opened)
-            open_module(m);
+            open_module(s, m);
         return m->problem;
     }
     return "module not in the trace's module map";
+}
+
+void ss_symbolizer_describe(char *out, size_t outlen)
+{
+#ifndef SS_NO_LIBDW
+    snprintf(out, outlen, "libdw");
+#else
+    const char *why = NULL;
+    char *tool = tool_lookup(&why);
+    if (tool)
+        snprintf(out, outlen, "%s (%s, run as a child process; built without elfutils' libdw)",
+                 tool_kind_of(tool) == TOOL_LLVM ? "llvm-symbolizer" : "addr2line", tool);
+    else
+        snprintf(out, outlen, "none (%s)", why);
+    free(tool);
+#endif
 }
 
 

@@ -1,6 +1,7 @@
 /*
  * Offline symbolization of recorded call stacks, and THE user-code policy
- * (implementation: analyzer/symbolize.c, on elfutils' libdw).
+ * (implementation: analyzer/symbolize.c, on elfutils' libdw, or without it
+ * through llvm-symbolizer / addr2line run as child processes).
  *
  * The caller feeds the symbolizer the SS_REC_MODULE records of a trace and
  * asks for the frames of each return address of an SS_REC_STACK.  Which
@@ -37,6 +38,12 @@ void ss_symbolizer_free(ss_symbolizer *s);
 /* Register a module of the traced process (from SS_REC_MODULE). */
 void ss_symbolizer_add_module(ss_symbolizer *s, const char *path, uint64_t base, uint64_t size,
                               const uint8_t *build_id, size_t build_id_len);
+
+/* The traced program's working directory (META "cwd"), or NULL.  addr2line
+ * prints file names joined with their compilation directory; those under
+ * this directory are shown relative to it, as libdw and llvm-symbolizer show
+ * them (a program is usually built where it runs).  Call before resolving. */
+void ss_symbolizer_set_cwd(ss_symbolizer *s, const char *cwd, size_t len);
 
 /* Resolve one return address into up to `max` frames, innermost (inlined)
  * first.  Always returns at least 1 when max >= 1: with no symbols the frame
@@ -95,5 +102,10 @@ void ss_frame_format(const ss_frame *f, char *out, size_t outlen);
 /* ss_stack_site() as text into `site` ("" when no user frame): the form
  * tests/callsite/check.c prints.  Returns the frame's index or -1. */
 int ss_site_format(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth, char *site, size_t sitelen);
+
+/* Which symbolizer this analyzer uses, for `syncsight --version`: "libdw",
+ * "llvm-symbolizer (PATH, ...)", "addr2line (PATH, ...)" or "none (why)".  The
+ * first word is what scripts test. */
+void ss_symbolizer_describe(char *out, size_t outlen);
 
 #endif

@@ -267,6 +267,7 @@ uint32_t ss_rec_fixed_size(uint16_t type)
     case SS_REC_KERNEL_ACCESS: return sizeof(ss_kernel_access_rec);
     case SS_REC_HOST_SYNC:  return sizeof(ss_host_sync_rec);
     case SS_REC_JIT:        return sizeof(ss_jit_rec);
+    case SS_REC_STREAM_NAME: return sizeof(ss_stream_name_rec);
     default:                return 0;
     }
 }

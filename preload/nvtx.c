@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <wchar.h>
@@ -279,6 +280,20 @@ static void write_range(const struct open_range *r, uint64_t end, uint32_t tid, 
     ss_rec_commit(v);
 }
 
+static void stream_name(const void *stream, uint32_t name_id)
+{
+    if (!name_id)
+        return;
+    ss_stream_name_rec *v = ss_rec_begin(SS_REC_STREAM_NAME, sizeof *v, 0);
+    if (!v)
+        return;
+    v->time = ss_now();
+    v->handle = (uint64_t)(uintptr_t)stream;
+    v->name_id = name_id;
+    v->tid = ss_tid();
+    ss_rec_commit(v);
+}
+
 static void push(uint32_t domain_id, uint32_t name_id, uint32_t color)
 {
     uint32_t d = push_depth++;
@@ -437,6 +452,31 @@ void ss_nvtx_on_callback(uint32_t cbid, const void *cbdata)
     case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
         const nvtxDomainRangeEnd_params *a = p;
         range_end(a->core.id);
+        break;
+    }
+    /* The runtime's and the driver's stream handles are one pointer. */
+    case CUPTI_CBID_NVTX_nvtxNameCudaStreamA: {
+        const nvtxNameCudaStreamA_params *a = p;
+        if (a->name)
+            stream_name(a->stream, ss_string_id(a->name, strlen(a->name)));
+        break;
+    }
+    case CUPTI_CBID_NVTX_nvtxNameCudaStreamW: {
+        const nvtxNameCudaStreamW_params *a = p;
+        if (a->name)
+            stream_name(a->stream, wide_string_id(a->name));
+        break;
+    }
+    case CUPTI_CBID_NVTX_nvtxNameCuStreamA: {
+        const nvtxNameCuStreamA_params *a = p;
+        if (a->name)
+            stream_name(a->stream, ss_string_id(a->name, strlen(a->name)));
+        break;
+    }
+    case CUPTI_CBID_NVTX_nvtxNameCuStreamW: {
+        const nvtxNameCuStreamW_params *a = p;
+        if (a->name)
+            stream_name(a->stream, wide_string_id(a->name));
         break;
     }
     default:

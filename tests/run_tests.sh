@@ -96,11 +96,12 @@ done
 # ---- 3. fixtures recorded on a GPU
 if selected fixture; then
     found=0
-    # without libdw the native call-site lines of the fixtures are skipped
-    # (tests/test_fixtures.sh); say so once, as a skipped check
+    # an analyzer that can symbolize nothing (no libdw, and neither
+    # llvm-symbolizer nor addr2line found) skips the native call-site lines of
+    # the fixtures (tests/test_fixtures.sh); say so once, as a skipped check
     sym=$("${BUILD:-build}/syncsight" --version 2>/dev/null | sed -n 's/^symbolizer: none/none/p')
     [ -z "$sym" ] || skip fixture-native-sites \
-        "the analyzer was built without libdw (install libdw-dev and rebuild): native call sites of the fixtures not checked"
+        "the analyzer has no symbolizer (built without libdw, and no addr2line or llvm-symbolizer found): native call sites of the fixtures not checked"
 
     for trace in tests/fixtures/*.sstrace; do
         [ -e "$trace" ] || continue

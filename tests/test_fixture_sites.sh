@@ -8,6 +8,10 @@
 set -u
 cd "$(dirname "$0")/.."
 ls tests/fixtures/*.sstrace > /dev/null 2>&1 || { echo "SKIP: no fixtures"; exit 77; }
+# An analyzer that can symbolize nothing (built without libdw, and neither
+# addr2line nor llvm-symbolizer found) cannot give native sites: skip, saying why.
+sym=$("${SYNCSIGHT:-build/syncsight}" --version | sed -n 's/^symbolizer: //p')
+case "$sym" in none*) echo "native call sites cannot be resolved by this analyzer: $sym"; exit 77 ;; esac
 SYNCSIGHT=${SYNCSIGHT:-build/syncsight} SYNCSIGHT_SYMBOL_PATH=tests/fixtures/bin python3 - <<'PY' || exit 1
 import glob, json, os, re, subprocess, sys
 total = sited = 0

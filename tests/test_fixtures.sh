@@ -33,10 +33,11 @@ if [ ! -x "$SYNCSIGHT" ]; then
     echo "$SYNCSIGHT is not built"
     exit 77
 fi
-# An analyzer built without libdw (a machine without libdw-dev) shows native
-# frames as module+offset: the fixtures' native site lines cannot match, so
-# they are skipped, saying why; counts, severities, messages and Python sites
-# are still checked.
+# An analyzer that can symbolize nothing (built without libdw, and neither
+# llvm-symbolizer nor addr2line found: `syncsight --version` says
+# "symbolizer: none") shows native frames as module+offset: the fixtures'
+# native site lines cannot match, so they are skipped, saying why; counts,
+# severities, messages and Python sites are still checked.
 site_opt=()
 if "$SYNCSIGHT" --version 2>/dev/null | grep -q "^symbolizer: none"; then
     site_opt=(--no-native-sites)

@@ -4,9 +4,11 @@
 #
 #   tools/render_html_screenshot.sh [TRACE] [OUT.png]
 #
-# TRACE defaults to the first tests/fixtures/*.sstrace (a real GPU recording)
-# and, when there is none, to a synthetic trace of build/ss-gen-trace (make
-# build/ss-gen-trace).  Needs build/syncsight and chromium.
+# TRACE defaults to tests/fixtures/legacy_stream.sstrace (the README's example,
+# a real H100 recording; its call sites resolve through tests/fixtures/bin),
+# else the first fixture, and when there is none, a synthetic trace of
+# build/ss-gen-trace (make build/ss-gen-trace).  A TRACE may be a directory of
+# a multi-process job.  Needs build/syncsight and chromium.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -17,6 +19,8 @@ out=${2:-docs/img/html-view.png}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 trace=${1:-}
+export SYNCSIGHT_SYMBOL_PATH=${SYNCSIGHT_SYMBOL_PATH:-tests/fixtures/bin}
+if [ -z "$trace" ] && [ -f tests/fixtures/legacy_stream.sstrace ]; then trace=tests/fixtures/legacy_stream.sstrace; fi
 if [ -z "$trace" ]; then
     for f in tests/fixtures/*.sstrace; do [ -e "$f" ] && { trace=$f; break; }; done
 fi

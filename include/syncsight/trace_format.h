@@ -35,9 +35,9 @@
 
 #define SS_TRACE_MAGIC        "SYNCSGHT"     /* 8 bytes, no NUL stored */
 #define SS_TRACE_VERSION_MAJOR 1
-#define SS_TRACE_VERSION_MINOR 4     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
+#define SS_TRACE_VERSION_MINOR 5     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
                                         2: SS_REC_KERNEL_ACCESS; 3: SS_REC_HOST_SYNC;
-                                        4: SS_REC_JIT */
+                                        4: SS_REC_JIT; 5: SS_REC_STREAM_NAME */
 #define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
 #define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
 
@@ -101,6 +101,7 @@ enum ss_rec_type {
     SS_REC_KERNEL_ACCESS = 20, /* exact mode: byte ranges a launch read/wrote */
     SS_REC_HOST_SYNC  = 21, /* a thread released / acquired a host sync object */
     SS_REC_JIT        = 22, /* a JIT compilation / compute-cache load of device code */
+    SS_REC_STREAM_NAME = 23, /* the program named a stream (nvtxNameCudaStream*, nvtxNameCuStream*) */
     SS_REC_TYPE_MAX
 };
 
@@ -540,6 +541,18 @@ typedef struct ss_jit_rec {
     uint32_t reserved;
 } ss_jit_rec;
 
+/* SS_REC_STREAM_NAME: the program gave a stream a name through NVTX
+ * (nvtxNameCudaStreamA/W, nvtxNameCuStreamA/W; a cudaStream_t and its
+ * CUstream are one handle).  The name holds for that handle from `time` on,
+ * until the handle is named again or its stream destroyed. */
+typedef struct ss_stream_name_rec {
+    ss_rec_hdr h;
+    uint64_t time;              /* trace clock */
+    uint64_t handle;            /* cudaStream_t / CUstream; 0 = the default stream */
+    uint32_t name_id;           /* SS_REC_STRING id (UTF-8) */
+    uint32_t tid;
+} ss_stream_name_rec;
+
 /* Size checks: the layout is the format. */
 #define SS_STATIC_ASSERT(c, m) _Static_assert(c, m)
 SS_STATIC_ASSERT(sizeof(ss_file_header) == 256, "file header is 256 bytes");
@@ -553,6 +566,7 @@ SS_STATIC_ASSERT(sizeof(ss_jit_rec) % 8 == 0, "jit record aligned");
 SS_STATIC_ASSERT(sizeof(ss_sync_rec) % 8 == 0, "sync record aligned");
 SS_STATIC_ASSERT(sizeof(ss_stream_rec) % 8 == 0, "stream record aligned");
 SS_STATIC_ASSERT(sizeof(ss_nvtx_rec) % 8 == 0, "nvtx record aligned");
+SS_STATIC_ASSERT(sizeof(ss_stream_name_rec) == 32, "stream name record layout");
 SS_STATIC_ASSERT(sizeof(ss_note_rec) % 8 == 0, "note record aligned");
 SS_STATIC_ASSERT(sizeof(ss_module_rec) % 8 == 0, "module record aligned");
 SS_STATIC_ASSERT(sizeof(ss_host_sync_rec) == 40, "host sync record layout");
