@@ -106,6 +106,15 @@ static void gpu_common(dumper *d, const ss_gpu_common *g)
     fu(d, "corr", g->corr); fu(d, "stream_id", g->stream_id); fu(d, "context", g->context_id); fu(d, "device", g->device);
 }
 
+/* the node a graph op ran as (SS_GPU_F_GRAPH_NODE), only when recorded */
+static void graph_node(dumper *d, const ss_rec_hdr *h, uint32_t fixed)
+{
+    uint64_t id;
+    if (!(h->flags & SS_GPU_F_GRAPH_NODE) || !tail_ok(h, fixed, 8)) return;
+    memcpy(&id, (const char *)h + fixed, 8);
+    fu(d, "graph_node", id);
+}
+
 static void dump_record(dumper *d, const ss_rec_hdr *h)
 {
     switch (h->type) {
@@ -173,6 +182,7 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
         if (d->json) { ss_json_arr_begin(&d->j); for (int i = 0; i < 3; i++) ss_json_uint(&d->j, r->block[i]); ss_json_arr_end(&d->j); }
         else fprintf(d->out, "%u,%u,%u", r->block[0], r->block[1], r->block[2]);
         fu(d, "shared_bytes", r->shared_bytes); fu(d, "graph_id", r->graph_id);
+        graph_node(d, h, sizeof *r);
         break;
     }
     case SS_REC_MEMCPY: {
@@ -180,12 +190,14 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
         begin(d, "memcpy"); gpu_common(d, &r->g); fu(d, "bytes", r->bytes); fu(d, "copy_kind", r->copy_kind);
         fu(d, "src_kind", r->src_kind); fu(d, "dst_kind", r->dst_kind); fu(d, "async", r->async);
         fu(d, "src_device", r->src_device); fu(d, "dst_device", r->dst_device); fu(d, "graph_id", r->graph_id);
+        graph_node(d, h, sizeof *r);
         break;
     }
     case SS_REC_MEMSET: {
         const ss_memset_rec *r = (const void *)h;
         begin(d, "memset"); gpu_common(d, &r->g); fu(d, "bytes", r->bytes); fu(d, "value", r->value);
         fu(d, "mem_kind", r->mem_kind); fu(d, "async", r->async); fu(d, "graph_id", r->graph_id);
+        graph_node(d, h, sizeof *r);
         break;
     }
     case SS_REC_SYNC: {
@@ -349,6 +361,18 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
         const ss_stream_name_rec *r = (const void *)h;
         begin(d, "stream_name"); fx(d, "stream", r->handle); text_ref(d, &d->strings, r->name_id, "name");
         fms(d, "t_ms", r->time); fu(d, "tid", r->tid);
+        break;
+    }
+    case SS_REC_GRAPH_NODE: {
+        static const char *const whats[] = { "?", "created", "cloned", "updated", "set_params" };
+        const ss_graph_node_rec *r = (const void *)h;
+        const char *what = h->flags < 5 ? whats[h->flags] : "?";
+        begin(d, "graph_node"); fstr(d, "event", what, strlen(what)); fu(d, "node", r->node_id);
+        if (r->orig_node_id) fu(d, "orig_node", r->orig_node_id);
+        fu(d, "node_type", r->node_type); fu(d, "graph_id", r->graph_id);
+        if (r->orig_graph_id) fu(d, "orig_graph_id", r->orig_graph_id);
+        if (r->exec_id) fu(d, "exec_id", r->exec_id);
+        fu(d, "tid", r->tid); fms(d, "t_ms", r->time);
         break;
     }
     case SS_REC_JIT: {

@@ -223,9 +223,17 @@ static void classify(const ss_model *m, struct ss_kaccess *ka, kentry *e)
     }
 }
 
-ss_param_access ss_kernel_param_access(const ss_model *m, const ss_call *c, uint32_t i)
+/* The kernel's name: its first kernel op's (a launch), 0 when none joined. */
+static uint32_t launch_kernel_name(const ss_model *m, const ss_call *c)
 {
-    if (!m || !c || c->cls != SS_API_LAUNCH) return SS_ACCESS_UNKNOWN;
+    for (int32_t o = c->first_op; o >= 0 && (uint32_t)o < m->nops; o = m->ops[o].next_of_call)
+        if (m->ops[o].kind == SS_OP_KERNEL) return ((const ss_kernel_rec *)m->ops[o].rec)->name_id;
+    return 0;
+}
+
+/* Access through the i-th parameter word of launch c, running kernel name_id. */
+static ss_param_access param_access(const ss_model *m, const ss_call *c, uint32_t name_id, uint32_t i)
+{
     struct ss_kaccess *ka = cache(m);
     uint32_t n;
     ss_call_params(c, &n);
@@ -235,12 +243,6 @@ ss_param_access ss_kernel_param_access(const ss_model *m, const ss_call *c, uint
         ka->no_offsets++;
         return SS_ACCESS_UNKNOWN;
     }
-    uint32_t name_id = 0;
-    for (int32_t o = c->first_op; o >= 0 && (uint32_t)o < m->nops; o = m->ops[o].next_of_call)
-        if (m->ops[o].kind == SS_OP_KERNEL) {
-            name_id = ((const ss_kernel_rec *)m->ops[o].rec)->name_id;
-            break;
-        }
     if (!name_id) return SS_ACCESS_UNKNOWN;   /* no GPU record joined: nothing to look up */
     int64_t at = ss_u64map_get(&ka->by_name, name_id, -1);
     kentry *e;
@@ -257,6 +259,12 @@ ss_param_access ss_kernel_param_access(const ss_model *m, const ss_call *c, uint
     return e->acc[offs[i] / 8];
 }
 
+ss_param_access ss_kernel_param_access(const ss_model *m, const ss_call *c, uint32_t i)
+{
+    if (!m || !c || c->cls != SS_API_LAUNCH) return SS_ACCESS_UNKNOWN;
+    return param_access(m, c, launch_kernel_name(m, c), i);
+}
+
 const char *ss_kernel_access_limits(const ss_model *m)
 {
     struct ss_kaccess *ka = m ? m->kaccess : NULL;
@@ -271,10 +279,98 @@ const char *ss_kernel_access_limits(const ss_model *m)
     return ka->line;
 }
 
+/* Inferred from the pointer arguments of launch c (the kernel name_id),
+ * resolved against the allocations live at time t. */
+static uint32_t inferred_accesses(const ss_model *m, const ss_call *c, uint32_t name_id, uint64_t t,
+                                  ss_kernel_mem *out, uint32_t max)
+{
+    uint32_t n = 0, np;
+    const uint64_t *p = ss_call_params(c, &np);
+    for (uint32_t i = 0; i < np && n < max; i++) {
+        if (!p[i]) continue;
+        int dup = 0;
+        for (uint32_t j = 0; j < i; j++) dup |= p[j] == p[i];
+        if (dup) continue;
+        int32_t a = ss_model_alloc_at(m, p[i], t);
+        if (a < 0) continue;
+        ss_kernel_mem x = { p[i], p[i] + 1, 0, a, 0, 0, 1, 0 };
+        for (uint32_t j = i; j < np; j++) {
+            if (p[j] != p[i]) continue;
+            switch (param_access(m, c, name_id, j)) {
+            case SS_ACCESS_NONE: break;
+            case SS_ACCESS_READ: x.read = 1; break;
+            case SS_ACCESS_WRITE: x.write = 1; break;
+            case SS_ACCESS_READ_WRITE: x.read = x.write = 1; break;
+            default: x.read = x.write = 1; x.known = 0; break;
+            }
+        }
+        if (!x.read && !x.write) continue;   /* the kernel never dereferences it */
+        const ss_alloc *al = &m->allocs[a];
+        x.reach = al->ptr + (al->size ? al->size : 1);
+        out[n++] = x;
+    }
+    return n;
+}
+
+static uint32_t exact_range(const ss_model *m, uint64_t p, uint64_t bytes, uint64_t t, int write,
+                            ss_kernel_mem *out, uint32_t max)
+{
+    if (!p || !max) return 0;
+    int32_t a = ss_model_alloc_at(m, p, t);
+    if (a < 0) return 0;
+    uint64_t hi = p + (bytes ? bytes : 1);
+    out[0] = (ss_kernel_mem){ p, hi, hi, a, (uint8_t)!write, (uint8_t)write, 1, 1 };
+    return 1;
+}
+
+uint32_t ss_op_mem_accesses(const ss_model *m, int32_t op, ss_kernel_mem *out, uint32_t max)
+{
+    if (!m || op < 0 || (uint32_t)op >= m->nops) return 0;
+    const ss_gpu_op *o = &m->ops[op];
+    if (o->node_call < 0) return 0;
+    const ss_call *nc = &m->calls[o->node_call];
+    const ss_api_rec *r = nc->rec;
+    /* the replay's allocations: those live when the graph was launched */
+    uint64_t t = o->submit;
+    uint32_t n = 0;
+    switch (o->kind) {
+    case SS_OP_KERNEL:
+        if (nc->cls != SS_API_LAUNCH || ss_call_is_graph_launch(m, nc)) return 0;
+        return inferred_accesses(m, nc, ((const ss_kernel_rec *)o->rec)->name_id, t, out, max);
+    case SS_OP_MEMCPY:
+        if (nc->cls != SS_API_COPY_ASYNC && nc->cls != SS_API_COPY_SYNC) return 0;
+        n = exact_range(m, r->ptr2, r->bytes, t, 0, out, max);
+        return n + exact_range(m, r->ptr, r->bytes, t, 1, out + n, max - n);
+    case SS_OP_MEMSET:
+        if (nc->cls != SS_API_MEMSET_ASYNC && nc->cls != SS_API_MEMSET_SYNC) return 0;
+        return exact_range(m, r->ptr, r->bytes, t, 1, out, max);
+    default:
+        return 0;
+    }
+}
+
 uint32_t ss_kernel_mem_accesses(const ss_model *m, const ss_call *c, ss_kernel_mem *out, uint32_t max)
 {
     uint32_t n = 0;
     if (!m || !c || c->cls != SS_API_LAUNCH) return 0;
+    if (ss_call_is_graph_launch(m, c)) {
+        /* the union of its nodes' accesses; one range touched alike by
+         * several nodes counts once */
+        for (int32_t o = c->first_op; o >= 0 && n < max; o = m->ops[o].next_of_call) {
+            ss_kernel_mem k[64];
+            uint32_t nk = ss_op_mem_accesses(m, o, k, 64);
+            for (uint32_t i = 0; i < nk && n < max; i++) {
+                uint32_t j = 0;
+                while (j < n && !(out[j].alloc == k[i].alloc && out[j].lo == k[i].lo && out[j].hi == k[i].hi &&
+                                  out[j].reach == k[i].reach && out[j].known == k[i].known &&
+                                  out[j].exact == k[i].exact))
+                    j++;
+                if (j < n) { out[j].read |= k[i].read; out[j].write |= k[i].write; }
+                else out[n++] = k[i];
+            }
+        }
+        return n;
+    }
     const ss_kernel_access_rec *xr = ss_call_exact_access(m, c);
     if (xr && !(xr->h.flags & SS_KACCESS_F_PARAMS_UNKNOWN)) {
         uint32_t ne;
@@ -291,30 +387,5 @@ uint32_t ss_kernel_mem_accesses(const ss_model *m, const ss_call *c, ss_kernel_m
         }
         return n;
     }
-    uint32_t np;
-    const uint64_t *p = ss_call_params(c, &np);
-    for (uint32_t i = 0; i < np && n < max; i++) {
-        if (!p[i]) continue;
-        int dup = 0;
-        for (uint32_t j = 0; j < i; j++) dup |= p[j] == p[i];
-        if (dup) continue;
-        int32_t a = ss_model_alloc_at(m, p[i], c->rec->t_enter);
-        if (a < 0) continue;
-        ss_kernel_mem x = { p[i], p[i] + 1, 0, a, 0, 0, 1, 0 };
-        for (uint32_t j = i; j < np; j++) {
-            if (p[j] != p[i]) continue;
-            switch (ss_kernel_param_access(m, c, j)) {
-            case SS_ACCESS_NONE: break;
-            case SS_ACCESS_READ: x.read = 1; break;
-            case SS_ACCESS_WRITE: x.write = 1; break;
-            case SS_ACCESS_READ_WRITE: x.read = x.write = 1; break;
-            default: x.read = x.write = 1; x.known = 0; break;
-            }
-        }
-        if (!x.read && !x.write) continue;   /* the kernel never dereferences it */
-        const ss_alloc *al = &m->allocs[a];
-        x.reach = al->ptr + (al->size ? al->size : 1);
-        out[n++] = x;
-    }
-    return n;
+    return inferred_accesses(m, c, launch_kernel_name(m, c), c->rec->t_enter, out, max);
 }

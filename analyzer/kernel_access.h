@@ -38,6 +38,16 @@ typedef struct ss_kernel_mem {
     uint8_t  known;         /* 0: may read or write (unclassified) */
     uint8_t  exact;         /* from an exact-memory record */
 } ss_kernel_mem;
+/* A graph launch (cudaGraphLaunch) touches what its nodes touch: the union of
+ * ss_op_mem_accesses over its ops. */
 uint32_t ss_kernel_mem_accesses(const struct ss_model *m, const struct ss_call *c, ss_kernel_mem *out, uint32_t max);
+/* The memory one op of a graph launch touches, from the call its node runs
+ * the parameters of (ss_gpu_op.node_call): a kernel node as that launch's
+ * pointer arguments, read by this op's kernel; a copy or memset node as the
+ * exact byte ranges of that call.  Resolved against the allocations live when
+ * the graph was launched (graph-pool memory allocated at capture and reused by
+ * every replay).  0 entries for ops that are no graph node or whose node is
+ * unknown. */
+uint32_t ss_op_mem_accesses(const struct ss_model *m, int32_t op, ss_kernel_mem *out, uint32_t max);
 
 #endif

@@ -1105,6 +1105,87 @@ static void build_capture(ss_model *m)
     free(event_capture);
 }
 
+/* Graph nodes: each op of a graph launch (SS_GPU_F_GRAPH_NODE) gets the call
+ * whose parameters its node runs (ss_gpu_op.node_call).  An executable graph
+ * runs clones of the nodes that were captured or added (SS_GNODE_CLONED:
+ * clone -> original, possibly over several clonings: instantiation,
+ * cudaGraphClone, a child graph).  A node runs the parameters of the call
+ * that created it, unless a later call set new ones: on the graph's node
+ * before the clone was made (SS_GNODE_UPDATED: an executable graph keeps the
+ * parameters it was instantiated with), or on the executable graph's node
+ * before the op's launch (SS_GNODE_SET_PARAMS).  CUPTI fires the callbacks
+ * inside the call that acts on the node, on its thread: a node event's call
+ * is the innermost call of that thread running at the event's time. */
+static int32_t call_running_at(const ss_model *m, uint32_t tid, uint64_t t)
+{
+    const ss_thread *th = ss_model_thread(m, tid);
+    if (!th || !th->ncalls) return -1;
+    uint32_t lo = 0, hi = th->ncalls;   /* the first call entered after t */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m->calls[th->calls[mid]].rec->t_enter <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    for (uint32_t k = lo, tries = 0; k-- > 0 && tries < 16; tries++)
+        if (m->calls[th->calls[k]].rec->t_exit >= t) return th->calls[k];
+    return -1;
+}
+
+static int cmp_gnode(const void *a, const void *b)
+{
+    const ss_graph_node_rec *x = *(const ss_graph_node_rec *const *)a, *y = *(const ss_graph_node_rec *const *)b;
+    return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static void build_graph_nodes(ss_model *m)
+{
+    uint32_t n = m->ngnodes;
+    if (!n) return;
+    ss_qsort(m->gnodes, n, sizeof(*m->gnodes), cmp_gnode);
+    ss_u64map clone_rec, last_event;   /* node -> its CLONED record; node -> its latest parameter event */
+    memset(&clone_rec, 0, sizeof clone_rec);
+    memset(&last_event, 0, sizeof last_event);
+    int32_t *prev = ss_xcalloc(n, sizeof(int32_t));      /* the node's previous parameter event */
+    int32_t *ev_call = ss_xcalloc(n, sizeof(int32_t));
+    for (uint32_t i = 0; i < n; i++) {
+        const ss_graph_node_rec *r = m->gnodes[i];
+        prev[i] = ev_call[i] = -1;
+        if (!r->node_id) continue;
+        if (r->h.flags == SS_GNODE_CLONED) {
+            if (r->orig_node_id && r->orig_node_id != r->node_id) ss_u64map_put(&clone_rec, r->node_id, i);
+        } else if (r->h.flags == SS_GNODE_CREATED || r->h.flags == SS_GNODE_UPDATED ||
+                   r->h.flags == SS_GNODE_SET_PARAMS) {
+            ev_call[i] = call_running_at(m, r->tid, r->time);
+            prev[i] = (int32_t)ss_u64map_get(&last_event, r->node_id, -1);
+            ss_u64map_put(&last_event, r->node_id, i);
+        }
+    }
+    for (uint32_t i = 0; i < m->nops; i++) {
+        ss_gpu_op *op = &m->ops[i];
+        uint64_t id = ss_op_graph_node(op);
+        if (!id) continue;
+        uint64_t launch = op->call >= 0 ? m->calls[op->call].rec->t_enter : op->start;
+        uint64_t bound = launch;   /* graph-level events count up to the cloning */
+        for (int depth = 0; id && depth < 64; depth++) {
+            int64_t e = ss_u64map_get(&last_event, id, -1);
+            while (e >= 0) {
+                const ss_graph_node_rec *r = m->gnodes[e];
+                if (r->time <= (r->h.flags == SS_GNODE_SET_PARAMS ? launch : bound)) break;
+                e = prev[e];
+            }
+            if (e >= 0) { op->node_call = ev_call[e]; break; }
+            int64_t c = ss_u64map_get(&clone_rec, id, -1);
+            if (c < 0) break;
+            if (m->gnodes[c]->time < bound) bound = m->gnodes[c]->time;
+            id = m->gnodes[c]->orig_node_id;
+        }
+    }
+    ss_u64map_free(&clone_rec);
+    ss_u64map_free(&last_event);
+    free(prev);
+    free(ev_call);
+}
+
 static void build_threads(ss_model *m, loader *L)
 {
     ss_u64map idx = { 0 };
@@ -1402,7 +1483,8 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     const ss_rec_hdr *h;
     int st;
     uint32_t cap_ctx = 0, cap_sync = 0, cap_cev = 0, cap_note = 0, cap_meta = 0, cap_stack = 0,
-             cap_py = 0, cap_mod = 0, cap_cubin = 0, cap_kacc = 0, cap_hsync = 0, cap_jit = 0;
+             cap_py = 0, cap_mod = 0, cap_cubin = 0, cap_kacc = 0, cap_hsync = 0, cap_jit = 0,
+             cap_gnode = 0;
     while ((st = ss_reader_next(rd, &h)) == SS_READ_OK) {
         m->nrecords++;
         uint64_t t0 = rec_time(h), t1 = rec_end_time(h);
@@ -1437,6 +1519,8 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         case SS_REC_HOST_SYNC:
             SS_PUSH(m->hsyncs, m->nhsyncs, cap_hsync, (const ss_host_sync_rec *)h); break;
         case SS_REC_JIT: SS_PUSH(m->jits, m->njits, cap_jit, (const ss_jit_rec *)h); break;
+        case SS_REC_GRAPH_NODE:
+            SS_PUSH(m->gnodes, m->ngnodes, cap_gnode, (const ss_graph_node_rec *)h); break;
         case SS_REC_STRING: {
             const ss_string_rec *r = (const ss_string_rec *)h;
             if (sizeof(*r) + (uint64_t)r->len > h->size || !r->id) break;
@@ -1499,7 +1583,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         op->submit = op->start;
         op->kind = L.gpu[i]->h.type == SS_REC_KERNEL ? SS_OP_KERNEL
                  : L.gpu[i]->h.type == SS_REC_MEMCPY ? SS_OP_MEMCPY : SS_OP_MEMSET;
-        op->call = op->next_of_call = -1;
+        op->call = op->next_of_call = op->node_call = -1;
     }
     m->has_gpu = m->nops > 0;
 
@@ -1507,6 +1591,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     build_events_allocs(m);
     build_capture(m);
     build_threads(m, &L);
+    build_graph_nodes(m);
 
     m->nnvtx = L.nnvtx;
     m->nvtx = ss_xcalloc(L.nnvtx, sizeof(ss_nvtx));
@@ -1608,6 +1693,7 @@ void ss_model_free(ss_model *m)
     for (uint32_t i = 0; i < m->nthreads; i++) free(m->threads[i].calls);
     free(m->threads); free(m->notes); free(m->metas); free(m->contexts); free(m->stacks);
     free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess); free(m->hsyncs); free(m->jits);
+    free(m->gnodes);
     for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
     free(m->api_names); free(m->api_class); free(m->api_info);
     if (m->strings) {

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "syncsight/trace_format.h"
 #include "syncsight/trace_io.h"
 
@@ -145,6 +146,11 @@ typedef struct ss_gpu_op {
     int32_t  stream;            /* ss_model.streams index */
     int32_t  call;              /* ss_model.calls index, -1 when not joined */
     int32_t  next_of_call;      /* next op of the same call (graph launches), -1 */
+    int32_t  node_call;         /* an op of a graph launch: the call whose parameters its node runs (the launch,
+                                   copy or memset captured into the graph, the cudaGraphAdd*Node call, or the
+                                   latest call that set the node's parameters before this launch); -1 unknown
+                                   or not a graph op.  See ss_model_load, "graph nodes". */
+    uint32_t pad2;
 } ss_gpu_op;
 
 typedef struct ss_stream {
@@ -244,6 +250,9 @@ typedef struct ss_model {
     const ss_host_sync_rec **hsyncs; uint32_t nhsyncs;
     /* JIT compilations and compute-cache loads (SS_REC_JIT), sorted by start. */
     const ss_jit_rec **jits; uint32_t njits;
+    /* CUDA graph node events (SS_REC_GRAPH_NODE), in file order; resolved
+     * into ss_gpu_op.node_call at load. */
+    const ss_graph_node_rec **gnodes; uint32_t ngnodes;
 
     /* API names: api_names[i] is the display name, api_class[i] its class,
      * api_info[i] its row of the generated table (NULL: not listed). */
@@ -322,6 +331,17 @@ const ss_pystack_rec *ss_model_pystack(const ss_model *m, uint32_t id);
 ss_string_ref ss_model_op_name(const ss_model *m, const ss_gpu_op *op);
 /* The op's device. */
 static inline int32_t ss_op_device(const ss_gpu_op *op) { return (int32_t)op->rec->device; }
+/* CUPTI's id of the graph node an op ran as (SS_GPU_F_GRAPH_NODE), 0 when
+ * it did not run in a graph or the trace predates format 1.5. */
+static inline uint64_t ss_op_graph_node(const ss_gpu_op *op)
+{
+    uint32_t fixed = op->kind == SS_OP_KERNEL ? (uint32_t)sizeof(ss_kernel_rec)
+                   : op->kind == SS_OP_MEMCPY ? (uint32_t)sizeof(ss_memcpy_rec) : (uint32_t)sizeof(ss_memset_rec);
+    uint64_t id = 0;
+    if ((op->rec->h.flags & SS_GPU_F_GRAPH_NODE) && op->rec->h.size >= fixed + 8u)
+        memcpy(&id, (const char *)op->rec + fixed, 8);
+    return id;
+}
 /* Pointer-sized kernel parameters of a launch call (tail of the record). */
 static inline const uint64_t *ss_call_params(const ss_call *c, uint32_t *n)
 {

@@ -15,6 +15,12 @@
  *     its machine code (kernel_access.h); where that is unknown the access
  *     "may read or write".  Arguments the kernel never dereferences are no
  *     access at all.
+ * A CUDA graph launch is one submission on its stream (every replayed node is
+ * ordered after what precedes the launch there and before what follows); each
+ * of its ops accesses what its node's parameters say (ss_op_mem_accesses: the
+ * launch captured into the graph, or the cudaGraphAdd*Node call), against the
+ * allocations live at the replay.  Nodes of one replay are not checked
+ * against each other (the graph's own edges order them).
  * With an exact-memory trace (syncsight run --exact-memory) a kernel's
  * accesses are the byte ranges it really read and wrote, recorded per
  * allocation through the CUDA Sanitizer API: nothing is inferred.
@@ -48,6 +54,7 @@ typedef struct access {
     int32_t stream;
     uint32_t epoch;
     int32_t call;
+    int32_t op;           /* an op of a graph launch: which (the node), else -1 */
     uint8_t kind;
     uint8_t inferred;     /* kernel argument: extent inferred, not known */
 } access;
@@ -98,13 +105,22 @@ static uint32_t reach_writers(const fence_state *f, const shadow *sh, const acce
     return n;
 }
 
+/* "kernel K", or for a graph node "kernel K (graph node, replayed by cudaGraphLaunch)" */
+static void access_label(const ss_model *m, const access *a, char *buf, size_t len)
+{
+    if (a->op < 0) { ss_call_label(m, a->call, buf, len); return; }
+    char op[240];
+    ss_op_label(m, a->op, op, sizeof op);
+    snprintf(buf, len, "%s (a node of the CUDA graph replayed by %s)", op, ss_model_call_name(m, &m->calls[a->call]));
+}
+
 static void report(fence_state *f, int32_t alloc, const access *x, const access *e)
 {
     const ss_model *m = f->m;
     const ss_alloc *a = &m->allocs[alloc];
-    char lx[192], le[192], sx[96], se[96], msg[1800], extra[400] = "", why[300] = "";
-    ss_call_label(m, x->call, lx, sizeof lx);
-    ss_call_label(m, e->call, le, sizeof le);
+    char lx[320], le[320], sx[96], se[96], msg[2100], extra[400] = "", why[300] = "";
+    access_label(m, x, lx, sizeof lx);
+    access_label(m, e, le, sizeof le);
     const char *akind = a->kind == SS_MEM_PINNED ? "pinned host" : a->kind == SS_MEM_MANAGED ? "managed" : "device";
     int maybe = x->kind == ACC_MAY || e->kind == ACC_MAY;
     if (maybe) {
@@ -153,13 +169,17 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                "stream on the host first). In PyTorch: consumer.wait_stream(producer) before using the tensor "
                "on the consumer stream, and tensor.record_stream(consumer) when a tensor allocated on one "
                "stream is used on another.",
-        .refs = { { x->call, m->calls[x->call].first_op, "second access" },
-                  { e->call, m->calls[e->call].first_op, "first access" },
-                  { a->alloc_call, -1, "allocation" } },
-        .nrefs = a->alloc_call >= 0 ? 3 : 2,
+        .refs = { { x->call, x->op >= 0 ? x->op : m->calls[x->call].first_op, "second access" },
+                  { e->call, e->op >= 0 ? e->op : m->calls[e->call].first_op, "first access" } },
+        .nrefs = 2,
         .alloc = alloc,
         .site_extra = maybe ? "possible" : "proven",
     };
+    if (a->alloc_call >= 0) o.refs[o.nrefs++] = (ss_finding_ref){ a->alloc_call, -1, "allocation" };
+    /* where a replayed node's parameters were given: the captured launch */
+    const access *g = x->op >= 0 ? x : e->op >= 0 ? e : NULL;
+    if (g && m->ops[g->op].node_call >= 0)
+        o.refs[o.nrefs++] = (ss_finding_ref){ m->ops[g->op].node_call, -1, "graph node captured/added" };
     ss_findings_add(f->out, m, &o);
 }
 
@@ -198,8 +218,13 @@ static void range_access(fence_state *f, int32_t ci, uint64_t p, uint64_t bytes,
     int32_t a = ss_model_alloc_at(f->m, p, c->rec->t_enter);
     if (a < 0) return;
     uint64_t hi = p + (bytes ? bytes : 1);
-    access x = { p, hi, hi, c->stream, epoch, ci, kind, 0 };
+    access x = { p, hi, hi, c->stream, epoch, ci, -1, kind, 0 };
     on_access(f, a, x);
+}
+
+static uint8_t kind_of(const ss_kernel_mem *k)
+{
+    return !k->known ? ACC_MAY : k->read && k->write ? ACC_RW : k->write ? ACC_WRITE : ACC_READ;
 }
 
 /* Kernel launches: the accesses kernel_access.c derives (exact ranges in
@@ -208,10 +233,21 @@ static void kernel_accesses(fence_state *f, int32_t ci, uint32_t epoch)
 {
     const ss_call *c = &f->m->calls[ci];
     ss_kernel_mem k[256];
+    if (ss_call_is_graph_launch(f->m, c)) {
+        /* node by node: a finding names the replayed node */
+        for (int32_t o = c->first_op; o >= 0; o = f->m->ops[o].next_of_call) {
+            uint32_t n = ss_op_mem_accesses(f->m, o, k, 256);
+            for (uint32_t i = 0; i < n; i++) {
+                access x = { k[i].lo, k[i].hi, k[i].reach, c->stream, epoch, ci, o, kind_of(&k[i]),
+                             (uint8_t)!k[i].exact };
+                on_access(f, k[i].alloc, x);
+            }
+        }
+        return;
+    }
     uint32_t n = ss_kernel_mem_accesses(f->m, c, k, 256);
     for (uint32_t i = 0; i < n; i++) {
-        uint8_t kind = !k[i].known ? ACC_MAY : k[i].read && k[i].write ? ACC_RW : k[i].write ? ACC_WRITE : ACC_READ;
-        access x = { k[i].lo, k[i].hi, k[i].reach, c->stream, epoch, ci, kind, (uint8_t)!k[i].exact };
+        access x = { k[i].lo, k[i].hi, k[i].reach, c->stream, epoch, ci, -1, kind_of(&k[i]), (uint8_t)!k[i].exact };
         on_access(f, k[i].alloc, x);
     }
 }

@@ -268,6 +268,7 @@ uint32_t ss_rec_fixed_size(uint16_t type)
     case SS_REC_HOST_SYNC:  return sizeof(ss_host_sync_rec);
     case SS_REC_JIT:        return sizeof(ss_jit_rec);
     case SS_REC_STREAM_NAME: return sizeof(ss_stream_name_rec);
+    case SS_REC_GRAPH_NODE: return sizeof(ss_graph_node_rec);
     default:                return 0;
     }
 }
@@ -301,6 +302,8 @@ static uint64_t declared_tail(const ss_rec_hdr *h)
     case SS_REC_KERNEL_ACCESS:
         return (uint64_t)((const ss_kernel_access_rec *)(const void *)h)->nentries *
                sizeof(ss_kernel_access_entry);
+    case SS_REC_KERNEL: case SS_REC_MEMCPY: case SS_REC_MEMSET:
+        return (h->flags & SS_GPU_F_GRAPH_NODE) ? 8u : 0u;   /* the graph node id (minor 5) */
     default:
         return 0;
     }

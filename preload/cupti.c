@@ -178,7 +178,7 @@ static void put_stream(uint64_t handle, uint32_t stream_id, uint32_t context_id,
 static void convert_kernel(const CUpti_ActivityKernel10 *a)
 {
     uint32_t name_id = a->name ? ss_string_id(a->name, strlen(a->name)) : 0;
-    ss_kernel_rec *k = ss_rec_begin(SS_REC_KERNEL, sizeof *k, 0);
+    ss_kernel_rec *k = ss_graphs_gpu_rec_begin(SS_REC_KERNEL, sizeof *k, a->graphNodeId);
     if (!k)
         return;
     fill_gpu(&k->g, a->start, a->end, a->correlationId, a->streamId, a->contextId, a->deviceId);
@@ -198,7 +198,7 @@ static void convert_kernel(const CUpti_ActivityKernel10 *a)
  * not their struct: one body for both, the devices given by the caller. */
 #define CONVERT_MEMCPY(a, src_dev, dst_dev)                                                       \
     do {                                                                                         \
-        ss_memcpy_rec *m = ss_rec_begin(SS_REC_MEMCPY, sizeof *m, 0);                            \
+        ss_memcpy_rec *m = ss_graphs_gpu_rec_begin(SS_REC_MEMCPY, sizeof *m, (a)->graphNodeId);  \
         if (!m)                                                                                  \
             return;                                                                              \
         fill_gpu(&m->g, (a)->start, (a)->end, (a)->correlationId, (a)->streamId, (a)->contextId, \
@@ -226,7 +226,7 @@ static void convert_memcpy_peer(const CUpti_ActivityMemcpyPtoP4 *a)
 
 static void convert_memset(const CUpti_ActivityMemset4 *a)
 {
-    ss_memset_rec *m = ss_rec_begin(SS_REC_MEMSET, sizeof *m, 0);
+    ss_memset_rec *m = ss_graphs_gpu_rec_begin(SS_REC_MEMSET, sizeof *m, a->graphNodeId);
     if (!m)
         return;
     fill_gpu(&m->g, a->start, a->end, a->correlationId, a->streamId, a->contextId, a->deviceId);
@@ -364,6 +364,10 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
         const CUpti_ModuleResourceData *mod = rd->resourceDescriptor;
         if (mod)
             ss_cubin_on_module_loaded(mod->pCubin, mod->cubinSize, mod->moduleId);
+        return;
+    }
+    if (cbid != CUPTI_CBID_RESOURCE_STREAM_CREATED && cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        ss_graphs_on_resource(cbid, rd);
         return;
     }
     uint32_t ctx_id = 0, device = 0;
@@ -534,6 +538,11 @@ void ss_cupti_start(ss_startup_note *note)
      * SYNCSIGHT_CUBIN_MB=0: the loads are then counted, to say in a note that
      * the images are missing. */
     p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
+    /* Graph nodes: which call each replayed node's parameters come from. */
+    ss_graphs_start(cupti_lib);
+    n = ss_graphs_wanted_cbids(&ids);
+    for (size_t i = 0; i < n; i++)
+        p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, ids[i]);
     p_cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
     enable_activity();
     snprintf(status, sizeof status, "ok%s", activity_on ? "" : " (callbacks only: no activity kind enabled)");

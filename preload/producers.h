@@ -126,6 +126,18 @@ SS_HIDDEN void ss_nvtx_on_callback(uint32_t cbid, const void *cbdata);
 /* At exit: write the ranges still open as UNCLOSED. */
 SS_HIDDEN void ss_nvtx_close_open_ranges(void);
 
+/* ---- CUDA graphs (graphs.c) ---------------------------------------------
+ * Graph nodes' ids and origins (SS_REC_GRAPH_NODE), from CUPTI's resource
+ * callbacks, and the node id of each graph op's activity record.  start
+ * resolves CUPTI's id functions from the loaded library (none: no graph
+ * callbacks are wanted); cupti.c enables the wanted resource cbids and
+ * dispatches them to on_resource (a const CUpti_ResourceData *). */
+SS_HIDDEN void   ss_graphs_start(void *cupti_lib);
+SS_HIDDEN size_t ss_graphs_wanted_cbids(const uint32_t **ids);
+SS_HIDDEN void   ss_graphs_on_resource(uint32_t cbid, const void *resource_data);
+/* ss_rec_begin for a GPU activity record: with the SS_GPU_F_GRAPH_NODE tail
+ * when graph_node_id is not 0. */
+SS_HIDDEN void  *ss_graphs_gpu_rec_begin(uint16_t type, uint32_t fixed_size, uint64_t graph_node_id);
 /* ---- CUPTI (cupti.c) ----------------------------------------------------- */
 
 /* What a start-up found that the trace must say once it exists: a NOTE in

@@ -52,8 +52,11 @@ FIXTURES="$FIXTURES threading_handoff threading_handoff_racy threading_handoff_w
 # Why streams did not overlap: hardware queues, lazy loading, PTX JIT (and the
 # env-* variants of stream_waves).
 FIXTURES="$FIXTURES stream_waves stream_waves_fixed first_launch_jit first_launch_jit_fixed"
+# CUDA graph replays against eager work on another stream (replayed nodes
+# linked to the captured launches' arguments: trace format 1.5).
+FIXTURES="$FIXTURES graph_side_race graph_side_race_fixed"
 # Programs whose output must not change under the shim.
-STDOUT_SAME="fork_child threads8 graph_replay capture_basic"
+STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
 # to report a race (proof the program has one); CSAN_MUST_PASS: it must not.
 CSAN_MUST_FLAG="side_stream_race"

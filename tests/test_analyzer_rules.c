@@ -1525,6 +1525,118 @@ static void test_capture(void)
     done(&r);
 }
 
+/* Graph nodes (format 1.5): a graph captured on A whose node reads buf (a
+ * kernel node, or a D2D copy node reading buf), instantiated (the node is
+ * cloned), replayed 3 times on A while an eager op on B writes buf.
+ *   mode 0: nothing orders B's write before the replays: a race at the replay;
+ *   mode 1: event recorded on B after the write, A waits for it: ordered;
+ *   mode 2: the copy node instead of the kernel node: a proven race (exact ranges);
+ *   mode 3: the replays write buf and B reads it after waiting for an event recorded
+ *           on A after the last launch: ordered after every replayed node;
+ *   mode 4: as 0, but the trace has no node records (format 1.4): nothing to check. */
+#define GNODE_CAPTURED 5
+#define GNODE_CLONE 105
+static void tb_gnode(tb *b, uint16_t what, uint64_t id, uint64_t orig, uint64_t t, uint32_t type)
+{
+    ss_graph_node_rec *r = tb_rec(b, SS_REC_GRAPH_NODE, sizeof *r, 0);
+    r->h.flags = what; r->node_id = id; r->orig_node_id = orig; r->time = t; r->tid = TID; r->node_type = type;
+}
+
+static void write_graph_nodes(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 4096);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(30), .t1 = US(40), .ptr = DEV_BUF + 0x100000, .bytes = 4096);
+    int copy_node = mode == 2, records = mode != 4;
+    CALL(&b, .cbid = CB_cudaStreamBeginCapture, .t0 = MS(1), .t1 = MS(1.001), .stream = 0xA1);
+    uint64_t p[2] = { DEV_BUF, DEV_BUF + 0x100000 };
+    if (copy_node)
+        CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.01), .t1 = MS(1.02), .stream = 0xA1, .ptr = DEV_BUF + 0x100000,
+             .ptr2 = DEV_BUF, .bytes = 4096, .arg = 3, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_DEVICE);
+    else
+        CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(1.01), .t1 = MS(1.02), .stream = 0xA1, .params = p, .nparams = 2);
+    if (records) tb_gnode(&b, SS_GNODE_CREATED, GNODE_CAPTURED, 0, MS(1.015), copy_node ? SS_GNODE_MEMCPY : SS_GNODE_KERNEL);
+    CALL(&b, .cbid = CB_cudaStreamEndCapture, .t0 = MS(1.03), .t1 = MS(1.031), .stream = 0xA1);
+    /* cudaGraphInstantiate (not recorded as a call) clones the node */
+    if (records) tb_gnode(&b, SS_GNODE_CLONED, GNODE_CLONE, GNODE_CAPTURED, MS(1.05), 0);
+    uint64_t w[1] = { DEV_BUF };
+    if (mode == 2)
+        CALL(&b, .cbid = CB_cudaMemsetAsync, .t0 = MS(1.1), .t1 = MS(1.11), .stream = 0xB1, .ptr = DEV_BUF, .bytes = 4096);
+    else if (mode != 3)
+        tb_launch(&b, MS(1.1), 0xB1, 14, MS(1.2), MS(6), w, 1);
+    if (mode == 1) {
+        CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.12), .t1 = MS(1.13), .stream = 0xB1, .event = 0xE1);
+        CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.14), .t1 = MS(1.15), .stream = 0xA1, .event = 0xE1);
+    }
+    for (int k = 0; k < 3; k++) {
+        uint32_t corr = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(1.2 + 0.1 * k), .t1 = MS(1.21 + 0.1 * k),
+                             .stream = 0xA1);
+        uint64_t t0 = mode == 1 ? MS(6.1 + k) : MS(1.3 + k);
+        uint16_t type = copy_node ? SS_REC_MEMCPY : SS_REC_KERNEL;
+        uint32_t fixed = copy_node ? sizeof(ss_memcpy_rec) : sizeof(ss_kernel_rec);
+        ss_gpu_common *g = tb_rec(&b, type, fixed, records ? 8 : 0);
+        g->start = t0; g->end = t0 + 500000; g->corr = corr; g->stream_id = 30; g->context_id = 1; g->device = 0;
+        if (copy_node) { ss_memcpy_rec *r = (ss_memcpy_rec *)g; r->copy_kind = SS_COPY_DTOD; r->bytes = 4096; }
+        else { ss_kernel_rec *r = (ss_kernel_rec *)g; r->name_id = 1; r->grid[0] = r->block[0] = 1; r->graph_id = 9; }
+        if (records) {
+            uint64_t id = GNODE_CLONE;
+            g->h.flags = SS_GPU_F_GRAPH_NODE;
+            memcpy((char *)g + fixed, &id, 8);
+        }
+    }
+    if (mode == 3) {   /* the reader on B waits for an event recorded on A after the launches */
+        CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.6), .t1 = MS(1.61), .stream = 0xA1, .event = 0xE1);
+        CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.62), .t1 = MS(1.63), .stream = 0xB1, .event = 0xE1);
+        tb_launch(&b, MS(1.7), 0xB1, 14, MS(4.4), MS(5), w, 1);
+    }
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(2), .t1 = MS(9.6), .stream = 0xA1);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(9.7), .t1 = MS(9.8), .stream = 0xB1);
+    tb_close(&b);
+}
+
+static void test_graph_nodes(void)
+{
+    static const struct { const char *name; uint32_t findings; ss_severity sev; } cases[] = {
+        { "graph_node_race", 1, SS_SEV_WARNING }, { "graph_node_race_fixed", 0, 0 },
+        { "graph_copy_node_race", 1, SS_SEV_ERROR }, { "graph_node_event_after_launch", 0, 0 },
+        { "graph_node_race_v14", 0, 0 },
+    };
+    for (int i = 0; i < 5; i++) {
+        write_graph_nodes(cases[i].name, i);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
+        result r = analyze(path, &ss_rule_missing_fence);
+        CHECK(r.f.n == cases[i].findings, "%s: %u missing-fence findings (%s)", cases[i].name, r.f.n,
+              r.f.n ? r.f.v[0].message : "");
+        /* every replayed op knows its node's call: the captured launch or copy */
+        uint32_t linked = 0;
+        for (uint32_t o = 0; o < r.m->nops; o++) {
+            int32_t nc = r.m->ops[o].node_call;
+            if (nc >= 0 && r.m->calls[nc].captured && r.m->calls[nc].rec->t_enter == MS(1.01)) linked++;
+        }
+        CHECK(linked == (i == 4 ? 0u : 3u), "%s: %u replayed ops linked to the captured call", cases[i].name, linked);
+        if (r.f.n && cases[i].findings) {
+            const ss_finding *x = &r.f.v[0];
+            CHECK(x->severity == cases[i].sev, "%s: severity %d", cases[i].name, x->severity);
+            CHECK(strstr(x->message, "a node of the CUDA graph replayed by cudaGraphLaunch") != NULL,
+                  "%s: message %s", cases[i].name, x->message);
+            CHECK(x->refs[0].call >= 0 && ss_call_is_graph_launch(r.m, &r.m->calls[x->refs[0].call]) &&
+                  x->refs[0].op >= 0 && r.m->ops[x->refs[0].op].call == x->refs[0].call,
+                  "%s: reported at the replay, naming its node's op", cases[i].name);
+            CHECK(x->alloc >= 0 && r.m->allocs[x->alloc].ptr == DEV_BUF, "%s: buffer", cases[i].name);
+            int capture_ref = 0;
+            for (uint32_t k = 0; k < x->nrefs; k++)
+                capture_ref |= x->refs[k].call >= 0 && r.m->calls[x->refs[k].call].captured;
+            CHECK(capture_ref, "%s: the captured call is referenced", cases[i].name);
+        }
+        done(&r);
+    }
+}
+
 /* torch.cuda.Stream() (cudaStreamCreateWithPriority) made while matmuls are
  * queued waits for them (seed003). */
 static void write_stream_create(const char *name, int blocked)
@@ -1577,6 +1689,8 @@ static void test_all_rules(void)
         { "legacy", "legacy-stream-serialization" }, { "legacy_nonblocking", NULL }, { "legacy_with_events", NULL },
         { "device_sync", "device-sync-overuse" }, { "device_sync_fixed", NULL },
         { "graph_capture", NULL }, { "graph_capture_uncaptured", "missing-fence" },
+        { "graph_node_race", "missing-fence" }, { "graph_node_race_fixed", NULL },
+        { "graph_copy_node_race", "missing-fence" }, { "graph_node_event_after_launch", NULL },
         { "stream_create_blocked", "implicit-sync" }, { "stream_create_upfront", NULL },
         { "missing_fence", "missing-fence" }, { "missing_fence_wrong_stream", "missing-fence" },
         { "missing_fence_fixed", NULL },
@@ -1629,6 +1743,7 @@ int main(int argc, char **argv)
     test_relies_on_legacy();
     test_stream_identity();
     test_graph_pageable();
+    test_graph_nodes();
     test_unrecorded();
     test_incomplete_sync();
     test_event_timing_gap();

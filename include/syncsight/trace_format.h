@@ -37,7 +37,8 @@
 #define SS_TRACE_VERSION_MAJOR 1
 #define SS_TRACE_VERSION_MINOR 5     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
                                         2: SS_REC_KERNEL_ACCESS; 3: SS_REC_HOST_SYNC;
-                                        4: SS_REC_JIT; 5: SS_REC_STREAM_NAME */
+                                        4: SS_REC_JIT; 5: SS_REC_STREAM_NAME,
+                                        SS_REC_GRAPH_NODE, SS_GPU_F_GRAPH_NODE */
 #define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
 #define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
 
@@ -102,6 +103,7 @@ enum ss_rec_type {
     SS_REC_HOST_SYNC  = 21, /* a thread released / acquired a host sync object */
     SS_REC_JIT        = 22, /* a JIT compilation / compute-cache load of device code */
     SS_REC_STREAM_NAME = 23, /* the program named a stream (nvtxNameCudaStream*, nvtxNameCuStream*) */
+    SS_REC_GRAPH_NODE = 24, /* a CUDA graph node created, cloned or given new parameters */
     SS_REC_TYPE_MAX
 };
 
@@ -246,7 +248,17 @@ typedef struct ss_api_rec {
 } ss_api_rec;
 
 /* GPU records share this prefix.  `stream_id` is CUPTI's stream id, which is
- * not the handle: SS_REC_STREAM links the two. */
+ * not the handle: SS_REC_STREAM links the two.
+ *
+ * h.flags of SS_REC_KERNEL, SS_REC_MEMCPY and SS_REC_MEMSET (minor version 5):
+ * SS_GPU_F_GRAPH_NODE says the operation ran as a node of a graph launch and
+ * that the fixed record is followed by a uint64 tail, CUPTI's id of that node
+ * (graphNodeId: the node of the executable graph, a clone of the node that
+ * was captured or added; SS_REC_GRAPH_NODE links the two).  Older readers
+ * skip the tail; records without the flag have none. */
+enum ss_gpu_flags {
+    SS_GPU_F_GRAPH_NODE = 1u << 0,
+};
 typedef struct ss_gpu_common {
     ss_rec_hdr h;
     uint64_t start;             /* trace clock */
@@ -553,6 +565,45 @@ typedef struct ss_stream_name_rec {
     uint32_t tid;
 } ss_stream_name_rec;
 
+/* SS_REC_GRAPH_NODE (minor version 5): what links a graph op's node id
+ * (SS_GPU_F_GRAPH_NODE) to the API call whose parameters it executes.  From
+ * CUPTI's resource callbacks, which fire on the thread, and inside the API
+ * call, that acts on the node:
+ *   SS_GNODE_CREATED     the node was created: by a call captured into a
+ *                        graph (cudaLaunchKernel, cudaMemcpyAsync ... during
+ *                        stream capture) or by cudaGraphAdd*Node.  That call
+ *                        is the record of `tid` whose [t_enter, t_exit] holds
+ *                        `time`; its parameters are the node's.
+ *   SS_GNODE_CLONED      node_id was cloned from orig_node_id (graph
+ *                        instantiation, cudaGraphClone): executable graphs
+ *                        run clones, so an op's node id reaches the created
+ *                        node through these.
+ *   SS_GNODE_UPDATED     the node's parameters were set in its graph
+ *                        (cudaGraphKernelNodeSetParams & co.),
+ *   SS_GNODE_SET_PARAMS  or in an executable graph (exec_id;
+ *                        cudaGraphExecKernelNodeSetParams & co.): from then
+ *                        on the node runs with the parameters of that call.
+ * Ids are CUPTI's (cuptiGetGraphNodeId, cuptiGetGraphId,
+ * cuptiGetGraphExecId), 0 when unknown. */
+enum ss_gnode_event {                   /* ss_graph_node_rec.h.flags */
+    SS_GNODE_CREATED = 1, SS_GNODE_CLONED = 2, SS_GNODE_UPDATED = 3, SS_GNODE_SET_PARAMS = 4,
+};
+typedef struct ss_graph_node_rec {
+    ss_rec_hdr h;
+    uint64_t node_id;
+    uint64_t orig_node_id;      /* CLONED: the node it is a clone of, else 0 */
+    uint64_t time;              /* trace clock, inside the acting call */
+    uint32_t tid;               /* thread of the acting call */
+    uint32_t node_type;         /* CUgraphNodeType: 0 kernel, 1 memcpy, 2 memset, ... */
+    uint32_t graph_id;          /* the graph holding node_id */
+    uint32_t orig_graph_id;     /* CLONED: the graph holding orig_node_id */
+    uint32_t exec_id;           /* SET_PARAMS: the executable graph */
+    uint32_t reserved;
+} ss_graph_node_rec;
+
+/* CUgraphNodeType values used by the analyzer */
+enum ss_gnode_type { SS_GNODE_KERNEL = 0, SS_GNODE_MEMCPY = 1, SS_GNODE_MEMSET = 2 };
+
 /* Size checks: the layout is the format. */
 #define SS_STATIC_ASSERT(c, m) _Static_assert(c, m)
 SS_STATIC_ASSERT(sizeof(ss_file_header) == 256, "file header is 256 bytes");
@@ -573,6 +624,9 @@ SS_STATIC_ASSERT(sizeof(ss_host_sync_rec) == 40, "host sync record layout");
 SS_STATIC_ASSERT(sizeof(ss_cubin_rec) == 32, "cubin record layout");
 SS_STATIC_ASSERT(sizeof(ss_kernel_access_rec) == 48, "kernel access record layout");
 SS_STATIC_ASSERT(sizeof(ss_kernel_access_entry) == 64, "kernel access entry layout");
+SS_STATIC_ASSERT(sizeof(ss_graph_node_rec) == 56, "graph node record layout");
+SS_STATIC_ASSERT(sizeof(ss_kernel_rec) == 80 && sizeof(ss_memcpy_rec) == 64 && sizeof(ss_memset_rec) == 64,
+                 "graph node id tail is 8-aligned after the GPU records");
 
 /* Round a record size up to the 8-byte alignment of the format. */
 #define SS_REC_ALIGN(n) (((n) + 7u) & ~(uint32_t)7u)
