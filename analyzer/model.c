@@ -1173,7 +1173,13 @@ static void build_graph_nodes(ss_model *m)
                 if (r->time <= (r->h.flags == SS_GNODE_SET_PARAMS ? launch : bound)) break;
                 e = prev[e];
             }
-            if (e >= 0) { op->node_call = ev_call[e]; break; }
+            /* Instantiation reports each clone as created too, inside no
+             * call the trace holds: that creation names no parameters of its
+             * own, the clone's origin does. */
+            if (e >= 0 && (ev_call[e] >= 0 || m->gnodes[e]->h.flags != SS_GNODE_CREATED)) {
+                op->node_call = ev_call[e];
+                break;
+            }
             int64_t c = ss_u64map_get(&clone_rec, id, -1);
             if (c < 0) break;
             if (m->gnodes[c]->time < bound) bound = m->gnodes[c]->time;

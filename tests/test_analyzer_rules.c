@@ -1561,7 +1561,9 @@ static void write_graph_nodes(const char *name, int mode)
         CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(1.01), .t1 = MS(1.02), .stream = 0xA1, .params = p, .nparams = 2);
     if (records) tb_gnode(&b, SS_GNODE_CREATED, GNODE_CAPTURED, 0, MS(1.015), copy_node ? SS_GNODE_MEMCPY : SS_GNODE_KERNEL);
     CALL(&b, .cbid = CB_cudaStreamEndCapture, .t0 = MS(1.03), .t1 = MS(1.031), .stream = 0xA1);
-    /* cudaGraphInstantiate (not recorded as a call) clones the node */
+    /* cudaGraphInstantiate (not recorded as a call) clones the node; CUPTI
+     * also reports the clone as created, just before (seen on the H100) */
+    if (records) tb_gnode(&b, SS_GNODE_CREATED, GNODE_CLONE, 0, MS(1.049), copy_node ? SS_GNODE_MEMCPY : SS_GNODE_KERNEL);
     if (records) tb_gnode(&b, SS_GNODE_CLONED, GNODE_CLONE, GNODE_CAPTURED, MS(1.05), 0);
     uint64_t w[1] = { DEV_BUF };
     if (mode == 2)
