@@ -52,6 +52,10 @@ FIXTURES="$FIXTURES threading_handoff threading_handoff_racy threading_handoff_w
 # Why streams did not overlap: hardware queues, lazy loading, PTX JIT (and the
 # env-* variants of stream_waves).
 FIXTURES="$FIXTURES stream_waves stream_waves_fixed first_launch_jit first_launch_jit_fixed"
+# Launches through the driver API (recorded from CUPTI's driver callbacks): a
+# driver-only program, CuPy's RawKernel, a torch.compile'd (Triton) reader.
+FIXTURES="$FIXTURES driver_launch_race driver_launch_race_fixed cupy_rawkernel_race cupy_rawkernel_race_fixed"
+FIXTURES="$FIXTURES triton_reader_race triton_reader_race_fixed"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has

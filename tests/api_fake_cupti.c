@@ -188,3 +188,11 @@ FAKE_EXPORT void fake_cupti_api(CUpti_CallbackDomain domain, CUpti_CallbackId cb
     d.callbackSite = (CUpti_ApiCallbackSite)site;
     fake_callback(fake_userdata, domain, cbid, &d);
 }
+
+/* The subscriber's callback itself, for the benchmark (tests/api_driver_bench.c)
+ * to call the way the real CUPTI dispatches: without this fake's bookkeeping. */
+FAKE_EXPORT CUpti_CallbackFunc fake_cupti_subscriber(void **userdata)
+{
+    *userdata = fake_userdata;
+    return fake_callback;
+}
