@@ -783,10 +783,12 @@ static int cmp_submit(const void *a, const void *b)
 
 static uint32_t alloc_kind_of(const char *base)
 {
+    /* runtime names and their driver twins (cuda_api.tab) */
     if (!strcmp(base, "cudaMallocHost") || !strcmp(base, "cudaHostAlloc") ||
-        !strcmp(base, "cudaHostRegister"))
+        !strcmp(base, "cudaHostRegister") || !strcmp(base, "cuMemAllocHost") ||
+        !strcmp(base, "cuMemHostAlloc") || !strcmp(base, "cuMemHostRegister"))
         return SS_MEM_PINNED;
-    if (!strcmp(base, "cudaMallocManaged")) return SS_MEM_MANAGED;
+    if (!strcmp(base, "cudaMallocManaged") || !strcmp(base, "cuMemAllocManaged")) return SS_MEM_MANAGED;
     return SS_MEM_DEVICE;
 }
 
@@ -1051,7 +1053,9 @@ static void build_events_allocs(ss_model *m)
 
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c)
 {
-    return c->cls == SS_API_LAUNCH && !strncmp(ss_model_call_name(m, c), "cudaGraphLaunch", 15);
+    /* cudaGraphLaunch and cuGraphLaunch (and their _ptsz twins): the table's class */
+    const ss_api_info *info = c->name_idx < m->napi_names && m->api_info ? m->api_info[c->name_idx] : NULL;
+    return c->cls == SS_API_LAUNCH && info && !strcmp(info->tab_class, "graph-launch");
 }
 
 /* Stream capture: calls on a stream between cudaStreamBeginCapture and
@@ -1074,7 +1078,8 @@ static void build_capture(ss_model *m)
         uint32_t cap = s >= 0 ? stream_capture[s] : 0;
         if (c->cls == SS_API_CAPTURE) {
             if (s < 0) continue;
-            if (!strncmp(ss_model_call_name(m, c), "cudaStreamBeginCapture", 22)) {
+            const char *cname = ss_model_call_name(m, c);
+            if (!strncmp(cname, "cudaStreamBeginCapture", 22) || !strncmp(cname, "cuStreamBeginCapture", 20)) {
                 if (r->ret == 0) stream_capture[s] = ++next_capture;
             } else if (cap) {   /* EndCapture ends it for every joined stream, even when it failed */
                 for (uint32_t k = 0; k < m->nstreams; k++)

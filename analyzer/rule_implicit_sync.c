@@ -127,7 +127,8 @@ static const char *fix_for(const char *base, ss_api_class cls)
                ".tolist(), .numpy(), bool(tensor), print(tensor), nonzero(), boolean-mask indexing...): keep the "
                "value on the GPU (e.g. accumulate the loss in a tensor) and read it once, or less often; "
                "torch.cuda.set_sync_debug_mode('warn') lists every such call.";
-    if (!strcmp(base, "cudaFreeHost") || !strcmp(base, "cudaHostUnregister"))
+    if (!strcmp(base, "cudaFreeHost") || !strcmp(base, "cudaHostUnregister") || !strcmp(base, "cuMemFreeHost") ||
+        !strcmp(base, "cuMemHostUnregister"))
         return "Keep pinned buffers alive and reuse them (a pinned-buffer pool); free or unregister them "
                "once, at the end, after the work that uses them has finished.";
     if (cls == SS_API_FREE)

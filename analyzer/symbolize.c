@@ -181,9 +181,15 @@ int ss_module_is_user(const char *path)
     for (size_t i = 0; i < sizeof lib_prefixes / sizeof lib_prefixes[0]; i++)
         if (strncmp(b, lib_prefixes[i], strlen(lib_prefixes[i])) == 0)
             return 0;
+    /* Frameworks that call the driver API themselves: CuPy's Cython
+     * modules, JAX/XLA, Triton's compiled launchers (its cache, or
+     * torch.compile's under /tmp/torchinductor_<user>/). */
     static const char *const dirs[] = {
         "/site-packages/torch/", "/dist-packages/torch/", "/site-packages/nvidia/",
         "/site-packages/triton/", "/lib-dynload/",
+        "/site-packages/cupy/", "/dist-packages/cupy/", "/site-packages/cupy_backends/",
+        "/dist-packages/cupy_backends/", "/site-packages/jax/", "/site-packages/jaxlib/",
+        "/site-packages/jax_plugins/", "/site-packages/jax_cuda", "/.triton/cache/", "/torchinductor_",
     };
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         if (strstr(path, dirs[i]))
@@ -268,9 +274,14 @@ int ss_pyfile_is_user(const char *file, size_t len)
         return 0;
     if (file[0] == '<')                          /* <frozen importlib._bootstrap>, <string> */
         return 0;
+    /* ... and the Python code torch.compile generates (the output code
+     * under /tmp/torchinductor_<user>/ that launches Triton kernels): the
+     * user's line is the call of the compiled function. */
     static const char *const not_user[] = {
         "/site-packages/torch/", "/dist-packages/torch/",
         "/site-packages/triton/", "/dist-packages/triton/",
+        "/site-packages/cupy/", "/dist-packages/cupy/", "/site-packages/cupyx/", "/dist-packages/cupyx/",
+        "/site-packages/jax/", "/site-packages/jaxlib/", "/torchinductor_",
     };
     for (size_t i = 0; i < sizeof not_user / sizeof not_user[0]; i++)
         if (contains(file, len, not_user[i]))

@@ -10,6 +10,7 @@
 #                     wrong field name in the table fails here)
 #   make api-docs     regenerate docs/api-coverage.md from the table
 #   make api-bench    wrapper overhead against a fake "real" function (CPU)
+#   make api-driver-bench  cost of the CUPTI driver callbacks (CPU, fake libcupti)
 
 API_TAB      := preload/cuda_api.tab
 API_GEN      := tools/gen_api.py
@@ -17,7 +18,7 @@ API_GEN_DIR  := $(BUILD)/gen
 API_GEN_SRCS := $(API_GEN_DIR)/ss_api_wrap.c $(API_GEN_DIR)/ss_api_wrap_pt.c $(API_GEN_DIR)/ss_api_cupti.c
 API_SYMBOLS  := $(API_GEN_DIR)/ss_api_symbols.txt
 
-.PHONY: api-gen api-check api-docs api-bench
+.PHONY: api-gen api-check api-docs api-bench api-driver-bench
 
 # One generator run makes every output: a pattern rule with several targets
 # is run once for all of them (portable to make < 4.3, unlike &:).
@@ -69,3 +70,22 @@ api-bench: $(API_BENCH_DIR)/api_bench $(BUILD)/libsyncsight.so
 	@rm -rf $(API_BENCH_DIR)/out
 	@SYNCSIGHT_CUPTI=0 SYNCSIGHT_OUTPUT_DIR=$(API_BENCH_DIR)/out LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) \
 		$(API_BENCH_DIR)/api_bench
+
+# The CUPTI driver-callback path on the CPU: tests/api_driver_bench.c calls
+# the shim's subscriber callback as CUPTI would (fake libcupti), for a nested
+# driver call (ignored) and for driver calls the program makes (recorded).
+$(API_BENCH_DIR)/lib/libcupti.so.13: tests/api_fake_cupti.c | check-cuda
+	@mkdir -p $(dir $@)
+	$(CC) $(API_FAKE_FLAGS) -I$(CUPTI_INC_DIR) -fPIC -shared -fvisibility=hidden -Wl,-soname,libcupti.so.13 \
+		-o $@ tests/api_fake_cupti.c -lpthread
+
+$(API_BENCH_DIR)/api_driver_bench: tests/api_driver_bench.c $(API_BENCH_DIR)/lib/libcudart.so.13 \
+		$(API_BENCH_DIR)/lib/libcuda.so.1
+	$(CC) $(API_FAKE_FLAGS) -I$(CUPTI_INC_DIR) -o $@ tests/api_driver_bench.c \
+		-Wl,--no-as-needed $(API_BENCH_DIR)/lib/libcudart.so.13 $(API_BENCH_DIR)/lib/libcuda.so.1 \
+		-Wl,--as-needed -Wl,-rpath,'$$ORIGIN/lib' -ldl
+
+api-driver-bench: $(API_BENCH_DIR)/api_driver_bench $(API_BENCH_DIR)/lib/libcupti.so.13 $(BUILD)/libsyncsight.so
+	@rm -rf $(API_BENCH_DIR)/out-driver
+	@SYNCSIGHT_CUPTI_LIB=$(abspath $(API_BENCH_DIR)/lib/libcupti.so.13) SYNCSIGHT_OUTPUT_DIR=$(API_BENCH_DIR)/out-driver \
+		LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) $(API_BENCH_DIR)/api_driver_bench

@@ -199,6 +199,75 @@ void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t *config)
     r->arg2 = (int32_t)(config->blockDim.x * config->blockDim.y * config->blockDim.z);
 }
 
+void ss_api_fill_cu_launch_config(ss_api_rec *r, const struct CUlaunchConfig_st *config)
+{
+    if (config == NULL)
+        return;
+    r->stream = (uint64_t)(uintptr_t)config->hStream;
+    r->arg = config->gridDimX * config->gridDimY * config->gridDimZ;
+    r->arg2 = (int32_t)(config->blockDimX * config->blockDimY * config->blockDimZ);
+}
+
+/* One end of a driver 2D/3D copy: its pointer (array handle, device or host
+ * address) and memory kind, as the CUDA_MEMCPY2D/3D memory type says; a host
+ * end is asked (pageable or pinned), a unified one too. */
+static void ss_cu_copy_end(CUmemorytype type, const void *host, CUdeviceptr dev, CUarray array, uint64_t *ptr,
+                           uint8_t *kind)
+{
+    switch (type) {
+    case CU_MEMORYTYPE_HOST:
+        *ptr = (uint64_t)(uintptr_t)host;
+        *kind = ss_api_mem_kind(host);
+        break;
+    case CU_MEMORYTYPE_DEVICE:
+        *ptr = (uint64_t)dev;
+        *kind = SS_MEM_DEVICE;
+        break;
+    case CU_MEMORYTYPE_ARRAY:
+        *ptr = (uint64_t)(uintptr_t)array;
+        *kind = SS_MEM_ARRAY;
+        break;
+    case CU_MEMORYTYPE_UNIFIED:
+        *ptr = (uint64_t)dev;
+        *kind = ss_api_mem_kind((const void *)(uintptr_t)dev);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The cudaMemcpyKind two ends imply (the analyzer reads `arg` as one). */
+static uint32_t ss_cu_copy_kind(uint8_t dst, uint8_t src)
+{
+    int dst_host = dst == SS_MEM_PAGEABLE || dst == SS_MEM_PINNED;
+    int src_host = src == SS_MEM_PAGEABLE || src == SS_MEM_PINNED;
+    if (dst == SS_MEM_UNKNOWN || src == SS_MEM_UNKNOWN)
+        return cudaMemcpyDefault;
+    if (dst_host)
+        return src_host ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost;
+    return src_host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice;
+}
+
+void ss_api_fill_cu_memcpy2d(ss_api_rec *r, const struct CUDA_MEMCPY2D_st *p)
+{
+    if (p == NULL)
+        return;
+    ss_cu_copy_end(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &r->ptr, &r->mem_dst);
+    ss_cu_copy_end(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &r->ptr2, &r->mem_src);
+    r->bytes = (uint64_t)p->WidthInBytes * p->Height;
+    r->arg = ss_cu_copy_kind(r->mem_dst, r->mem_src);
+}
+
+void ss_api_fill_cu_memcpy3d(ss_api_rec *r, const struct CUDA_MEMCPY3D_st *p)
+{
+    if (p == NULL)
+        return;
+    ss_cu_copy_end(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &r->ptr, &r->mem_dst);
+    ss_cu_copy_end(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &r->ptr2, &r->mem_src);
+    r->bytes = (uint64_t)p->WidthInBytes * p->Height * p->Depth;
+    r->arg = ss_cu_copy_kind(r->mem_dst, r->mem_src);
+}
+
 void ss_api_set_device(ss_api_tls *t, int device, cudaError_t ret)
 {
     if (ret == cudaSuccess && device >= 0 && device <= INT8_MAX)
@@ -512,19 +581,15 @@ uint32_t ss_api_launch_params(ss_api_rec *r, ss_api_tls *t, const void *func, vo
 
 /* ------------------------------------------------- driver-level launches */
 
-static const uint32_t ss_driver_cbids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-};
-
 size_t ss_api_wanted_driver_cbids(const uint32_t **ids)
 {
-    *ids = ss_driver_cbids;
-    return sizeof ss_driver_cbids / sizeof ss_driver_cbids[0];
+    /* The table's driver rows (generated): the three launches and their
+     * _ptsz twins, which also serve the runtime launches' fallback, and
+     * the copies, memsets, events, streams and allocations recorded when a
+     * program calls the driver itself.  Every other driver call stays
+     * callback-free. */
+    *ids = ss_api_driver_cbids;
+    return ss_api_driver_cbid_count;
 }
 
 /* The packed parameter buffer of a launch given `extra` instead of
@@ -552,9 +617,16 @@ static const char *ss_extra_buffer(void **extra, size_t *bytes)
 void ss_api_on_driver_callback(uint32_t cbid, const void *cbdata)
 {
     const CUpti_CallbackData *d = (const CUpti_CallbackData *)cbdata;
+    ss_api_tls *t = ss_api_thread();
+    if (!ss_api_in_runtime_call(t)) {
+        /* The program (Triton, CuPy, JAX, a library) called the driver
+         * itself: record the call like a runtime one. */
+        (void)ss_api_cupti_driver_dispatch(cbid, d, t, (int)d->callbackSite);
+        return;
+    }
+    /* Made by cudart while serving a runtime call: that call is the record. */
     if (d->callbackSite != CUPTI_API_ENTER)
         return;
-    ss_api_tls *t = ss_api_thread();
     /* Only launches made inside a runtime launch this thread is recording:
      * the record is the runtime call's, written once at its exit.  The first
      * driver launch inside it is that launch. */
@@ -610,6 +682,22 @@ void ss_api_on_driver_callback(uint32_t cbid, const void *cbdata)
     t->drv_have = 1;
 }
 
+uint32_t ss_api_driver_launch_params(ss_api_rec *r, ss_api_tls *t, const void *f, void **kernel_params,
+                                     void **extra, uint64_t *params)
+{
+    int n = -1, truncated = 0;
+    if (r->ret == CUDA_SUCCESS)
+        n = ss_api_driver_launch_words(f, kernel_params, extra, params, t->offsets, &truncated);
+    if (n < 0)
+        n = 0;
+    if (truncated)
+        r->flags |= SS_API_F_PARAMS_TRUNCATED;
+    t->offsets_of = n != 0 ? params : NULL;
+    t->noffsets = (uint8_t)n;
+    t->launch_func = NULL;
+    return (uint32_t)n;
+}
+
 /* Exact memory mode (exact_memory.c): the words ss_collect_params reads
  * for a driver-level launch of `f` given `kernel_params` or `extra`, with
  * their offsets.  Returns the count, or -1 when the layout is unknown. */
@@ -654,27 +742,37 @@ void ss_api_forward_callback(int driver, uint32_t cbid, int exit_site, const cha
 
 /* ------------------------------------------------------------- emission */
 
-static uint8_t ss_api_name_written[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+/* Runtime cbids, then driver cbids (recorded as SS_API_CBID_DRIVER + id). */
+static uint8_t ss_api_name_written[CUPTI_RUNTIME_TRACE_CBID_SIZE + CUPTI_DRIVER_TRACE_CBID_SIZE];
+
+static uint8_t *ss_api_name_flag(uint32_t cbid)
+{
+    if (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+        return &ss_api_name_written[cbid];
+    if (cbid >= SS_API_CBID_DRIVER && cbid - SS_API_CBID_DRIVER < CUPTI_DRIVER_TRACE_CBID_SIZE)
+        return &ss_api_name_written[CUPTI_RUNTIME_TRACE_CBID_SIZE + (cbid - SS_API_CBID_DRIVER)];
+    return NULL;
+}
 
 static void ss_api_write_name(uint32_t cbid, const char *name)
 {
-    if (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE) {
+    uint8_t *flag = ss_api_name_flag(cbid);
+    if (flag != NULL) {
         /* A plain load first: after the first call of each API this is the
          * only cost on the hot path (a compare-exchange would be a locked
          * write to a line every recording thread shares). */
-        if (__atomic_load_n(&ss_api_name_written[cbid], __ATOMIC_RELAXED))
+        if (__atomic_load_n(flag, __ATOMIC_RELAXED))
             return;
         uint8_t expected = 0;
-        if (!__atomic_compare_exchange_n(&ss_api_name_written[cbid], &expected, 1, 0,
-                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        if (!__atomic_compare_exchange_n(flag, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             return;
     }
     uint32_t len = (uint32_t)strlen(name);
     ss_api_name_rec *n = ss_rec_begin(SS_REC_API_NAME, sizeof *n, len);
     if (n == NULL) {
         /* Lost (buffer full, recording off): let a later call try again. */
-        if (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
-            __atomic_store_n(&ss_api_name_written[cbid], 0, __ATOMIC_RELEASE);
+        if (flag != NULL)
+            __atomic_store_n(flag, 0, __ATOMIC_RELEASE);
         return;
     }
     n->cbid = cbid;
@@ -792,6 +890,9 @@ void ss_api_atfork_child(void)
     t->active = NULL;
     t->cb_depth = 0;
     t->cb_nvtx = 0;
+    t->drv_depth = 0;
+    t->drv_nvtx = 0;
+    t->launch_func = NULL;
     t->launch_pending = 0;
     t->drv_have = 0;
     t->launch_caller = 0;

@@ -13,6 +13,12 @@
  * publishes its record in TLS (ss_api_tls.active); the CUPTI callback that
  * fires inside the real call then only stores the correlation id there, and
  * callbacks for runtime calls that cudart makes internally are ignored.
+ *
+ * Driver-API calls (rows with domain=driver: Triton, CuPy, JAX) are recorded
+ * from CUPTI's driver callbacks, by ss_api_cupti_driver_dispatch, only when
+ * the thread is in no runtime call: `active` (interposer) and `cb_depth`
+ * (CUPTI runtime path) are the per-thread runtime depth.  Inside a runtime
+ * call a driver callback only lends a launch its parameters.
  */
 #ifndef SYNCSIGHT_API_SUPPORT_H
 #define SYNCSIGHT_API_SUPPORT_H
@@ -55,7 +61,18 @@ typedef struct ss_api_tls {
     uint32_t    cb_cbid;    /* CUPTI path: cbid of the outermost call          */
     int8_t      device;     /* device set by cudaSetDevice on this thread, -1  */
     uint8_t     cb_nvtx;    /* CUPTI path: an NVTX range was opened at enter   */
+    uint8_t     drv_nvtx;   /* driver path: an NVTX range was opened at enter  */
+    uint32_t    drv_depth;  /* driver path: nesting of recorded driver calls   */
+    uint32_t    drv_cbid;   /* driver path: recorded cbid of the outermost one */
+    uint64_t    drv_t_enter;/* driver path: its enter time                     */
 } ss_api_tls;
+
+/* Is this thread inside a runtime API call (recorded by the interposer or
+ * the CUPTI runtime path)?  Then a driver call it makes is part of it. */
+static inline int ss_api_in_runtime_call(const ss_api_tls *t)
+{
+    return t->active != NULL || t->cb_depth != 0;
+}
 
 SS_HIDDEN ss_api_tls *ss_api_thread(void);
 
@@ -87,6 +104,13 @@ SS_HIDDEN void ss_api_fill_memcpy_batch(ss_api_rec *r, void *const *dsts, const 
 SS_HIDDEN void ss_api_fill_memcpy3d_batch(ss_api_rec *r, size_t num_ops,
                                           const struct cudaMemcpy3DBatchOp *ops);
 SS_HIDDEN void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t *config);
+/* Driver rows (struct tags: cuda.h's CUlaunchConfig, CUDA_MEMCPY2D/3D). */
+struct CUlaunchConfig_st;
+struct CUDA_MEMCPY2D_st;
+struct CUDA_MEMCPY3D_st;
+SS_HIDDEN void ss_api_fill_cu_launch_config(ss_api_rec *r, const struct CUlaunchConfig_st *config);
+SS_HIDDEN void ss_api_fill_cu_memcpy2d(ss_api_rec *r, const struct CUDA_MEMCPY2D_st *p);
+SS_HIDDEN void ss_api_fill_cu_memcpy3d(ss_api_rec *r, const struct CUDA_MEMCPY3D_st *p);
 
 /* Kernel parameters: fill `params` (capacity SS_API_MAX_PARAMS) with the
  * 8-byte parameters of `func` read through `args`; returns the count and
@@ -118,6 +142,13 @@ static inline void ss_api_launch_enter(ss_api_tls *t, const void *func, uintptr_
  * = params), where ss_api_emit finds them for the same `params`. */
 SS_HIDDEN uint32_t ss_api_launch_params(ss_api_rec *r, ss_api_tls *t, const void *func, void **args,
                                         int known_kernel, uint64_t *params);
+
+/* A driver-API launch recorded as itself (cuLaunchKernel*, outside every
+ * runtime call): its parameters read from kernelParams or the packed buffer
+ * of `extra` with the driver-level layout of CUfunction `f`, their offsets
+ * left for ss_api_emit like ss_api_launch_params does. */
+SS_HIDDEN uint32_t ss_api_driver_launch_params(ss_api_rec *r, ss_api_tls *t, const void *f, void **kernel_params,
+                                               void **extra, uint64_t *params);
 
 /* ss_api_on_driver_callback / ss_api_wanted_driver_cbids: see producers.h. */
 
@@ -153,9 +184,16 @@ SS_HIDDEN void ss_api_set_device(ss_api_tls *t, int device, cudaError_t ret);
  * cbid is not in the table. */
 SS_HIDDEN int ss_api_cupti_dispatch(uint32_t cbid, const void *cbdata, ss_api_tls *t, int site);
 
-/* Generated: the wanted cbids. */
+/* Generated (ss_api_cupti.c): the per-cbid driver path, for driver calls
+ * made outside every runtime call.  Returns 0 when the cbid is not in the
+ * table. */
+SS_HIDDEN int ss_api_cupti_driver_dispatch(uint32_t cbid, const void *cbdata, ss_api_tls *t, int site);
+
+/* Generated: the wanted cbids (runtime; driver: the table's driver rows). */
 SS_HIDDEN extern const uint32_t ss_api_cbids[];
 SS_HIDDEN extern const size_t ss_api_cbid_count;
+SS_HIDDEN extern const uint32_t ss_api_driver_cbids[];
+SS_HIDDEN extern const size_t ss_api_driver_cbid_count;
 
 /* Forget which SS_REC_API_NAME records were written (fork child: new file). */
 SS_HIDDEN void ss_api_reset_name_flags(void);

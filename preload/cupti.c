@@ -526,9 +526,12 @@ void ss_cupti_start(ss_startup_note *note)
     size_t n = ss_api_wanted_cbids(&ids);
     for (size_t i = 0; i < n; i++)
         p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, ids[i]);
-    /* Only the kernel-launch driver cbids: they give launches made through
-     * another cudart (cuBLAS's static one, a static program's stubs) their
-     * kernel parameters.  Every other driver call stays callback-free. */
+    /* Only the driver rows of cuda_api.tab: driver calls the program makes
+     * itself (Triton, CuPy, JAX) are recorded from them, and the launch
+     * cbids also give launches made through another cudart (cuBLAS's static
+     * one, a static program's stubs) their kernel parameters.  Each costs a
+     * callback when cudart makes it inside a runtime call (ignored there:
+     * docs/performance.md); every other driver call stays callback-free. */
     n = ss_api_wanted_driver_cbids(&ids);
     for (size_t i = 0; i < n; i++)
         p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);

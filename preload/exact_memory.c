@@ -480,6 +480,8 @@ static void xm_launch_begin(const Sanitizer_LaunchData *ld)
         corr = t->active->corr;
     } else if (t->cb_depth > 0) {           /* CUPTI runtime callback path */
         t_enter = t->cb_t_enter;
+    } else if (t->drv_depth > 0) {          /* a driver launch recorded as itself */
+        t_enter = t->drv_t_enter;
     } else {
         xm_untracked(ld);
         return;
@@ -767,6 +769,12 @@ int ss_exact_memory_start(void)
         (void)x_sanitizerEnableCallback(1, xm_subscriber, SANITIZER_CB_DOMAIN_RESOURCE, resource[i]);
     for (size_t i = 0; i < sizeof driver / sizeof driver[0]; i++)
         (void)x_sanitizerEnableCallback(1, xm_subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, driver[i]);
+    /* The driver calls the program makes itself (Triton, CuPy), recorded
+     * as with CUPTI: the table's driver rows, same cbid numbers. */
+    const uint32_t *drv = NULL;
+    size_t ndrv = ss_api_wanted_driver_cbids(&drv);
+    for (size_t i = 0; i < ndrv; i++)
+        (void)x_sanitizerEnableCallback(1, xm_subscriber, SANITIZER_CB_DOMAIN_DRIVER_API, drv[i]);
     (void)x_sanitizerEnableCallback(1, xm_subscriber, SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_BEGIN);
     (void)x_sanitizerEnableCallback(1, xm_subscriber, SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CBID_LAUNCH_END);
     (void)x_sanitizerEnableCallback(1, xm_subscriber, SANITIZER_CB_DOMAIN_GRAPHS,

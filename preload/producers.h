@@ -40,9 +40,12 @@ SS_HIDDEN void ss_api_init(void);
 SS_HIDDEN void ss_api_on_runtime_callback(uint32_t cbid, const void *cbdata);
 
 /* The CUPTI driver-API callback (CUPTI_CB_DOMAIN_DRIVER_API), enabled only for
- * the kernel-launch cbids ss_api_wanted_driver_cbids() lists: it gives the
- * runtime launch being recorded on this thread its kernel parameters when the
- * runtime level cannot (stubs registered with another, static, cudart). */
+ * the cbids ss_api_wanted_driver_cbids() lists (the driver rows of
+ * cuda_api.tab).  A driver call made outside every runtime call is recorded
+ * as itself (Triton, CuPy, JAX); inside a runtime launch being recorded on
+ * this thread, a driver launch gives it its kernel parameters when the
+ * runtime level cannot (stubs registered with another, static, cudart);
+ * any other nested driver call is part of its runtime call and ignored. */
 SS_HIDDEN void ss_api_on_driver_callback(uint32_t cbid, const void *cbdata);
 SS_HIDDEN size_t ss_api_wanted_driver_cbids(const uint32_t **ids);
 

@@ -55,6 +55,10 @@ FIXTURES="$FIXTURES stream_waves stream_waves_fixed first_launch_jit first_launc
 # CUDA graph replays against eager work on another stream (replayed nodes
 # linked to the captured launches' arguments: trace format 1.5).
 FIXTURES="$FIXTURES graph_side_race graph_side_race_fixed"
+# Launches through the driver API (recorded from CUPTI's driver callbacks): a
+# driver-only program, CuPy's RawKernel, a torch.compile'd (Triton) reader.
+FIXTURES="$FIXTURES driver_launch_race driver_launch_race_fixed cupy_rawkernel_race cupy_rawkernel_race_fixed"
+FIXTURES="$FIXTURES triton_reader_race triton_reader_race_fixed"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has

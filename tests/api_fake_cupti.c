@@ -169,3 +169,30 @@ FAKE_EXPORT void fake_cupti_driver_launch(CUfunction f, void **kernel_params)
     d.callbackSite = CUPTI_API_EXIT;
     fake_callback(fake_userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
 }
+
+/* Any API callback pair a real CUPTI makes around a call, driven by the test
+ * (tests/api_driver_prog.c): `domain` RUNTIME_API or DRIVER_API, `params`
+ * CUPTI's <cbid>_params struct, `ret` the returned value (cudaError_t or
+ * CUresult), `site` CUPTI_API_ENTER or CUPTI_API_EXIT. */
+FAKE_EXPORT void fake_cupti_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char *name,
+                                const void *params, const void *ret, int site, uint32_t corr)
+{
+    if (!fake_is_enabled(domain, cbid))
+        return;
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.functionName = name;
+    d.functionParams = params;
+    d.functionReturnValue = (void *)(uintptr_t)ret;
+    d.correlationId = corr;
+    d.callbackSite = (CUpti_ApiCallbackSite)site;
+    fake_callback(fake_userdata, domain, cbid, &d);
+}
+
+/* The subscriber's callback itself, for the benchmark (tests/api_driver_bench.c)
+ * to call the way the real CUPTI dispatches: without this fake's bookkeeping. */
+FAKE_EXPORT CUpti_CallbackFunc fake_cupti_subscriber(void **userdata)
+{
+    *userdata = fake_userdata;
+    return fake_callback;
+}

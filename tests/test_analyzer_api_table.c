@@ -102,7 +102,7 @@ static void test_table_rows(const char *tab_path)
     CHECK(f != NULL, "cannot open %s", tab_path);
     if (!f) return;
     char line[4096];
-    int lineno = 0, rows = 0, twins = 0;
+    int lineno = 0, rows = 0, twins = 0, drivers = 0, drivers_twins = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         char *p = trim(line);
@@ -121,6 +121,22 @@ static void test_table_rows(const char *tab_path)
         const char *name = field[0], *cbid = field[1], *twin = field[2], *cls = field[3], *host = field[4];
         rows++;
         char buf[256];
+        if (n == 8 && strstr(field[7], "domain=driver")) {
+            /* A driver row is recorded under its CUPTI cbid's name without
+             * the "_v2"-style version (cuMemcpyHtoDAsync_v2_ptsz ->
+             * cuMemcpyHtoDAsync_ptsz); the analyzer strips the twin suffix. */
+            char base[128];
+            ss_api_base_name(is_version(cbid) ? name : cbid, base, sizeof base);
+            check_name(base, NULL, cls, host, lineno);
+            if (strcmp(twin, "-")) {
+                CHECK(!strcmp(twin, "ptsz") || !strcmp(twin, "ptds"), "line %d: driver twin '%s'", lineno, twin);
+                snprintf(buf, sizeof buf, "%s_%s", base, twin);
+                check_name(buf, base, cls, host, lineno);
+                drivers_twins++;
+            }
+            drivers++;
+            continue;
+        }
         /* the exported symbol; __cudaLaunchKernel stays itself */
         check_name(name, name, cls, host, lineno);
         /* CUPTI's spelling of its cbid: "v3020" means <name>_v3020 */
@@ -148,7 +164,9 @@ static void test_table_rows(const char *tab_path)
     /* the table lists ~67 entry points and ~48 twins: a parse that found
      * almost none would pass the loop above vacuously */
     CHECK(rows >= 60 && twins >= 40, "%d rows, %d twins read from %s", rows, twins, tab_path);
-    printf("table: %d rows, %d twins checked; %zu names in the generated table\n", rows, twins, ss_api_table_count);
+    CHECK(drivers >= 40 && drivers_twins >= 25, "%d driver rows, %d driver twins", drivers, drivers_twins);
+    printf("table: %d rows (%d driver), %d twins (%d driver) checked; %zu names in the generated table\n", rows,
+           drivers, twins + drivers_twins, drivers_twins, ss_api_table_count);
 
     /* the generated table is sorted (bisection) and names each base once */
     for (size_t i = 1; i < ss_api_table_count; i++)
@@ -169,6 +187,16 @@ static void test_classes(void)
     CHECK(ss_api_classify("cudaEventDestroy") == SS_API_EVENT_DESTROY, "destroy");
     CHECK(ss_api_classify("cudaLaunchHostFunc") == SS_API_HOST_FUNC, "host func");
     CHECK(ss_api_classify("cudaGraphLaunch") == SS_API_LAUNCH, "graph launch");
+    /* driver twins (domain=driver rows) */
+    CHECK(ss_api_classify("cuLaunchKernelEx") == SS_API_LAUNCH, "driver launch");
+    CHECK(ss_api_classify("cuMemcpyHtoDAsync") == SS_API_COPY_ASYNC, "driver async copy");
+    const ss_api_info *h2d = ss_api_lookup("cuMemcpyHtoDAsync"), *cpy = ss_api_lookup("cuMemcpy");
+    CHECK(h2d && h2d->arg_is_memcpy_kind && h2d->fixed_dst == SS_MEM_DEVICE && h2d->fixed_src == SS_MEM_UNKNOWN,
+          "cuMemcpyHtoDAsync: device destination, direction in arg");
+    CHECK(cpy && cpy->arg_is_memcpy_kind && cpy->fixed_dst == SS_MEM_UNKNOWN, "cuMemcpy: kinds asked per call");
+    CHECK(ss_api_classify("cuCtxSynchronize") == SS_API_DEVICE_SYNC, "driver device sync");
+    CHECK(ss_api_classify("cuStreamWaitEvent") == SS_API_STREAM_WAIT, "driver wait");
+    CHECK(ss_api_classify("cuModuleLoadData") == SS_API_OTHER, "driver call not in the table");
     /* exact names only: no prefix matching, unknown names are "other" */
     CHECK(ss_api_classify("cudaGetLastError") == SS_API_OTHER, "other");
     CHECK(ss_api_classify("cudaMemcpyNotACall") == SS_API_OTHER, "no prefix match");
@@ -193,6 +221,17 @@ static const struct { uint32_t cbid; const char *name; } api_names[] = {
     { 225, "cudaMemcpyAsync_ptsz" }, { 233, "cudaMemset_ptds" }, { 311, "cudaGraphLaunch" },
     { 375, "cudaFreeAsync" }, { 486, "cudaEventElapsedTime" }, { 136, "cudaEventDestroy" },
     { 9999, "cudaSomethingNew" },
+    /* driver-API calls (trace 1.5): CUPTI's driver cbid + SS_API_CBID_DRIVER,
+     * named without the "_v2" version.  Driver and runtime numbers overlap:
+     * driver 41 is runtime 41 (cudaMemcpyAsync) without the offset. */
+    { SS_API_CBID_DRIVER + 276, "cuMemcpyHtoD" }, { SS_API_CBID_DRIVER + 278, "cuMemcpyDtoH" },
+    { SS_API_CBID_DRIVER + 279, "cuMemcpyDtoHAsync" }, { SS_API_CBID_DRIVER + 422, "cuMemcpyDtoHAsync_ptsz" },
+    { SS_API_CBID_DRIVER + 277, "cuMemcpyHtoDAsync" }, { SS_API_CBID_DRIVER + 126, "cuStreamSynchronize" },
+    { SS_API_CBID_DRIVER + 121, "cuEventSynchronize" }, { SS_API_CBID_DRIVER + 17, "cuCtxSynchronize" },
+    { SS_API_CBID_DRIVER + 294, "cuMemAllocHost" }, { SS_API_CBID_DRIVER + 245, "cuMemFree" },
+    { SS_API_CBID_DRIVER + 251, "cuMemsetD32" }, { SS_API_CBID_DRIVER + 307, "cuLaunchKernel" },
+    { SS_API_CBID_DRIVER + 514, "cuGraphLaunch" }, { SS_API_CBID_DRIVER + 600, "cuMemFreeAsync" },
+    { SS_API_CBID_DRIVER + 41, "cuSomethingUnlisted" },
 };
 enum {
     CB_Malloc = 20, CB_Free = 22, CB_MallocHost = 25, CB_Memcpy = 31, CB_MemcpyToSymbol = 39, CB_MemcpyAsync = 41,
@@ -201,6 +240,14 @@ enum {
     CB_DeviceSynchronize = 165, CB_LaunchKernel = 211, CB_Memcpy_ptds = 215, CB_MemcpyAsync_ptsz = 225,
     CB_Memset_ptds = 233, CB_GraphLaunch = 311, CB_FreeAsync = 375, CB_EventElapsedTime = 486,
     CB_EventDestroy = 136, CB_Unknown = 9999,
+    DB_MemcpyHtoD = SS_API_CBID_DRIVER + 276, DB_MemcpyDtoH = SS_API_CBID_DRIVER + 278,
+    DB_MemcpyDtoHAsync = SS_API_CBID_DRIVER + 279, DB_MemcpyDtoHAsync_ptsz = SS_API_CBID_DRIVER + 422,
+    DB_MemcpyHtoDAsync = SS_API_CBID_DRIVER + 277, DB_StreamSynchronize = SS_API_CBID_DRIVER + 126,
+    DB_EventSynchronize = SS_API_CBID_DRIVER + 121, DB_CtxSynchronize = SS_API_CBID_DRIVER + 17,
+    DB_MemAllocHost = SS_API_CBID_DRIVER + 294, DB_MemFree = SS_API_CBID_DRIVER + 245,
+    DB_MemsetD32 = SS_API_CBID_DRIVER + 251, DB_LaunchKernel = SS_API_CBID_DRIVER + 307,
+    DB_GraphLaunch = SS_API_CBID_DRIVER + 514, DB_MemFreeAsync = SS_API_CBID_DRIVER + 600,
+    DB_Unlisted = SS_API_CBID_DRIVER + 41,
 };
 
 /* cudaMemcpyKind */
@@ -212,6 +259,7 @@ enum { H2H = 0, H2D = 1, D2H = 2, D2D = 3, DEFAULT = 4 };
 #define DEV_A 0x7f0000000000ull     /* cudaMalloc'ed */
 #define DEV_B 0x7f0000100000ull     /* cudaMalloc'ed */
 #define PIN_A 0x7e0000000000ull     /* cudaMallocHost'ed */
+#define PIN_B 0x7d0000000000ull     /* cuMemAllocHost'ed */
 
 typedef struct tb {
     ss_writer w;
@@ -397,6 +445,27 @@ static void write_trace(const char *path)
     CALL(&b, SS_WAIT_NONE, "cudaFreeAsync", .cbid = CB_FreeAsync, .ptr = DEV_B);
     CALL(&b, SS_WAIT_DEVICE, "cudaFree", .cbid = CB_Free, .ptr = DEV_A);
     CALL(&b, SS_WAIT_DEVICE, "cudaDeviceReset", .cbid = CB_DeviceReset);
+
+    /* driver-API twins: direction from the name (arg = the cudaMemcpyKind the
+     * shim writes for it), kinds as the shim asks them, the same host waits */
+    CALL(&b, SS_WAIT_NONE, "cuMemAllocHost", .cbid = DB_MemAllocHost, .ptr = PIN_B, .bytes = 1 << 20);
+    CALL(&b, SS_WAIT_STREAM_PRIOR, "cuMemcpyHtoD pageable", .cbid = DB_MemcpyHtoD, .arg = H2D, .mem_dst = D, .mem_src = P);
+    CALL(&b, SS_WAIT_STREAM, "cuMemcpyHtoD from a cuMemAllocHost buffer (allocation kind)", .cbid = DB_MemcpyHtoD,
+         .arg = H2D, .mem_dst = D, .ptr2 = PIN_B + 64);
+    CALL(&b, SS_WAIT_STREAM, "cuMemcpyDtoH, host kind unknown", .cbid = DB_MemcpyDtoH, .arg = D2H, .mem_src = D);
+    CALL(&b, SS_WAIT_STREAM, "cuMemcpyDtoHAsync pageable", .cbid = DB_MemcpyDtoHAsync, .arg = D2H, .mem_dst = P, .mem_src = D);
+    CALL(&b, SS_WAIT_NONE, "cuMemcpyDtoHAsync_ptsz pinned", .cbid = DB_MemcpyDtoHAsync_ptsz, .arg = D2H, .mem_dst = N, .mem_src = D);
+    CALL(&b, SS_WAIT_NONE, "cuMemcpyHtoDAsync pageable (staged)", .cbid = DB_MemcpyHtoDAsync, .arg = H2D, .mem_dst = D, .mem_src = P);
+    CALL(&b, SS_WAIT_NONE, "cuMemsetD32 device", .cbid = DB_MemsetD32, .mem_dst = D, .ptr = DEV_A, .bytes = 4096);
+    CALL(&b, SS_WAIT_STREAM, "cuStreamSynchronize", .cbid = DB_StreamSynchronize);
+    CALL(&b, SS_WAIT_EVENT, "cuEventSynchronize", .cbid = DB_EventSynchronize);
+    CALL(&b, SS_WAIT_DEVICE, "cuCtxSynchronize", .cbid = DB_CtxSynchronize);
+    CALL(&b, SS_WAIT_NONE, "cuLaunchKernel", .cbid = DB_LaunchKernel);
+    c = CALL(&b, SS_WAIT_STREAM, "cuGraphLaunch, a memcpy node into pageable memory", .cbid = DB_GraphLaunch, .stream = 0);
+    tb_memcpy(&b, c, 2, D, P);
+    CALL(&b, SS_WAIT_NONE, "cuMemFreeAsync", .cbid = DB_MemFreeAsync, .ptr = DEV_B);
+    CALL(&b, SS_WAIT_DEVICE, "cuMemFree", .cbid = DB_MemFree, .ptr = DEV_A);
+    CALL(&b, SS_WAIT_NONE, "a driver call the table does not list", .cbid = DB_Unlisted);
 
     if (b.used) CHECK(ss_writer_write_block(&b.w, b.buf, b.used, b.count) == 0, "write block");
     ss_writer_close(&b.w);

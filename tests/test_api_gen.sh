@@ -26,14 +26,34 @@ compile_all() {  # $1 = generated dir
 # 1. The real table.
 $PYTHON tools/gen_api.py preload/cuda_api.tab --out "$T/ok"
 compile_all "$T/ok" || { echo "FAIL: generated code does not compile:"; cat "$T"/ok/*.err; exit 1; }
-entries=$(grep -Ev '^\s*(#|$)' preload/cuda_api.tab | wc -l)
-twins=$(grep -Ev '^\s*(#|$)' preload/cuda_api.tab | awk -F'|' '$3 !~ /^ *- *$/' | wc -l)
+# Driver rows (domain=driver) get no wrapper: CUPTI's driver callbacks record them.
+entries=$(grep -Ev '^\s*(#|$)' preload/cuda_api.tab | grep -v 'domain=driver' | wc -l)
+twins=$(grep -Ev '^\s*(#|$)' preload/cuda_api.tab | grep -v 'domain=driver' | awk -F'|' '$3 !~ /^ *- *$/' | wc -l)
 wrappers=$(grep -c '^SS_EXPORT cudaError_t' "$T/ok/ss_api_wrap.c" "$T/ok/ss_api_wrap_pt.c" | awk -F: '{s+=$2} END {print s}')
 [ "$wrappers" -eq $((entries + twins)) ] || { echo "FAIL: $wrappers wrappers for $entries entries + $twins twins"; exit 1; }
 cases=$(grep -c '^    case CUPTI_RUNTIME_TRACE_CBID_' "$T/ok/ss_api_cupti.c")
 nocupti=$(grep -Ev '^\s*(#|$)' preload/cuda_api.tab | grep -c 'cupti=no' || true)
 [ "$cases" -gt 0 ] || { echo "FAIL: no CUPTI cases generated"; exit 1; }
 echo "generated $wrappers wrappers ($entries entries, $twins twins), $cases CUPTI cases ($nocupti entries share another's cbid)"
+# Every driver row and its twin: one case of the driver dispatch, one wanted cbid, no exported wrapper.
+drows=$(grep -Ev '^\s*(#|$)' preload/cuda_api.tab | grep -c 'domain=driver')
+dtwins=$(grep -Ev '^\s*(#|$)' preload/cuda_api.tab | grep 'domain=driver' | awk -F'|' '$3 !~ /^ *- *$/' | wc -l)
+dcases=$(grep -c '^    case CUPTI_DRIVER_TRACE_CBID_' "$T/ok/ss_api_cupti.c")
+dwanted=$(sed -n '/^const uint32_t ss_api_driver_cbids/,/^};/p' "$T/ok/ss_api_cupti.c" | grep -c CUPTI_DRIVER_TRACE_CBID_)
+[ "$drows" -ge 40 ] && [ "$dcases" -eq $((drows + dtwins)) ] && [ "$dwanted" -eq "$dcases" ] ||
+    { echo "FAIL: $dcases driver cases, $dwanted wanted driver cbids for $drows driver rows + $dtwins twins"; exit 1; }
+if grep -q '^cu[A-Z]' "$T/ok/ss_api_symbols.txt"; then echo "FAIL: a driver row got an exported wrapper"; exit 1; fi
+grep -q 'rec.arg = (uint32_t)(cudaMemcpyHostToDevice);' "$T/ok/ss_api_cupti.c" ||
+    { echo "FAIL: cuMemcpyHtoD* does not record its direction"; exit 1; }
+echo "generated $dcases driver-API cases ($drows driver rows, $dtwins twins)"
+
+# 3b. A field name CUPTI's driver params struct lacks must not compile.
+sed 's/^\(cuStreamSynchronize .*\)CUstream hStream | stream=hStream/\1CUstream stream | stream=stream/' \
+    preload/cuda_api.tab > "$T/bad_dfield.tab"
+cmp -s "$T/bad_dfield.tab" preload/cuda_api.tab && { echo "FAIL: test mutation (driver field) did not apply"; exit 1; }
+$PYTHON tools/gen_api.py "$T/bad_dfield.tab" --out "$T/bad_dfield"
+if compile_all "$T/bad_dfield"; then echo "FAIL: a wrong driver params field compiled"; exit 1; fi
+grep -q "has no member named .stream" "$T/bad_dfield/ss_api_cupti.err" || { echo "FAIL: wrong driver field failed for another reason"; exit 1; }
 
 # 2. A parameter type that differs from cuda_runtime_api.h must not compile.
 sed 's/^cudaMemcpyAsync  *|\(.*\)size_t count, enum cudaMemcpyKind kind, cudaStream_t stream |/cudaMemcpyAsync |\1int count, enum cudaMemcpyKind kind, cudaStream_t stream |/' \

@@ -37,6 +37,15 @@ int main(void)
     CHECK(!ss_module_is_user("/opt/app/build/libsyncsight.so"), "syncsight");
     CHECK(!ss_module_is_user("/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"), "PyTorch");
     CHECK(!ss_module_is_user(""), "no path");
+    /* frameworks that make driver-API calls for the user (docs/launch-paths.md) */
+    CHECK(!ss_module_is_user("/venv/lib/python3.12/site-packages/cupy/cuda/function.cpython-312-x86_64-linux-gnu.so"),
+          "CuPy's launcher");
+    CHECK(!ss_module_is_user("/venv/lib/python3.12/site-packages/cupy_backends/cuda/api/driver.cpython-312.so"),
+          "CuPy's driver bindings");
+    CHECK(!ss_module_is_user("/venv/lib/python3.12/site-packages/jaxlib/xla_extension.so"), "JAX");
+    CHECK(!ss_module_is_user("/root/.triton/cache/AbC123/__triton_launcher.so"), "Triton's compiled launcher");
+    CHECK(!ss_module_is_user("/tmp/torchinductor_root/triton/0/XyZ/__triton_launcher.so"),
+          "Triton's launcher under torch.compile");
 
     const char *prog = "/home/u/app/train";
     /* the user's own code, with and without line info */
@@ -70,6 +79,8 @@ int main(void)
     CHECK(!ss_pyfile_is_user("<frozen importlib._bootstrap>", 29), "frozen module");
     CHECK(!ss_pyfile_is_user("/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", 61), "PyTorch's Python");
     CHECK(!ss_pyfile_is_user("/x/dist-packages/triton/runtime/jit.py", 38), "Triton's Python");
+    CHECK(!ss_pyfile_is_user("/tmp/torchinductor_root/ab/cabcdef0123.py", 41), "torch.compile's generated code");
+    CHECK(!ss_pyfile_is_user("/venv/lib/python3.12/site-packages/cupy/_core/_kernel.py", 56), "CuPy's Python");
     /* the marker must lie within the given length */
     const char *cut = "/home/u/app/x.py/site-packages/torch/";
     CHECK(ss_pyfile_is_user(cut, strlen("/home/u/app/x.py")), "a path cut before a library marker");

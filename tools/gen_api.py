@@ -8,8 +8,10 @@ per entry point and per _ptsz/_ptds twin is produced here:
   <out>/ss_api_wrap_pt.c   wrappers for the _ptsz/_ptds twins, compiled with
                            CUDA_API_PER_THREAD_DEFAULT_STREAM so that
                            cuda_runtime_api.h declares (and checks) them
-  <out>/ss_api_cupti.c     the CUPTI runtime-callback path (static cudart)
-                           and the list of wanted callback ids
+  <out>/ss_api_cupti.c     the CUPTI runtime-callback path (static cudart),
+                           the CUPTI driver-callback path (rows with
+                           domain=driver: Triton, CuPy, JAX) and the lists
+                           of wanted callback ids
   <out>/ss_api_symbols.txt every exported wrapper name, one per line
   <out>/ss_api_classes.c   the analyzer's table: for every base name it
                            computes (ss_api_base_name), the ss_api_class and
@@ -127,7 +129,16 @@ class Entry:
         self.options = options
         self.cbid_name = cbid if not re.fullmatch(r"v\d+", cbid) else "%s_%s" % (name, cbid)
         self.twin = None          # (symbol, cbid name, flag description)
-        if twin != "-":
+        domain = options.get("domain", "runtime")
+        if domain not in ("runtime", "driver"):
+            raise TableError("line %d: domain must be runtime or driver" % lineno)
+        self.driver = domain == "driver"
+        if self.driver and twin != "-":
+            # CUPTI spells a driver twin <cbid>_ptsz (cuMemcpyHtoDAsync_v2_ptsz).
+            if twin not in ("ptsz", "ptds"):
+                raise TableError("line %d: a driver twin is '-', 'ptsz' or 'ptds'" % lineno)
+            self.twin = ("%s_%s" % (name, twin), "%s_%s" % (self.cbid_name, twin), twin)
+        elif twin != "-":
             parts = twin.split()
             if len(parts) != 2 or parts[0] not in ("ptsz", "ptds"):
                 raise TableError("line %d: twin must be '-' or 'ptsz|ptds <version>'" % lineno)
@@ -178,7 +189,7 @@ def parse_options(text, lineno):
         if not item:
             continue
         key, sep, val = item.partition("=")
-        if not sep or key.strip() not in ("via", "cupti", "kernel"):
+        if not sep or key.strip() not in ("via", "cupti", "kernel", "domain"):
             raise TableError("line %d: unknown option '%s'" % (lineno, item))
         opts[key.strip()] = val.strip()
     return opts
@@ -216,9 +227,15 @@ def read_table(path):
             if e.cls == "launch" and "kernel" not in e.options:
                 raise TableError("line %d: launch entries need kernel=<func>,<args>" % lineno)
             if "kernel" in e.options:
-                for n in e.options["kernel"].split(","):
-                    if n.strip() not in pnames:
+                names = [n.strip() for n in e.options["kernel"].split(",")]
+                if len(names) != (3 if e.driver else 2):
+                    raise TableError("line %d: kernel= needs %s" % (
+                        lineno, "<func>,<kernelParams>,<extra>" if e.driver else "<func>,<args>"))
+                for i, n in enumerate(names):
+                    if n not in pnames and not (e.driver and i == 2 and n == "-"):
                         raise TableError("line %d: kernel= names '%s', not a parameter" % (lineno, n))
+            if e.driver and (e.cls == "set-device" or "via" in e.options or "cupti" in e.options):
+                raise TableError("line %d: a driver row cannot be set-device nor have via=/cupti=" % lineno)
             if e.cls == "memset-sync" and not any(k == "mem" for k, _ in e.slots):
                 raise TableError("line %d: memset-sync needs mem= (its NVTX range depends on it)" % lineno)
             entries.append(e)
@@ -228,6 +245,17 @@ def read_table(path):
 def api_name(cbid_name):
     """CUPTI spelling without prefix and version: cudaMemcpyAsync_ptsz."""
     return re.sub(r"_v\d+$", "", cbid_name)
+
+
+def driver_api_name(cbid_name):
+    """The name a driver call is recorded under: the driver function without
+    its ABI version, wherever CUPTI puts it (cuMemcpyHtoDAsync_v2_ptsz ->
+    cuMemcpyHtoDAsync_ptsz, cuCtxSynchronize_v2 -> cuCtxSynchronize)."""
+    return re.sub(r"_v\d+(?=_pt[sd][zs]$|$)", "", cbid_name)
+
+
+def record_name(e, cbid_name):
+    return driver_api_name(cbid_name) if e.driver else api_name(cbid_name)
 
 
 def c_string(s):
@@ -281,7 +309,12 @@ def mem_dst_expr(e):
 def post_code(e, indent, t="t"):
     """Statements after the record is filled, before it is emitted."""
     out = []
-    if e.cls == "launch":
+    if e.cls == "launch" and e.driver:
+        func, args, extra = [x.strip() for x in e.options["kernel"].split(",")]
+        out.append("uint64_t params[SS_API_MAX_PARAMS];")
+        out.append("uint32_t nparams = ss_api_driver_launch_params(&rec, %s, (const void *)(%s), %s, %s, params);"
+                   % (t, func, args, "NULL" if extra == "-" else extra))
+    elif e.cls == "launch":
         func, args = [x.strip() for x in e.options["kernel"].split(",")]
         known = "1" if e.options.get("via") == "cuda_launch_kernel" else "0"
         out.append("uint64_t params[SS_API_MAX_PARAMS];")
@@ -407,6 +440,8 @@ def gen_wrapper(e, symbol, cbid_name, ptsz):
 
 
 def gen_cupti_case(e, cbid_name, ptsz):
+    if e.driver:
+        return gen_driver_case(e, cbid_name, ptsz)
     cbid = "CUPTI_RUNTIME_TRACE_CBID_" + cbid_name
     name = c_string(api_name(cbid_name))
     flags = ["SS_API_F_CUPTI_CB"] + (["SS_API_F_PTSZ"] if ptsz else [])
@@ -440,6 +475,56 @@ def gen_cupti_case(e, cbid_name, ptsz):
     L.append("        ss_api_rec rec;")
     L.append("        ss_api_rec_init(&rec, cbid, %s, t);" % " | ".join(flags))
     L.append("        rec.t_enter = t->cb_t_enter;")
+    L.append("        rec.t_exit = ss_now();")
+    L.append("        rec.corr = d->correlationId;")
+    L.append("        rec.ret = (int32_t)ret;")
+    L += slot_code(e, "        ", e.cls == "memset-sync")
+    L += post_code(e, "        ")
+    L += emit_code(e, name, "        ")
+    L.append("        return 1;")
+    L.append("    }")
+    return L
+
+
+def gen_driver_case(e, cbid_name, ptsz):
+    """A driver-API row's case in ss_api_cupti_driver_dispatch: called only
+    for driver calls made outside every runtime call (api_support.c); `rcbid`
+    is the recorded cbid, SS_API_CBID_DRIVER + CUPTI's."""
+    name = c_string(driver_api_name(cbid_name))
+    flags = ["SS_API_F_CUPTI_CB", "SS_API_F_DRIVER"] + (["SS_API_F_PTSZ"] if ptsz else [])
+    cat = CLASSES[e.cls][1]
+    cond = nvtx_condition(e)
+    L = []
+    L.append("    case CUPTI_DRIVER_TRACE_CBID_%s: {  /* table line %d */" % (cbid_name, e.lineno))
+    if e.params:
+        # A _ptsz/_ptds twin has the same prototype, but CUPTI's struct for it
+        # may name a field differently (cuGraphLaunch_ptsz: hGraphExec): read
+        # it through the base function's struct, whose layout must match.
+        if ptsz:
+            L.append("        _Static_assert(sizeof(%s_params) == sizeof(%s_params), \"twin params layout\");"
+                     % (cbid_name, e.cbid_name))
+        L.append("        const %s_params *ss_params = (const %s_params *)d->functionParams;"
+                 % (e.cbid_name, e.cbid_name))
+        for decl, n in e.params:
+            L.append("        %s = ss_params->%s;" % (decl, n))
+            L.append("        (void)%s;" % n)
+    if e.cls == "memset-sync":
+        L.append("        uint8_t mem_pre = ss_api_mem_kind((const void *)(uintptr_t)(%s));" % mem_dst_expr(e))
+    L.append("        int nvtx = %s;" % (cond if cond is not None else "0"))
+    L.append("        if (site == CUPTI_API_ENTER) {")
+    func = "NULL"
+    if e.cls == "launch":
+        func = "(const void *)(%s)" % e.options["kernel"].split(",")[0].strip()
+    L.append("            ss_api_drv_enter(t, rcbid, nvtx, %s, %s, %s);" % (name, cat or "0", func))
+    L.append("            return 1;")
+    L.append("        }")
+    L.append("        if (!ss_api_drv_exit(t, rcbid, %s))" % name)
+    L.append("            return 1;")
+    L.append("        /* CUresult, kept as an int: CUDA_SUCCESS and cudaSuccess are both 0. */")
+    L.append("        int ret = d->functionReturnValue ? (int)*(const CUresult *)d->functionReturnValue : 0;")
+    L.append("        ss_api_rec rec;")
+    L.append("        ss_api_rec_init(&rec, rcbid, %s, t);" % " | ".join(flags))
+    L.append("        rec.t_enter = t->drv_t_enter;")
     L.append("        rec.t_exit = ss_now();")
     L.append("        rec.corr = d->correlationId;")
     L.append("        rec.ret = (int32_t)ret;")
@@ -490,6 +575,8 @@ def gen_wrap_file(entries, twins):
     L.append("cudaError_t CUDARTAPI __cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t);")
     L.append("")
     for e in entries:
+        if e.driver:   # recorded through CUPTI only
+            continue
         if twins:
             if e.twin:
                 L += gen_wrapper(e, e.twin[0], e.twin[1], True)
@@ -544,6 +631,41 @@ static int ss_api_cb_exit(ss_api_tls *t, uint32_t cbid, const char *name)
     }
     return 1;
 }
+
+/* The same for a driver call made outside every runtime call (its own
+ * depth: the driver does not call its public API from inside it, but a
+ * callback the program runs on this thread could).  `func` is a launch's
+ * CUfunction: exact memory mode joins the launch to this record through it. */
+static void ss_api_drv_enter(ss_api_tls *t, uint32_t rcbid, int nvtx, const char *name, int category,
+                             const void *func)
+{
+    if (t->drv_depth++ != 0)
+        return;
+    t->drv_cbid = rcbid;
+    t->drv_nvtx = (uint8_t)(nvtx != 0);
+    if (func != NULL)
+        t->launch_func = func;
+    if (nvtx)
+        ss_nvtx_begin_call(rcbid, name, category);
+    t->drv_t_enter = ss_now();
+}
+
+static int ss_api_drv_exit(ss_api_tls *t, uint32_t rcbid, const char *name)
+{
+    if (t->drv_depth == 0)
+        return 0;
+    if (--t->drv_depth != 0)
+        return 0;
+    if (t->drv_nvtx) {
+        ss_nvtx_end_call(rcbid, name, ss_now() - t->drv_t_enter, 0);
+        t->drv_nvtx = 0;
+    }
+    if (t->drv_cbid != rcbid) {
+        t->launch_func = NULL;
+        return 0;
+    }
+    return 1;
+}
 """
 
 
@@ -554,7 +676,7 @@ def gen_cupti_file(entries):
     L.append("    const CUpti_CallbackData *d = (const CUpti_CallbackData *)cbdata;")
     L.append("    switch (cbid) {")
     for e in entries:
-        if not e.cupti:
+        if not e.cupti or e.driver:
             continue
         L += gen_cupti_case(e, e.cbid_name, False)
         if e.twin:
@@ -564,18 +686,37 @@ def gen_cupti_file(entries):
     L.append("    }")
     L.append("}")
     L.append("")
-    ids = []
+    L.append("int ss_api_cupti_driver_dispatch(uint32_t cbid, const void *cbdata, ss_api_tls *t, int site)")
+    L.append("{")
+    L.append("    const CUpti_CallbackData *d = (const CUpti_CallbackData *)cbdata;")
+    L.append("    const uint32_t rcbid = SS_API_CBID_DRIVER + cbid;")
+    L.append("    switch (cbid) {")
     for e in entries:
-        if not e.cupti:
+        if not e.driver:
             continue
-        ids.append(e.cbid_name)
+        L += gen_cupti_case(e, e.cbid_name, False)
         if e.twin:
-            ids.append(e.twin[1])
-    L.append("const uint32_t ss_api_cbids[] = {")
-    for i in ids:
-        L.append("    CUPTI_RUNTIME_TRACE_CBID_%s," % i)
-    L.append("};")
-    L.append("const size_t ss_api_cbid_count = sizeof ss_api_cbids / sizeof ss_api_cbids[0];")
+            L += gen_cupti_case(e, e.twin[1], True)
+    L.append("    default:")
+    L.append("        (void)rcbid;")
+    L.append("        return 0;")
+    L.append("    }")
+    L.append("}")
+    L.append("")
+    for domain, array, prefix in (("runtime", "ss_api_cbids", "CUPTI_RUNTIME_TRACE_CBID_"),
+                                  ("driver", "ss_api_driver_cbids", "CUPTI_DRIVER_TRACE_CBID_")):
+        ids = []
+        for e in entries:
+            if not e.cupti or e.driver != (domain == "driver"):
+                continue
+            ids.append(e.cbid_name)
+            if e.twin:
+                ids.append(e.twin[1])
+        L.append("const uint32_t %s[] = {" % array)
+        for i in ids:
+            L.append("    %s%s," % (prefix, i))
+        L.append("};")
+        L.append("const size_t %s_count = sizeof %s / sizeof %s[0];" % (array.replace("cbids", "cbid"), array, array))
     return "\n".join(L) + "\n"
 
 
@@ -591,7 +732,12 @@ def base_name(name):
 # What the fill= helpers of preload/api_support.c put into the record, for the
 # analyzer: whether `arg` is the cudaMemcpyKind, and memory kinds they always
 # write (peer copies are between device memories: arrays count as device).
-FILL_ARG_IS_MEMCPY_KIND = ("ss_api_fill_memcpy3d", "ss_api_fill_memcpy_batch", "ss_api_fill_memcpy3d_batch")
+FILL_ARG_IS_MEMCPY_KIND = ("ss_api_fill_memcpy3d", "ss_api_fill_memcpy_batch", "ss_api_fill_memcpy3d_batch",
+                           "ss_api_fill_cu_memcpy2d", "ss_api_fill_cu_memcpy3d")
+# Driver copies say their direction in their name: the table writes the
+# cudaMemcpyKind it implies as a constant.
+MEMCPY_KIND_CONSTANTS = ("cudaMemcpyHostToHost", "cudaMemcpyHostToDevice", "cudaMemcpyDeviceToHost",
+                         "cudaMemcpyDeviceToDevice", "cudaMemcpyDefault")
 FILL_FIXED_MEM = {"ss_api_fill_memcpy3d_peer": ("SS_MEM_DEVICE", "SS_MEM_DEVICE")}
 
 
@@ -612,15 +758,16 @@ def fixed_mem(e):
 
 
 def arg_is_memcpy_kind(e):
-    return ("arg", "kind") in e.slots or fill_helper(e) in FILL_ARG_IS_MEMCPY_KIND
+    return (("arg", "kind") in e.slots or fill_helper(e) in FILL_ARG_IS_MEMCPY_KIND or
+            any(k == "arg" and v in MEMCPY_KIND_CONSTANTS for k, v in e.slots))
 
 
 def analyzer_names(e):
     """Every base name under which the analyzer can meet this entry: the
     symbol, CUPTI's spelling of its cbid, and the same for its twin."""
-    names = [e.name, api_name(e.cbid_name)]
+    names = [e.name, record_name(e, e.cbid_name)]
     if e.twin:
-        names += [e.twin[0], api_name(e.twin[1])]
+        names += [e.twin[0], record_name(e, e.twin[1])]
     out = []
     for n in names:
         b = base_name(n)
@@ -656,6 +803,23 @@ def gen_analyzer_table(entries):
     return "\n".join(L) + "\n"
 
 
+def doc_rows(entries):
+    L = []
+    for e in entries:
+        blame = {"1": "yes", "0": "no"}.get(CLASSES[e.cls][0], "on legacy stream")
+        nvtx = "yes" if CLASSES[e.cls][1] else "no"
+        if e.cls == "memset-sync":
+            nvtx = "on host memory"
+        twin = "`%s`" % e.twin[0] if e.twin else "-"
+        cb = "`%s`" % e.cbid_name
+        if e.twin:
+            cb += ", `%s`" % e.twin[1]
+        slots = "; ".join("%s=`%s`" % (k, v) for k, v in e.slots) or "-"
+        L.append("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (e.name, twin, cb, e.cls, e.host, blame, nvtx,
+                                                               slots.replace("|", "\\|")))
+    return L
+
+
 def gen_doc(entries, table_path):
     L = ["# CUDA runtime entry points recorded by syncsight", "",
          "Generated by `tools/gen_api.py --doc` from `%s`; do not edit by hand "
@@ -670,18 +834,21 @@ def gen_doc(entries, table_path):
          "from the same table.", "",
          "| entry point | twin | CUPTI cbid | class | host | blamed | NVTX range | record slots |",
          "|---|---|---|---|---|---|---|---|"]
-    for e in entries:
-        blame = {"1": "yes", "0": "no"}.get(CLASSES[e.cls][0], "on legacy stream")
-        nvtx = "yes" if CLASSES[e.cls][1] else "no"
-        if e.cls == "memset-sync":
-            nvtx = "on host memory"
-        twin = "`%s`" % e.twin[0] if e.twin else "-"
-        cb = "`%s`" % e.cbid_name
-        if e.twin:
-            cb += ", `%s`" % e.twin[1]
-        slots = "; ".join("%s=`%s`" % (k, v) for k, v in e.slots) or "-"
-        L.append("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (e.name, twin, cb, e.cls, e.host, blame, nvtx,
-                                                               slots.replace("|", "\\|")))
+    runtime = [e for e in entries if not e.driver]
+    driver = [e for e in entries if e.driver]
+    L += doc_rows(runtime)
+    L += ["", "## CUDA driver API entry points", "",
+          "Triton (and so `torch.compile`), CuPy's `RawKernel`, JAX/XLA and libraries that bypass cudart call",
+          "the driver API, often through pointers from `dlsym`/`cuGetProcAddress` that no interposer sees. These",
+          "rows are recorded from CUPTI's driver-API callbacks, and only when the call is not made inside a",
+          "runtime call (cudart implements its calls with these: the runtime call is the record). Their records",
+          "set `SS_API_F_DRIVER`, their cbid is `SS_API_CBID_DRIVER` (0x10000) + CUPTI's driver cbid, and their",
+          "name drops the `_v2`-style version (`cuMemcpyHtoDAsync_ptsz`); the analyzer classifies them like",
+          "their runtime twins, a copy's direction coming from the function's name. Not recorded with",
+          "`SYNCSIGHT_CUPTI=0` or when another tool holds CUPTI (see docs/launch-paths.md).", "",
+          "| entry point | twin | CUPTI cbid | class | host | blamed | NVTX range | record slots |",
+          "|---|---|---|---|---|---|---|---|"]
+    L += doc_rows(driver)
     L += ["", "## Classes", ""]
     for c, (_, _, desc) in CLASSES.items():
         L.append("- **%s**: %s" % (c, desc))
@@ -743,6 +910,8 @@ def main():
         return 1
     symbols = []
     for e in entries:
+        if e.driver:   # no wrapper: CUPTI's driver callbacks record them
+            continue
         symbols.append(e.name)
         if e.twin:
             symbols.append(e.twin[0])

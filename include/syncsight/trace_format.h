@@ -38,7 +38,9 @@
 #define SS_TRACE_VERSION_MINOR 5     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
                                         2: SS_REC_KERNEL_ACCESS; 3: SS_REC_HOST_SYNC;
                                         4: SS_REC_JIT; 5: SS_REC_STREAM_NAME,
-                                        SS_REC_GRAPH_NODE, SS_GPU_F_GRAPH_NODE */
+                                        SS_REC_GRAPH_NODE, SS_GPU_F_GRAPH_NODE,
+                                        driver-API calls (SS_API_F_DRIVER,
+                                        SS_API_CBID_DRIVER) */
 #define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
 #define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
 
@@ -174,13 +176,32 @@ enum ss_api_flags {
     SS_API_F_VIA_CUDA_LAUNCH_KERNEL = 1u << 4, /* entered as __cudaLaunchKernel */
     SS_API_F_PARAMS_TRUNCATED = 1u << 5, /* more pointer params than stored */
     SS_API_F_PARAM_OFFSETS = 1u << 6, /* the tail also holds each param's offset */
+    SS_API_F_DRIVER     = 1u << 7, /* a CUDA driver-API call (1.5): cbid is
+                                      SS_API_CBID_DRIVER + CUPTI's driver cbid */
 };
+
+/* CUPTI numbers runtime and driver callbacks separately and the two ranges
+ * overlap, so a driver-API call's ss_api_rec.cbid (and its SS_REC_API_NAME)
+ * is CUPTI's driver cbid (cupti_driver_cbid.h) plus this offset: every cbid
+ * in a trace names one entry point, and a reader that knows nothing of
+ * driver calls (1.4) still reads them as calls it cannot classify.  Runtime
+ * cbids stay below it. */
+#define SS_API_CBID_DRIVER 0x10000u
 
 /*
  * SS_REC_API: one call of a CUDA runtime entry point, 112 bytes + tail.
  *
  * `cbid` is CUPTI's runtime callback id (cupti_runtime_cbid.h), so a call has
  * the same id whichever way it was caught; SS_REC_API_NAME gives its name.
+ * A call of the CUDA driver API that was not made inside a runtime call
+ * (Triton, CuPy's RawKernel, JAX launch through cuLaunchKernel*; 1.5) has
+ * SS_API_F_DRIVER and cbid SS_API_CBID_DRIVER + CUPTI's driver cbid; its name
+ * is the driver function without its "_v2"-style version, e.g.
+ * "cuMemcpyHtoDAsync_ptsz", and its slots are those of its runtime twin
+ * below (cuLaunchKernel* as kernel launches, cuMemcpy* as the memcpy family
+ * with `arg` the cudaMemcpyKind the function's name implies, cudaMemcpyDefault
+ * for cuMemcpy/cuMemcpyAsync, cuMemsetD8/16/32 with `bytes` = N times the
+ * element size, cuCtxSynchronize as cudaDeviceSynchronize).
  * The meaning of the generic argument slots depends on the call:
  *
  *   call                         stream   event    ptr      ptr2    bytes     func        arg          arg2
