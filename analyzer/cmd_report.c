@@ -15,14 +15,18 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: syncsight report [--format text|json|sarif] [--fail-on info|warning|error] [-o OUT] FILE|DIR...\n"
+    fputs("usage: syncsight report [--format text|json|sarif] [--fail-on info|warning|error] [--setup] [-o OUT]\n"
+          "                        FILE|DIR...\n"
           "\n"
           "Analyze syncsight traces and print the findings, ranked by the time they cost.\n"
           "A DIR reports every *.sstrace inside it (the processes of one job), then a total.\n"
           "\n"
           "  --format text|json|sarif   output format (default text; JSON schema: docs/report-format.md;\n"
           "                       SARIF 2.1.0 for code scanning: docs/viewing.md)\n"
-          "  --fail-on SEVERITY   exit 1 when a finding at or above SEVERITY exists (default: never)\n"
+          "  --fail-on SEVERITY   exit 1 when a finding at or above SEVERITY exists (default: never;\n"
+          "                       setup findings count as info unless setup dominates the run)\n"
+          "  --setup              show the findings of the setup (before the first steady iteration and\n"
+          "                       after the last) in full instead of one line\n"
           "  -o OUT               write the report to OUT instead of stdout\n"
           "\n"
           "exit status: 0 ok, 1 findings at/above --fail-on, 2 usage or input error\n", f);
@@ -37,6 +41,7 @@ int ss_report_parse_opt(ss_report_opts *o, int argc, char **argv, int *i)
     else if (!strncmp(a, "--format=", 9)) val = a + 9;
     else if (!strncmp(a, "--fail-on=", 10)) val = a + 10;
     else if (!strncmp(a, "--output=", 9)) val = a + 9;
+    else if (!strcmp(a, "--setup")) { o->show_setup = 1; return 1; }
     else return 0;
     if (takes) {
         if (*i + 1 >= argc) { fprintf(stderr, "syncsight: option %s needs a value\n", a); return -1; }
@@ -154,7 +159,7 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
             case SS_FORMAT_JSON: ss_report_json(out, procs, (uint32_t)loaded); break;
             default: {
                 int color = !o->output && isatty(fileno(out)) && !getenv("NO_COLOR");
-                ss_report_text(out, procs, (uint32_t)loaded, color);
+                ss_report_text(out, procs, (uint32_t)loaded, color, o->show_setup);
                 break;
             }
             }
@@ -173,7 +178,7 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
 
 int ss_cmd_report(int argc, char **argv)
 {
-    ss_report_opts o = { SS_FORMAT_TEXT, -1, NULL };
+    ss_report_opts o = { SS_FORMAT_TEXT, -1, NULL, 0 };
     char **inputs = ss_xcalloc((size_t)argc, sizeof(char *));
     int ninputs = 0, only_files = 0;
     for (int i = 1; i < argc; i++) {

@@ -34,7 +34,7 @@ static void usage(FILE *f)
           "  -o FILE         the program's own process writes FILE, its child processes FILE.<pid>\n"
           "                  (an existing FILE is renamed FILE.old first)\n"
           "  --no-report     only record\n"
-          "  --format, --fail-on, --report-output OUT   as for `syncsight report`\n"
+          "  --format, --fail-on, --setup, --report-output OUT   as for `syncsight report`\n"
           "  --exact-memory  record the byte ranges each kernel really read and wrote (CUDA\n"
           "                  Sanitizer API; SYNCSIGHT_EXACT_MEMORY=1).  For CI on small inputs:\n"
           "                  every kernel runs to completion inside its launch, so timings mean\n"
@@ -114,7 +114,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 int ss_cmd_run(int argc, char **argv)
 {
-    ss_report_opts ro = { SS_FORMAT_TEXT, -1, NULL };
+    ss_report_opts ro = { SS_FORMAT_TEXT, -1, NULL, 0 };
     const char *out_arg = NULL;
     int no_report = 0, exact_memory = 0, i;
     for (i = 1; i < argc; i++) {
@@ -134,7 +134,7 @@ int ss_cmd_run(int argc, char **argv)
             ro.output = argv[++i];
             continue;
         }
-        if (!strncmp(a, "--format", 8) || !strncmp(a, "--fail-on", 9)) {
+        if (!strncmp(a, "--format", 8) || !strncmp(a, "--fail-on", 9) || !strcmp(a, "--setup")) {
             if (ss_report_parse_opt(&ro, argc, argv, &i) < 0) return SS_EXIT_USAGE;
             continue;
         }

@@ -28,6 +28,7 @@ typedef struct ss_report_opts {
     ss_format format;    /* --format: TEXT, JSON or SARIF */
     int fail_on;         /* -1 never, else an ss_severity */
     const char *output;  /* -o OUT, NULL = stdout */
+    int show_setup;      /* --setup: show setup findings in full in the text report */
 } ss_report_opts;
 
 /* Parse one report option at argv[*i] (advancing *i past its value).

@@ -1498,6 +1498,7 @@ void ss_model_free(ss_model *m)
     if (m->kaccess && m->kaccess_free) m->kaccess_free(m->kaccess);
     ss_symbolizer_free(m->symbolizer);
     if (m->replay && m->replay_free) m->replay_free(m->replay);
+    if (m->iterations && m->iterations_free) m->iterations_free(m->iterations);
     if (m->reader) ss_reader_close(m->reader);
     free(m);
 }

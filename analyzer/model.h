@@ -275,6 +275,8 @@ typedef struct ss_model {
     struct ss_symbolizer *symbolizer;
     struct ss_replay *replay;
     void (*replay_free)(struct ss_replay *);
+    struct ss_iterations *iterations;   /* iterations.c: the repeated iteration */
+    void (*iterations_free)(struct ss_iterations *);
 } ss_model;
 
 /* Load `path`.  Returns NULL on failure with a one-line reason in err (without

@@ -1374,7 +1374,7 @@ static void test_hostile(void)
         snprintf(out, sizeof out, "%s/hostile.%s", out_dir, json ? "json" : "txt");
         FILE *f = fopen(out, "w");
         if (!f) { CHECK(0, "open %s", out); continue; }
-        if (json) ss_report_json(f, &p, 1); else ss_report_text(f, &p, 1, 0);
+        if (json) ss_report_json(f, &p, 1); else ss_report_text(f, &p, 1, 0, 0);
         fclose(f);
         CHECK(contains_raw_control(out) == 0, "%s has raw control bytes", out);
     }
@@ -1439,7 +1439,7 @@ static void mutate_trace(const char *name, int rounds)
         ss_rules_run_all(p.model, &p.findings);
         ss_findings_finish(&p.findings, p.model->t_last - p.model->t_first);
         FILE *null = fopen("/dev/null", "w");
-        if (null) { ss_report_text(null, &p, 1, 0); ss_report_json(null, &p, 1); fclose(null); }
+        if (null) { ss_report_text(null, &p, 1, 0, 1); ss_report_json(null, &p, 1); fclose(null); }
         ss_findings_free(&p.findings);
         ss_model_free(p.model);
     }
