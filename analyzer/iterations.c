@@ -98,6 +98,9 @@ int ss_find_period(const uint64_t *keys, const uint8_t *work, uint32_t n, uint32
         uint32_t p = c[k].lag, a, covered;
         uint32_t good = stretch(keys, n, p, pre, &a, &covered);
         if (covered > n - a) covered = n - a;
+        /* a window matches with a few keys off: the stretch begins at its
+         * first key that repeats */
+        while (covered > 0 && a + p < n && keys[a] != keys[a + p]) { a++; covered--; }
         if (covered / p < SS_MIN_ITERATIONS) continue;
         if (work) {
             uint32_t w = 0;
