@@ -52,6 +52,8 @@ FIXTURES="$FIXTURES threading_handoff threading_handoff_racy threading_handoff_w
 # Why streams did not overlap: hardware queues, lazy loading, PTX JIT (and the
 # env-* variants of stream_waves).
 FIXTURES="$FIXTURES stream_waves stream_waves_fixed first_launch_jit first_launch_jit_fixed"
+# A training loop as people write it: setup vs steady state, the blocking-copy idiom (model.cuda()).
+FIXTURES="$FIXTURES train_item_loop train_item_loop_fixed"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
