@@ -16,7 +16,10 @@
 const char ss_report_opts_help[] =
     "  --format text|json|sarif   output format (default text; JSON schema: docs/report-format.md;\n"
     "                       SARIF 2.1.0 for code scanning: docs/viewing.md)\n"
-    "  --fail-on SEVERITY   exit 1 when a reported finding is at or above SEVERITY (default: never)\n"
+    "  --fail-on SEVERITY   exit 1 when a reported finding is at or above SEVERITY (default: never;\n"
+    "                       setup findings count as info unless setup dominates the run)\n"
+    "  --setup              show the findings of the setup (before the first steady iteration and\n"
+    "                       after the last) in full instead of one line\n"
     "  --rule ID[,ID...]    report only these rules' findings (ids: docs/rules/)\n"
     "  --min-severity SEV   report only findings at or above SEV (info, warning, error)\n"
     "  --top N              report only the first N findings of each process, in the report's order\n"
@@ -95,6 +98,7 @@ int ss_report_parse_opt(ss_report_opts *o, int argc, char **argv, int *i)
     static const char *const names[] = { "--format", "--fail-on", "-o", "--output", "--rule", "--min-severity",
                                          "--top", "--pid", "--color" };
     const char *a = argv[*i];
+    if (!strcmp(a, "--setup")) { o->show_setup = 1; return 1; }
     const char *val = NULL, *name = NULL;
     for (size_t k = 0; k < sizeof names / sizeof names[0] && !name; k++) {
         size_t n = strlen(names[k]);
@@ -287,7 +291,7 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
             case SS_FORMAT_SARIF: ss_export_sarif(out, procs, (uint32_t)loaded); break;
             case SS_FORMAT_JSON: ss_report_json(out, procs, (uint32_t)loaded); break;
             default: {
-                ss_report_text(out, procs, (uint32_t)loaded, use_color(o, out));
+                ss_report_text(out, procs, (uint32_t)loaded, use_color(o, out), o->show_setup);
                 break;
             }
             }

@@ -42,6 +42,7 @@ typedef struct ss_report_opts {
     uint32_t top;        /* --top N, 0 = all */
     const char *pids;    /* --pid PID[,PID...], NULL = all */
     int color;           /* --color: SS_COLOR_* */
+    int show_setup;      /* --setup: show setup findings in full in the text report */
 } ss_report_opts;
 
 /* The report option lines of `report --help` and `run --help`. */

@@ -145,5 +145,15 @@ void ss_finding_json_members(ss_json *j, const ss_finding *x, unsigned members)
     }
     if (members & SS_FM_CALLS) calls_member(j, x);
     if ((members & SS_FM_BUFFER) && x->alloc >= 0) buffer_member(j, x);
+    if (members & SS_FM_PHASE) {
+        ss_json_kstr(j, "phase", ss_phase_name(x->phase));
+        ss_json_key(j, "folded"); ss_json_bool(j, x->folded);
+        ss_json_kstr(j, "cost_severity", ss_severity_name(x->cost_severity));
+        ss_json_kdouble(j, "steady_cost_ms", x->steady_cost_ms);
+        ss_json_kuint(j, "steady_count", x->steady_count);
+        double per = ss_finding_cost_per_iteration(x);
+        ss_json_key(j, "cost_per_iteration_ms");
+        if (per >= 0) ss_json_double(j, per); else ss_json_null(j);
+    }
     if (members & SS_FM_PROCESS) ss_json_kuint(j, "process", x->pid);
 }

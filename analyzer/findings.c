@@ -72,8 +72,26 @@ void ss_finding_site(const ss_finding *x, ss_site *site)
     else ss_call_site(x->model, -1, site);
 }
 
+/* The phase of an occurrence: where its first call entered, else its first op started. */
+static ss_phase occurrence_phase(const ss_model *m, const ss_occurrence *o)
+{
+    const ss_iterations *it = ss_iterations_of(m);
+    if (!it->found || !o->nrefs) return SS_PHASE_STEADY;
+    if (o->refs[0].call >= 0) return ss_phase_at(it, m->calls[o->refs[0].call].rec->t_enter);
+    if (o->refs[0].op >= 0) return ss_phase_at(it, m->ops[o->refs[0].op].start);
+    return SS_PHASE_STEADY;
+}
+
+double ss_finding_cost_per_iteration(const ss_finding *x)
+{
+    const ss_iterations *it = ss_iterations_of(x->model);
+    if (!it->found || !it->count || x->phase != SS_PHASE_STEADY) return -1;
+    return x->steady_cost_ms / it->count;
+}
+
 void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
 {
+    ss_phase phase = occurrence_phase(m, o);
     const ss_call *c = o->nrefs && o->refs[0].call >= 0 ? &m->calls[o->refs[0].call] : NULL;
     ss_string_ref lib = { NULL, 0 };
     if (c) lib = library_range(m, c);
@@ -104,6 +122,7 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
         ss_finding *y = &f->v[*slot];
         y->count++;
         y->cost_ms += o->cost_ms;
+        if (phase == SS_PHASE_STEADY) { y->phase = SS_PHASE_STEADY; y->steady_cost_ms += o->cost_ms; y->steady_count++; }
         for (uint32_t i = 0; i < o->nrelax && i < 4; i++) SS_PUSH(y->relax, y->nrelax, y->crelax, o->relax[i]);
         free(key);
         return;
@@ -118,6 +137,8 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
                       : ss_strdup_printf("%s", o->message ? o->message : "");
     x.fix = ss_strdup_printf("%s", o->fix ? o->fix : "");
     x.count = 1;
+    x.phase = phase;
+    if (phase == SS_PHASE_STEADY) { x.steady_cost_ms = o->cost_ms; x.steady_count = 1; }
     x.fold_key = key;
     x.stack_id = c ? (int32_t)c->rec->stack_id : 0;
     x.pystack_id = c ? (int32_t)c->rec->pystack_id : 0;
@@ -160,6 +181,7 @@ static double ns_to_ms(uint64_t ns) { return (double)ns / 1e6; }
 static int cmp_finding(const void *a, const void *b)
 {
     const ss_finding *x = a, *y = b;
+    if (x->folded != y->folded) return x->folded ? 1 : -1;
     if (x->severity != y->severity) return x->severity > y->severity ? -1 : 1;
     if (x->saving_ms != y->saving_ms) return x->saving_ms > y->saving_ms ? -1 : 1;
     if (x->cost_ms != y->cost_ms) return x->cost_ms > y->cost_ms ? -1 : 1;
@@ -175,6 +197,16 @@ void ss_findings_finish(ss_findings *f, uint64_t wall_ns)
         if (x->fixed_severity) continue;
         x->severity = (x->cost_ms >= 1.0 || (wall_ms > 0 && x->cost_ms >= 0.01 * wall_ms))
                       ? SS_SEV_WARNING : SS_SEV_INFO;
+    }
+    /* setup paid once: one line, unless setup is most of the run */
+    for (uint32_t i = 0; i < f->n; i++) {
+        ss_finding *x = &f->v[i];
+        x->cost_severity = x->severity;
+        const ss_iterations *it = ss_iterations_of(x->model);
+        if (x->phase == SS_PHASE_SETUP && x->nrelax && it->found && !it->setup_dominates) {
+            x->folded = 1;
+            x->severity = SS_SEV_INFO;
+        }
     }
     /* What-if replay: each finding's causes removed, then every cause of a
      * process at once (the findings overlap: the total is not their sum). */

@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 #include "callsite.h"
+#include "iterations.h"
 #include "model.h"
 #include "replay.h"
 
@@ -58,6 +59,14 @@ typedef struct ss_finding {
     double saving_ms;        /* how much sooner the run would end without them (ss_findings_finish) */
     int saving_known;        /* 0: the finding names no cause the replay can remove (correctness) */
     char *fold_key;          /* rule, process, site, ...: what folds occurrences (private) */
+    /* Setup and steady state (iterations.h), from the time of each
+     * occurrence (its first call's entry, else its first op's start): */
+    ss_phase phase;          /* STEADY when any occurrence was in the steady state */
+    double steady_cost_ms;   /* cost of the steady occurrences */
+    uint32_t steady_count;
+    int folded;              /* a setup time cost while setup does not dominate the run:
+                                counted as info, shown as one line (ss_findings_finish) */
+    ss_severity cost_severity;   /* the severity its cost gives, before folding */
 } ss_finding;
 
 typedef struct ss_findings {
@@ -91,8 +100,11 @@ void ss_findings_init(ss_findings *f);
 void ss_findings_free(ss_findings *f);
 void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o);
 /* Severities from cost (warning >= 1 ms or >= 1% of wall_ns); savings from
- * the what-if replay (each finding's causes removed, then all of them); sort:
- * severity, then saving, then cost, descending. */
+ * the what-if replay (each finding's causes removed, then all of them).
+ * A setup finding that costs time (it names a cause for the replay) while
+ * the run has a steady state that setup does not dominate is folded: it
+ * counts as info.  Correctness findings keep their severity in every phase.
+ * Sort: folded last, then severity, then saving, then cost, descending. */
 void ss_findings_finish(ss_findings *f, uint64_t wall_ns);
 
 /* For a rule that judges its findings once it has seen every occurrence (how
@@ -103,6 +115,11 @@ void ss_findings_finish(ss_findings *f, uint64_t wall_ns);
 void ss_findings_keep_if(ss_findings *f, uint32_t from, int (*keep)(ss_finding *x, void *ctx), void *ctx);
 /* Append text to a finding's message. */
 void ss_finding_append_message(ss_finding *x, const char *text);
+
+/* The cost of one steady iteration (steady_cost_ms / iterations), or a
+ * negative value when the run has no repeated iteration or the finding no
+ * steady occurrence. */
+double ss_finding_cost_per_iteration(const ss_finding *x);
 
 /* Where the finding happened: the site of its first call, else of its first
  * GPU op, else none. */

@@ -1258,6 +1258,66 @@ static void build_threads(ss_model *m, loader *L)
     }
 }
 
+/* ---- blocking copies (model.h, enum ss_blocking_copy) ------------------ */
+
+/* The two calls come from one caller: their native stacks are the same past
+ * the innermost frame (the return addresses in the function that made both
+ * calls), else their Python stacks are the same (same line). */
+static int same_caller(const ss_model *m, const ss_call *a, const ss_call *b)
+{
+    const ss_stack_rec *sa = ss_model_stack(m, a->rec->stack_id), *sb = ss_model_stack(m, b->rec->stack_id);
+    if (sa && sb && (sa->depth >= 2 || sb->depth >= 2)) {
+        if (sa->depth != sb->depth ||
+            (uint64_t)sizeof(*sa) + 8ull * sa->depth > sa->h.size ||
+            (uint64_t)sizeof(*sb) + 8ull * sb->depth > sb->h.size)
+            return 0;
+        const uint64_t *fa = ss_rec_tail(&sa->h, sizeof(*sa)), *fb = ss_rec_tail(&sb->h, sizeof(*sb));
+        return !memcmp(fa + 1, fb + 1, 8ull * (sa->depth - 1));
+    }
+    /* no stacks: adjacency alone does not say one caller made both */
+    return a->rec->pystack_id && a->rec->pystack_id == b->rec->pystack_id;
+}
+
+static void mark_blocking_copies(ss_model *m)
+{
+    for (uint32_t t = 0; t < m->nthreads; t++) {
+        const ss_thread *th = &m->threads[t];
+        for (uint32_t k = 0; k + 1 < th->ncalls; k++) {
+            int32_t ci = th->calls[k], si = th->calls[k + 1];
+            ss_call *c = &m->calls[ci], *s = &m->calls[si];
+            if (c->cls != SS_API_COPY_ASYNC || s->cls != SS_API_STREAM_SYNC) continue;
+            if (c->rec->ret != 0 || c->captured || c->stream < 0 || s->stream != c->stream) continue;
+            if (s->rec->t_enter < c->rec->t_exit || s->rec->t_enter - c->rec->t_exit > SS_BLOCKING_COPY_GAP_NS)
+                continue;
+            if (!same_caller(m, c, s)) continue;
+            /* nothing else on the stream in between, from any thread: calls
+             * are sorted by entry, and the two are at most the gap apart */
+            int other = 0;
+            for (int32_t j = ci + 1; j < si && !other; j++)
+                if (m->calls[j].stream == c->stream && m->calls[j].rec->tid != c->rec->tid) other = 1;
+            if (other) continue;
+            c->blocking_copy = SS_BLOCKING_COPY_COPY;
+            s->blocking_copy = SS_BLOCKING_COPY_SYNC;
+            k++;
+        }
+    }
+}
+
+int32_t ss_blocking_copy_partner(const ss_model *m, int32_t call)
+{
+    if (call < 0 || (uint32_t)call >= m->ncalls || !m->calls[call].blocking_copy) return -1;
+    const ss_thread *th = ss_model_thread(m, m->calls[call].rec->tid);
+    if (!th) return -1;
+    uint32_t lo = 0, hi = th->ncalls;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (th->calls[mid] < call) lo = mid + 1; else hi = mid;
+    }
+    if (m->calls[call].blocking_copy == SS_BLOCKING_COPY_COPY)
+        return lo + 1 < th->ncalls ? th->calls[lo + 1] : -1;
+    return lo > 0 ? th->calls[lo - 1] : -1;
+}
+
 static void build_timelines(ss_model *m)
 {
     /* devices seen in ops */
@@ -1612,6 +1672,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     ss_qsort(m->jits, m->njits, sizeof(*m->jits), cmp_jit);
     ss_qsort(m->stacks, m->nstacks, sizeof(*m->stacks), cmp_idrec);
     ss_qsort(m->pystacks, m->npystacks, sizeof(*m->pystacks), cmp_idrec);
+    mark_blocking_copies(m);   /* needs the threads' call lists and the stacks */
 
     build_timelines(m);
 
@@ -1720,6 +1781,7 @@ void ss_model_free(ss_model *m)
     if (m->kaccess && m->kaccess_free) m->kaccess_free(m->kaccess);
     ss_symbolizer_free(m->symbolizer);
     if (m->replay && m->replay_free) m->replay_free(m->replay);
+    if (m->iterations && m->iterations_free) m->iterations_free(m->iterations);
     if (m->reader) ss_reader_close(m->reader);
     free(m);
 }

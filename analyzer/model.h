@@ -127,13 +127,29 @@ typedef struct ss_call {
     uint8_t  is_async;          /* name ends in Async (copies, memsets, malloc/free) */
     uint8_t  captured;          /* recorded into a CUDA graph during stream capture: it
                                    did not execute then (its graph's launches do) */
-    uint8_t  pad;
+    uint8_t  blocking_copy;     /* enum ss_blocking_copy: half of a blocking copy */
     int32_t  stream;            /* ss_model.streams index of rec->stream, -1 none */
     int32_t  first_op;          /* first GPU op joined by corr (ops of one call are
                                    chained through ss_gpu_op.next_of_call), -1 none */
     int32_t  event;             /* ss_model.events index for event calls, -1 none */
     int32_t  alloc;             /* ss_model.allocs index: alloc/free calls */
 } ss_call;
+
+/* A blocking copy made of two calls: an asynchronous copy and, right after
+ * it, the synchronization of its stream, issued together by one caller (the
+ * same thread, the same native caller or Python line, nothing else on the
+ * stream in between).  PyTorch's blocking .to()/.cuda()/.cpu()/.item() are
+ * made this way (cudaMemcpyAsync + cudaStreamSynchronize), and so is any
+ * program that copies and waits back to back: a synchronous copy by intent,
+ * judged as one (rules/implicit-sync), neither an asynchronous copy that
+ * failed to be one nor a synchronization of nothing.  Marked at load. */
+enum ss_blocking_copy {
+    SS_BLOCKING_COPY_NONE = 0,
+    SS_BLOCKING_COPY_COPY = 1,  /* the copy: its sync is the thread's next call */
+    SS_BLOCKING_COPY_SYNC = 2,  /* the sync: its copy is the thread's previous call */
+};
+/* At most this long between the copy's return and the sync's entry. */
+#define SS_BLOCKING_COPY_GAP_NS 1000000ull
 
 enum ss_op_kind { SS_OP_KERNEL = 1, SS_OP_MEMCPY = 2, SS_OP_MEMSET = 3 };
 
@@ -282,6 +298,8 @@ typedef struct ss_model {
     struct ss_symbolizer *symbolizer;
     struct ss_replay *replay;
     void (*replay_free)(struct ss_replay *);
+    struct ss_iterations *iterations;   /* iterations.c: the repeated iteration */
+    void (*iterations_free)(struct ss_iterations *);
 } ss_model;
 
 /* Load `path`.  Returns NULL on failure with a one-line reason in err (without
@@ -393,6 +411,10 @@ int ss_model_busy_at(const ss_model *m, int32_t device, uint64_t t);
 uint64_t ss_model_next_start(const ss_model *m, int32_t device, uint64_t t);
 /* Device of a call: rec->device, else its stream's, else its first op's, else 0. */
 int32_t ss_model_call_device(const ss_model *m, const ss_call *c);
+
+/* The other half of a blocking copy (the sync of a copy, the copy of a
+ * sync), or -1 when the call is not part of one. */
+int32_t ss_blocking_copy_partner(const ss_model *m, int32_t call);
 
 /* ---- what a call did to the host thread -----------------------------------
  * THE answer every rule uses to know whether a call joined the host with GPU

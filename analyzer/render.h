@@ -81,9 +81,10 @@ enum ss_finding_member {
     SS_FM_CALLS      = 1u << 9,
     SS_FM_BUFFER     = 1u << 10,   /* only when the finding has one */
     SS_FM_PROCESS    = 1u << 11,
+    SS_FM_PHASE      = 1u << 12,   /* phase, folded, steady cost, cost per iteration */
     /* what a finding says: the timeline exports' slices and list */
     SS_FM_SUMMARY = SS_FM_RULE | SS_FM_SEVERITY | SS_FM_COST | SS_FM_COST_BASIS | SS_FM_MESSAGE | SS_FM_FIX |
-                    SS_FM_COUNT | SS_FM_SITE,
+                    SS_FM_COUNT | SS_FM_SITE | SS_FM_PHASE,
     SS_FM_ALL = SS_FM_SUMMARY | SS_FM_STACK | SS_FM_CALLS | SS_FM_BUFFER | SS_FM_PROCESS,
 };
 /* The chosen members, into the object being written (begun by the caller). */

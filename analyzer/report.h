@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include "render.h"
 
-void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color);
+/* show_setup: setup findings in full, not folded into one line. */
+void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color, int show_setup);
 void ss_report_json(FILE *out, ss_process_result *procs, uint32_t n);
 
 #endif

@@ -103,6 +103,24 @@ void ss_report_json(FILE *out, ss_process_result *procs, uint32_t n)
         }
         ss_json_kuint(&j, "records", m->nrecords);
         ss_json_key(&j, "summary"); summary(&j, &procs[i]);
+        const ss_iterations *it = ss_iterations_of(m);
+        ss_json_key(&j, "iterations");
+        if (!it->found) ss_json_null(&j);
+        else {
+            ss_json_obj_begin(&j);
+            ss_json_kstr(&j, "found_by", it->from_nvtx ? "nvtx" : "call-pattern");
+            ss_json_kstr(&j, "what", it->what);
+            ss_json_kuint(&j, "count", it->count);
+            ss_json_kdouble(&j, "steady_start_ms", ss_rel_ms(m, it->t_start));
+            ss_json_kdouble(&j, "steady_end_ms", ss_rel_ms(m, it->t_end));
+            ss_json_kdouble(&j, "iteration_ms", it->steady_ns / 1e6 / it->count);
+            ss_json_kdouble(&j, "setup_ms", it->setup_ns / 1e6);
+            ss_json_kdouble(&j, "steady_ms", it->steady_ns / 1e6);
+            ss_json_kdouble(&j, "setup_gpu_busy_ms", it->setup_busy_ns / 1e6);
+            ss_json_kdouble(&j, "steady_gpu_busy_ms", it->steady_busy_ns / 1e6);
+            ss_json_key(&j, "setup_dominates"); ss_json_bool(&j, it->setup_dominates);
+            ss_json_obj_end(&j);
+        }
         ss_json_key(&j, "environment"); ss_json_obj_begin(&j);
         for (const char *const *e = ss_decisive_env; *e; e++) {
             char v[256];

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "report.h"
 #include "escape.h"
+#include "iterations.h"
 
 static void esc(FILE *out, const char *s) { ss_escape_term(out, s, strlen(s)); }
 
@@ -75,6 +76,19 @@ static void print_summary(FILE *out, const ss_process_result *p)
             fprintf(out, "    %s: busy %.3f ms, %u ops\n", ss_stream_describe(m, (int32_t)s, sd, sizeof sd),
                     st->busy_ns / 1e6, st->nops);
         }
+    }
+    const ss_iterations *it = ss_iterations_of(m);
+    if (it->found) {
+        fprintf(out, "  steady state: %u iterations (", it->count);
+        esc(out, it->what);
+        fprintf(out, ") from t=%.3f to %.3f ms, %.3f ms per iteration; setup %.3f ms (GPU busy %.3f ms), "
+                "steady %.3f ms (GPU busy %.3f ms)%s\n",
+                ss_rel_ms(m, it->t_start), ss_rel_ms(m, it->t_end), it->steady_ns / 1e6 / it->count,
+                it->setup_ns / 1e6, it->setup_busy_ns / 1e6, it->steady_ns / 1e6, it->steady_busy_ns / 1e6,
+                it->setup_dominates ? ": setup dominates the run, its findings are shown and counted" : "");
+    } else {
+        fputs("  steady state: no repeated iteration found (no NVTX range or pattern of calls repeats): "
+              "the whole run is judged as one\n", out);
     }
     for (uint32_t t = 0; t < m->nthreads; t++) {
         const ss_thread *th = &m->threads[t];
@@ -156,6 +170,15 @@ static void print_finding(FILE *out, const ss_finding *x, int color)
     fprintf(out, " %s  cost %.3f ms", x->rule, x->cost_ms);
     if (x->saving_known) fprintf(out, ", saves %.3f ms", x->saving_ms);
     if (x->count > 1) fprintf(out, " (%u occurrences)", x->count);
+    double per = ss_finding_cost_per_iteration(x);
+    if (per >= 0) {
+        fprintf(out, ", %.3f ms per iteration over %u iterations", per, ss_iterations_of(m)->count);
+        if (x->steady_count < x->count)
+            fprintf(out, " (+%u occurrence%s in setup)", x->count - x->steady_count,
+                    x->count - x->steady_count == 1 ? "" : "s");
+    } else if (x->phase == SS_PHASE_SETUP && ss_iterations_of(m)->found) {
+        fputs(", setup", out);
+    }
     fputs("  at ", out);
     char site[1024];
     ss_finding_site_text(x, site, sizeof site);
@@ -195,7 +218,23 @@ static void print_finding(FILE *out, const ss_finding *x, int color)
     fputs("\n", out);
 }
 
-void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color)
+/* The folded setup findings of a process in one line (all of them: they
+ * sort last). */
+static void print_setup_line(FILE *out, const ss_process_result *p, int show_setup)
+{
+    uint32_t n = 0;
+    double cost = 0;
+    for (uint32_t k = 0; k < p->findings.n; k++)
+        if (p->findings.v[k].folded) { n++; cost += p->findings.v[k].cost_ms; }
+    if (!n) return;
+    const ss_iterations *it = ss_iterations_of(p->model);
+    fprintf(out, "\nsetup: %u finding%s, %.3f ms, before the first steady iteration at t=%.3f ms or after the "
+            "last at t=%.3f ms; paid once, counted as info%s\n", n, n == 1 ? "" : "s", cost,
+            ss_rel_ms(p->model, it->t_start), ss_rel_ms(p->model, it->t_end),
+            show_setup ? "" : "; `--setup` shows them");
+}
+
+void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color, int show_setup)
 {
     uint32_t total[3] = { 0, 0, 0 };
     double total_cost = 0;
@@ -216,19 +255,28 @@ void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color)
             fputs("no findings\n", out);
             continue;
         }
+        uint32_t folded = 0;
+        for (uint32_t k = 0; k < p->findings.n; k++)
+            folded += p->findings.v[k].folded != 0 && !p->findings.v[k].in_nccl;
         if (mine) {
-            fprintf(out, "\nfindings: %u (%u error, %u warning, %u info), ranked by severity, then saving\n",
-                    mine, sev[SS_SEV_ERROR], sev[SS_SEV_WARNING], sev[SS_SEV_INFO]);
+            fprintf(out, "\nfindings: %u (%u error, %u warning, %u info", mine, sev[SS_SEV_ERROR],
+                    sev[SS_SEV_WARNING], sev[SS_SEV_INFO]);
+            if (folded) fprintf(out, "; %u of the info in setup", folded);
+            fputs("), ranked by severity, then saving", out);
+            fputs(ss_iterations_of(p->model)->found ? "; steady state first\n" : "\n", out);
             if (p->findings.saving_total_known)
                 fprintf(out, "fixing all of them would end this run %.3f ms sooner (what-if replay; the findings "
                         "overlap, so this is not the sum of their savings)\n", p->findings.saving_total_ms);
         } else {
             fputs("\nno findings in your code\n", out);
         }
+        int setup_said = 0;
         for (uint32_t k = 0; k < p->findings.n; k++) {
-            if (p->findings.v[k].in_nccl) continue;
-            print_finding(out, &p->findings.v[k], color);
-            total_cost += p->findings.v[k].cost_ms;
+            const ss_finding *x = &p->findings.v[k];
+            if (x->in_nccl) continue;
+            total_cost += x->cost_ms;
+            if (x->folded && !setup_said) { print_setup_line(out, p, show_setup); setup_said = 1; }
+            if (!x->folded || show_setup) print_finding(out, x, color);
         }
         if (nccl)
             fprintf(out, "\n%u finding%s inside NCCL, not your code (%u occurrence%s in NCCL's own CUDA calls; "

@@ -11,6 +11,10 @@
  * release must coincide with the end of the work it waits for that was in
  * flight at its entry.
  *
+ * A blocking copy (an async copy its caller synchronizes at once, model.h:
+ * PyTorch's .cpu(), .to('cuda'), model.cuda()) is judged as the synchronous
+ * copy it is: its copy half like a cudaMemcpy.
+ *
  * Cost = host time blocked + GPU idle time after the call when nothing else
  * was queued (the device waited for the host to catch up).
  */
@@ -40,8 +44,17 @@ static int framework_sync(const ss_model *m, const ss_call *c)
     return file.s && ss_pyfile_is_user(file.s, file.len);
 }
 
+/* A synchronous copy: cudaMemcpy & co., or the copy half of a blocking copy
+ * (an async copy its caller synchronizes at once, model.h), whose host wait
+ * is the copy's own and is judged the same way. */
+static int sync_copy(const ss_call *c)
+{
+    return c->cls == SS_API_COPY_SYNC || c->blocking_copy == SS_BLOCKING_COPY_COPY;
+}
+
 static int candidate(const ss_model *m, const ss_call *c)
 {
+    if (c->blocking_copy == SS_BLOCKING_COPY_COPY) return 1;
     switch (c->cls) {
     case SS_API_STREAM_SYNC: case SS_API_EVENT_SYNC: case SS_API_DEVICE_SYNC:
         return framework_sync(m, c);
@@ -62,7 +75,7 @@ static uint64_t blocked_ns(const ss_model *m, const ss_call *c)
 {
     uint64_t t0 = c->rec->t_enter, t1 = c->rec->t_exit;
     if (t1 <= t0) return 0;
-    if ((c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC) && c->first_op >= 0) {
+    if ((sync_copy(c) || c->cls == SS_API_MEMSET_SYNC) && c->first_op >= 0) {
         uint64_t s = m->ops[c->first_op].start;
         if (s <= t0) return 0;
         return (s < t1 ? s : t1) - t0;
@@ -91,7 +104,7 @@ typedef struct dep_ctx {
 static int waits_for(const ss_model *m, const ss_call *c, const ss_gpu_op *op)
 {
     int32_t s = c->stream;
-    int stream_scoped = c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC || c->cls == SS_API_STREAM_SYNC;
+    int stream_scoped = sync_copy(c) || c->cls == SS_API_MEMSET_SYNC || c->cls == SS_API_STREAM_SYNC;
     if (!stream_scoped || s < 0) return 1;
     if (op->stream == s) return 1;
     /* a graph launch runs its nodes on internal streams, ordered as one unit
@@ -193,7 +206,11 @@ static void run(const ss_model *m, ss_findings *out)
         if (blocked < MIN_BLOCK_NS) continue;
 
         dep_ctx d = { m, c, -1, -1, 0, -1, 0 };
-        if (c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC) {
+        /* a blocking copy a framework made for the user's line (.cpu(),
+         * .to('cuda')) did not ask to wait, whatever the in-flight work
+         * touches: like the framework syncs of .item() */
+        int framework_copy = c->blocking_copy == SS_BLOCKING_COPY_COPY && framework_sync(m, c);
+        if ((sync_copy(c) || c->cls == SS_API_MEMSET_SYNC) && !framework_copy) {
             /* a synchronous copy of a buffer that in-flight work produces or
              * uses had to wait: that wait is the program's intent */
             d.a_dst = c->rec->ptr ? ss_model_alloc_at(m, c->rec->ptr, c->rec->t_enter) : -1;
@@ -216,7 +233,7 @@ static void run(const ss_model *m, ss_findings *out)
             uint64_t next = ss_model_next_start(m, dev, c->rec->t_exit);
             if (next != UINT64_MAX) idle = next - c->rec->t_exit;
         }
-        char base[128], msg[1024], basis[256], lbl[192], sd[96], idle_ref[96], what[160], waited[320];
+        char base[128], msg[1024], basis[256], lbl[192], sd[96], idle_ref[96], what[320], waited[320];
         ss_api_base_name(ss_model_call_name(m, c), base, sizeof base);
         ss_op_label(m, d.last, lbl, sizeof lbl);
         if (has_median[c->name_idx])
@@ -224,7 +241,11 @@ static void run(const ss_model *m, ss_findings *out)
         else
             snprintf(idle_ref, sizeof idle_ref, "no call of it on an idle device to compare with");
         /* what the call is, in the user's terms */
-        if (c->cls == SS_API_STREAM_CREATE)
+        if (c->blocking_copy == SS_BLOCKING_COPY_COPY)
+            snprintf(what, sizeof what, "%s on %s, synchronized at once by its caller (a blocking copy%s)",
+                     ss_model_call_name(m, c), ss_stream_describe(m, c->stream, sd, sizeof sd),
+                     framework_copy ? ", issued by a framework operation on your line: .cpu(), .to(), .item()..." : "");
+        else if (c->cls == SS_API_STREAM_CREATE)
             snprintf(what, sizeof what, "%s (creating %s)", ss_model_call_name(m, c),
                      c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "a stream");
         else if (c->cls == SS_API_STREAM_SYNC || c->cls == SS_API_EVENT_SYNC || c->cls == SS_API_DEVICE_SYNC)
@@ -255,7 +276,9 @@ static void run(const ss_model *m, ss_findings *out)
             .cost_ms = ss_ms(blocked + idle),
             .cost_basis = basis,
             .message = msg,
-            .fix = fix_for(base, (ss_api_class)c->cls),
+            .fix = fix_for(base, framework_copy ? SS_API_STREAM_SYNC
+                                 : c->blocking_copy == SS_BLOCKING_COPY_COPY ? SS_API_COPY_SYNC
+                                                                            : (ss_api_class)c->cls),
             .refs = { { (int32_t)i, c->first_op, "blocking call" }, { d.last >= 0 ? m->ops[d.last].call : -1, d.last, "work it waited for" } },
             .nrefs = d.last >= 0 ? 2 : 1,
             .alloc = c->alloc,

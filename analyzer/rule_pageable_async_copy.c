@@ -3,7 +3,8 @@
  * memory.  The driver cannot DMA from pageable memory: D2H blocks the host
  * until the copy is done, H2D is staged through a pinned bounce buffer.
  * Either way the "async" copy does not overlap the host.  Cost: the host time
- * spent inside the call.  Graph launches are judged by their memcpy nodes.
+ * spent inside the call.  A copy its caller synchronizes at once (a blocking
+ * copy, model.h) is not an asynchronous copy and is left to implicit-sync.  Graph launches are judged by their memcpy nodes.
  */
 #include <stdio.h>
 #include "rule.h"
@@ -105,6 +106,9 @@ static void run(const ss_model *m, ss_findings *out)
         /* a copy recorded during stream capture ran nothing: its graph's
          * launches are judged instead */
         if (c->cls != SS_API_COPY_ASYNC || c->captured) continue;
+        /* the copy half of a blocking copy (model.h) was meant to block:
+         * implicit-sync judges it as the synchronous copy it is */
+        if (c->blocking_copy == SS_BLOCKING_COPY_COPY) continue;
         int dir;
         if (host_side_pageable(m, c, &dir) != 1) continue;
         uint64_t dur = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit - c->rec->t_enter : 0;

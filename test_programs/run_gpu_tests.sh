@@ -59,6 +59,8 @@ FIXTURES="$FIXTURES graph_side_race graph_side_race_fixed"
 # driver-only program, CuPy's RawKernel, a torch.compile'd (Triton) reader.
 FIXTURES="$FIXTURES driver_launch_race driver_launch_race_fixed cupy_rawkernel_race cupy_rawkernel_race_fixed"
 FIXTURES="$FIXTURES triton_reader_race triton_reader_race_fixed"
+# A training loop as people write it: setup vs steady state, the blocking-copy idiom (model.cuda()).
+FIXTURES="$FIXTURES train_item_loop train_item_loop_fixed"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has

@@ -21,6 +21,12 @@ Expect file format (documented in docs/testing.md), one directive a line,
     message <rule-id> <text>   some finding of the rule has a message containing
                                <text> (the rest of the line, inner spaces kept)
     nomessage <text>           no finding (of any rule) has a message containing <text>
+    phase <rule-id> <steady|setup>
+                               every finding of the rule has this "phase" (the
+                               setup / steady-state split of the run)
+    steady-only                the other directives look at steady-state findings
+                               only; every setup finding must be folded (severity
+                               info): nothing at warning or above from setup
 
 Every rule id not given a count must have no finding; site, nosite, cost,
 severity and message need the rule's count line.  The severity is read from
@@ -55,6 +61,7 @@ RULES = (
     "launch-blocking",
 )
 SEVERITIES = ("error", "warning", "info")
+PHASES = ("steady", "setup")
 RULE_KEYS = ("rule", "rule_id", "ruleId", "id")
 COST_KEYS = ("cost_ms", "cost", "costMs")
 SEVERITY_KEYS = ("severity", "level")
@@ -104,6 +111,8 @@ class Expect:
         self.severities = []  # (rule, severity)
         self.messages = []    # (rule, text)
         self.nomessages = []  # text
+        self.phases = []      # (rule, phase)
+        self.steady_only = False
 
 
 def parse_site(words, where, base_dir, marker_word):
@@ -130,6 +139,14 @@ def parse_expect(path):
                 continue
             where = f"{path}:{number}"
             words = line.split()
+            if words == ["steady-only"]:
+                e.steady_only = True
+                continue
+            if words[0] == "phase":
+                if len(words) != 3 or words[1] not in RULES or words[2] not in PHASES:
+                    raise ExpectError(f"{where}: want 'phase <rule-id> <steady|setup>'")
+                e.phases.append((words[1], words[2]))
+                continue
             if words[0] == "nomessage":
                 text = line.split(None, 1)[1].strip() if len(words) > 1 else ""
                 if not text:
@@ -169,7 +186,7 @@ def parse_expect(path):
             if words[0] not in RULES:
                 raise ExpectError(f"{where}: unknown rule id '{words[0]}'")
             e.counts[words[0]] = parse_count(words[1], where)
-    for rule, *_ in e.sites + e.nosites + e.costs + e.severities + e.messages:
+    for rule, *_ in e.sites + e.nosites + e.costs + e.severities + e.messages + e.phases:
         if rule not in e.counts:
             raise ExpectError(f"{path}: site/nosite/cost/severity/message given for {rule} but no count line")
     return e
@@ -258,6 +275,17 @@ def check(report, e, native_sites=True):
         return ["the report has no 'findings' list (is it `syncsight report --format json` output?)"]
     by_rule = {}
     problems = []
+    if e.steady_only:
+        steady = []
+        for finding in findings:
+            if finding.get("phase") != "setup":
+                steady.append(finding)
+                continue
+            sev = text_of(finding, SEVERITY_KEYS)
+            if sev != "info":
+                problems.append(f"{rule_of(finding)}: a setup finding at {sev} (steady-only: setup findings are "
+                                f"folded, info); at {', '.join(sorted(f'{b}:{l}' for b, l in sites_of(finding))[:3])}")
+        findings = steady
     for finding in findings:
         rule = rule_of(finding)
         if rule is None:
@@ -309,6 +337,12 @@ def check(report, e, native_sites=True):
         if not any(text in m for m in msgs):
             shown = "; ".join(repr(m[:160]) for m in msgs[:3]) or "no finding"
             problems.append(f"{rule}: no message contains {text!r} (messages: {shown})")
+    for rule, want in e.phases:
+        for f in by_rule.get(rule, []):
+            got = f.get("phase")
+            if got != want:
+                problems.append(f"{rule}: expected phase {want}, a finding has {got or 'none'}"
+                                f" (at {', '.join(sorted(f'{b}:{l}' for b, l in sites_of(f))[:3]) or 'no site'})")
     for text in e.nomessages:
         for f in findings:
             m = text_of(f, MESSAGE_KEYS) or ""

@@ -1383,7 +1383,7 @@ static void test_hostile(void)
         snprintf(out, sizeof out, "%s/hostile.%s", out_dir, json ? "json" : "txt");
         FILE *f = fopen(out, "w");
         if (!f) { CHECK(0, "open %s", out); continue; }
-        if (json) ss_report_json(f, &p, 1); else ss_report_text(f, &p, 1, 0);
+        if (json) ss_report_json(f, &p, 1); else ss_report_text(f, &p, 1, 0, 0);
         fclose(f);
         CHECK(contains_raw_control(out) == 0, "%s has raw control bytes", out);
     }
@@ -1448,7 +1448,7 @@ static void mutate_trace(const char *name, int rounds)
         ss_rules_run_all(p.model, &p.findings);
         ss_findings_finish(&p.findings, p.model->t_last - p.model->t_first);
         FILE *null = fopen("/dev/null", "w");
-        if (null) { ss_report_text(null, &p, 1, 0); ss_report_json(null, &p, 1); fclose(null); }
+        if (null) { ss_report_text(null, &p, 1, 0, 1); ss_report_json(null, &p, 1); fclose(null); }
         ss_findings_free(&p.findings);
         ss_model_free(p.model);
     }
@@ -1682,6 +1682,113 @@ static void test_stream_create(void)
 
 /* Every rule on every trace: each positive trace has findings of its own
  * rule only, each fixed twin none at all. */
+/* ------------------------------------------------------------ blocking copy */
+
+/* PyTorch's blocking copies: model.cuda() (a pageable H2D cudaMemcpyAsync
+ * from torch's module.py, then a sync of the legacy stream, the GPU idle)
+ * and y.cpu() on a user line in a loop (a pageable D2H copy that waits for
+ * the step's kernel, then the sync).  split: the same calls with a launch on
+ * the stream between each copy and its sync, so no pair is a blocking copy. */
+static void write_blocking_copy(const char *name, int split)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_string(&b, 10, "/home/u/train.py");
+    tb_string(&b, 11, "<module>");
+    tb_string(&b, 12, "/usr/lib/python3/site-packages/torch/nn/modules/module.py");
+    tb_string(&b, 13, "_apply");
+    ss_pystack_rec *p = tb_rec(&b, SS_REC_PYSTACK, sizeof *p, 2 * sizeof(ss_pyframe));
+    p->id = 1; p->depth = 2;
+    ss_pyframe *f = (ss_pyframe *)((char *)p + sizeof *p);
+    f[0] = (ss_pyframe){ 12, 13, 900, 0 }; f[1] = (ss_pyframe){ 10, 11, 5, 0 };      /* model.cuda() */
+    p = tb_rec(&b, SS_REC_PYSTACK, sizeof *p, sizeof(ss_pyframe));
+    p->id = 2; p->depth = 1;
+    f = (ss_pyframe *)((char *)p + sizeof *p);
+    f[0] = (ss_pyframe){ 10, 11, 9, 0 };                                            /* y.cpu() */
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 1 << 20);
+    double t = 1;
+    for (int i = 0; i < 5; i++) {   /* the parameters, one copy each */
+        uint32_t corr = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(t), .t1 = MS(t + 0.5), .stream = 0,
+                             .ptr = DEV_BUF + 4096u * i, .ptr2 = PAGEABLE_BUF, .bytes = 4096, .arg = 1,
+                             .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PAGEABLE, .pystack = 1);
+        tb_memcpy_rec(&b, corr, LEGACY_SID, MS(t + 0.1), MS(t + 0.4), 1, SS_MEM_PAGEABLE, SS_MEM_DEVICE, 4096);
+        if (split) tb_launch(&b, MS(t + 0.51), 0, LEGACY_SID, MS(t + 0.52), MS(t + 0.53), NULL, 0);
+        CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(t + 0.55), .t1 = MS(t + 0.56), .stream = 0, .pystack = 1);
+        t += 3;
+    }
+    for (int step = 0; step < 3; step++) {
+        tb_launch(&b, MS(t), 0, LEGACY_SID, MS(t + 0.01), MS(t + 4), NULL, 0);   /* the step: 4 ms */
+        uint32_t corr = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(t + 0.02), .t1 = MS(t + 4.2), .stream = 0,
+                             .ptr = PAGEABLE_BUF, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2,
+                             .mem_dst = SS_MEM_PAGEABLE, .mem_src = SS_MEM_DEVICE, .pystack = 2);
+        tb_memcpy_rec(&b, corr, LEGACY_SID, MS(t + 4.01), MS(t + 4.19), 2, SS_MEM_DEVICE, SS_MEM_PAGEABLE, 4096);
+        if (split) tb_launch(&b, MS(t + 4.21), 0, LEGACY_SID, MS(t + 4.22), MS(t + 4.23), NULL, 0);
+        CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(t + 4.25), .t1 = MS(t + 4.26), .stream = 0, .pystack = 2);
+        t += 5;
+    }
+    tb_close(&b);
+}
+
+static uint32_t count_rule(const ss_findings *f, const char *rule)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < f->n; i++) if (!strcmp(f->v[i].rule, rule)) n += f->v[i].count;
+    return n;
+}
+
+static void test_blocking_copy(void)
+{
+    write_blocking_copy("blocking_copy", 0);
+    write_blocking_copy("blocking_copy_split", 1);
+    char path[600], err[256];
+    for (int split = 0; split < 2; split++) {
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, split ? "blocking_copy_split" : "blocking_copy");
+        ss_model *m = ss_model_load(path, err, sizeof err);
+        CHECK(m != NULL, "load %s: %s", path, err);
+        if (!m) continue;
+        uint32_t copies = 0, syncs = 0;
+        for (uint32_t i = 0; i < m->ncalls; i++) {
+            const ss_call *c = &m->calls[i];
+            if (c->blocking_copy == SS_BLOCKING_COPY_COPY) {
+                copies++;
+                int32_t s = ss_blocking_copy_partner(m, (int32_t)i);
+                CHECK(s >= 0 && m->calls[s].blocking_copy == SS_BLOCKING_COPY_SYNC &&
+                      ss_blocking_copy_partner(m, s) == (int32_t)i, "partner of call %u: %d", i, s);
+            }
+            if (c->blocking_copy == SS_BLOCKING_COPY_SYNC) syncs++;
+            if (!c->blocking_copy) CHECK(ss_blocking_copy_partner(m, (int32_t)i) == -1, "call %u has a partner", i);
+        }
+        CHECK(copies == (split ? 0u : 8u) && syncs == copies, "split %d: %u copies, %u syncs", split, copies, syncs);
+        ss_findings f;
+        ss_findings_init(&f);
+        ss_rules_run_all(m, &f);
+        ss_findings_finish(&f, m->t_last - m->t_first);
+        if (!split) {
+            /* judged as the synchronous copies they are: model.cuda() on an
+             * idle GPU is nothing; y.cpu() waited 4 ms for the step each time */
+            CHECK(count_rule(&f, "pageable-async-copy") == 0, "pageable-async-copy %u",
+                  count_rule(&f, "pageable-async-copy"));
+            CHECK(count_rule(&f, "device-sync-overuse") == 0, "device-sync-overuse %u",
+                  count_rule(&f, "device-sync-overuse"));
+            CHECK(count_rule(&f, "implicit-sync") == 3, "implicit-sync %u", count_rule(&f, "implicit-sync"));
+            for (uint32_t k = 0; k < f.n; k++) {
+                if (strcmp(f.v[k].rule, "implicit-sync")) continue;
+                char site[1024];
+                ss_finding_site_text(&f.v[k], site, sizeof site);
+                CHECK(strstr(site, "train.py:9") != NULL, "site %s", site);
+                CHECK(strstr(f.v[k].message, "blocking copy") != NULL, "message %s", f.v[k].message);
+                CHECK(strstr(f.v[k].fix, ".item()") != NULL, "fix %s", f.v[k].fix);
+            }
+        } else {
+            /* not back to back: asynchronous copies that failed to be */
+            CHECK(count_rule(&f, "pageable-async-copy") == 8, "split: pageable-async-copy %u",
+                  count_rule(&f, "pageable-async-copy"));
+        }
+        ss_findings_free(&f);
+        ss_model_free(m);
+    }
+}
+
 static void test_all_rules(void)
 {
     static const struct { const char *trace, *rule; } cases[] = {
@@ -1733,6 +1840,7 @@ int main(int argc, char **argv)
     }
     test_implicit_sync();
     test_item();
+    test_blocking_copy();
     test_pageable();
     test_legacy();
     test_device_sync();

@@ -64,6 +64,23 @@ expect_rc 0 "new rule ids" '{"findings":[{"rule":"incomplete-sync"},{"rule":"eve
 event-timing-gap 1
 relies-on-legacy-sync 1"
 
+# phase / steady-only: the setup / steady-state split.
+STEADY='{"rule":"implicit-sync","severity":"warning","phase":"steady","site":"train.py:40 <module>"}'
+SETUP_INFO='{"rule":"implicit-sync","severity":"info","phase":"setup","folded":true,"site":"train.py:40 <module>"}'
+SETUP_WARN='{"rule":"pageable-async-copy","severity":"warning","phase":"setup","site":"train.py:12 <module>"}'
+expect_rc 0 "steady-only: folded setup findings are not counted" "{\"findings\":[$STEADY,$SETUP_INFO]}" "steady-only
+implicit-sync 1
+phase implicit-sync steady
+severity implicit-sync warning"
+expect_rc 1 "steady-only: a setup finding at warning" "{\"findings\":[$STEADY,$SETUP_WARN]}" "steady-only
+implicit-sync 1
+pageable-async-copy any"
+expect_rc 1 "without steady-only every finding counts" "{\"findings\":[$STEADY,$SETUP_INFO]}" "implicit-sync 1"
+expect_rc 1 "phase differs" "{\"findings\":[$STEADY,$SETUP_INFO]}" "implicit-sync 2
+phase implicit-sync steady"
+expect_rc 2 "phase: bad value" '{"findings":[]}' "implicit-sync any
+phase implicit-sync warmup"
+
 # severity / message / nomessage / nosite.
 RACE='{"rule":"missing-fence","severity":"error","message":"data race: k on stream 0x0 (per-thread default) reads what k2 on stream 0x5 (non-blocking) wrote","site":"prog.cu:2 main"}'
 INFO='{"rule":"relies-on-legacy-sync","severity":"info","message":"correct only because of the legacy stream","site":"prog.cu:3 main"}'
