@@ -89,8 +89,10 @@ static void run_unwinder(const char *name, unwinder_fn fn)
 
 /* The shim's capture path (bench_callsite_shim.c: the real callsite.c in a
  * library of its own) called like a CUDA API wrapper from one call site:
- * want 1 = a blameable call (quick: sampled policy), 2 = a kernel launch on a
- * non-default stream (sampled policy); every call here has the same stack. */
+ * want 1 = a blameable call that returned quickly, 2 = a kernel launch on a
+ * non-default stream: both through the verified cache (a hit: the stack's
+ * return addresses checked in place), 16 frames kept (the shim's default for
+ * the interposer path); every call here has the same stack. */
 static void run_capture(const char *name, int want)
 {
     for (int i = 0; i < 8; i++)           /* first calls: unwound and written */
@@ -100,7 +102,7 @@ static void run_capture(const char *name, int want)
     for (int i = 0; i < ITERS; i++)
         id = bench_shim_call(want, 0x1234, 0x5678);
     double ns = (now_ns() - t0) / ITERS;
-    printf("%-28s %4d frames  %8.0f ns/call (%s, same call site%s)\n", name, DEPTH, ns,
+    printf("%-28s %4d frames  %8.0f ns/call (%s, same call site%s)\n", name, 16, ns,
            bench_shim_unwinder(), id ? "" : "; NO STACK");
 }
 
