@@ -115,7 +115,114 @@ typedef struct pass {
     uint64_t *drain;                 /* per load barrier, replayed (0: not yet) */
     int async_launches;
     int with_hw;               /* include hardware queues and loading barriers */
+    /* The relaxations indexed once per pass, so that a call looks at its own
+     * (a what-if of every finding at once has one per occurrence: scanning
+     * them all at every call made the replay quadratic in the trace). */
+    struct host_cut *cuts; uint32_t ncuts;   /* HOST_TIME, per thread */
+    uint32_t *narrow; uint32_t nnarrow;      /* NARROW_WAIT indices, by call */
 } pass;
+
+/* The HOST_TIME intervals [t0, t1) of one thread, as two sorted arrays with
+ * prefix sums: the time they remove from [a, b) is F(b) - F(a), where
+ * F(x) = sum over intervals of |[t0, t1) ∩ (-inf, x)|
+ *      = sum_{t0 < x} (x - t0) - sum_{t1 < x} (x - t1),
+ * the same sum of clipped lengths the intervals give one by one.  Unsigned
+ * arithmetic wraps in F and is exact in the difference (which fits). */
+typedef struct host_cut {
+    uint32_t tid, n;
+    uint64_t *t0, *t1;         /* sorted */
+    uint64_t *s0, *s1;         /* s0[i] = t0[0] + ... + t0[i-1] */
+} host_cut;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint32_t count_below(const uint64_t *v, uint32_t n, uint64_t x)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static uint64_t cut_below(const host_cut *h, uint64_t x)
+{
+    uint32_t k0 = count_below(h->t0, h->n, x), k1 = count_below(h->t1, h->n, x);
+    return ((uint64_t)k0 * x - h->s0[k0]) - ((uint64_t)k1 * x - h->s1[k1]);
+}
+
+static void index_host_cuts(pass *p)
+{
+    for (uint32_t i = 0; i < p->nrx; i++) {
+        const ss_relax *x = &p->rx[i];
+        if (x->kind != SS_RELAX_HOST_TIME || x->t1 <= x->t0) continue;   /* empty: removes nothing */
+        host_cut *h = NULL;
+        for (uint32_t k = 0; k < p->ncuts; k++) if (p->cuts[k].tid == x->tid) { h = &p->cuts[k]; break; }
+        if (!h) {
+            p->cuts = realloc(p->cuts, (p->ncuts + 1) * sizeof *p->cuts);
+            if (!p->cuts) { fputs("syncsight: out of memory\n", stderr); exit(2); }
+            h = &p->cuts[p->ncuts++];
+            memset(h, 0, sizeof *h);
+            h->tid = x->tid;
+        }
+        h->n++;
+    }
+    for (uint32_t k = 0; k < p->ncuts; k++) {
+        host_cut *h = &p->cuts[k];
+        h->t0 = ss_xcalloc(h->n, sizeof(uint64_t));
+        h->t1 = ss_xcalloc(h->n, sizeof(uint64_t));
+        h->s0 = ss_xcalloc(h->n + 1, sizeof(uint64_t));
+        h->s1 = ss_xcalloc(h->n + 1, sizeof(uint64_t));
+        h->n = 0;
+    }
+    for (uint32_t i = 0; i < p->nrx; i++) {
+        const ss_relax *x = &p->rx[i];
+        if (x->kind != SS_RELAX_HOST_TIME || x->t1 <= x->t0) continue;
+        for (uint32_t k = 0; k < p->ncuts; k++)
+            if (p->cuts[k].tid == x->tid) {
+                host_cut *h = &p->cuts[k];
+                h->t0[h->n] = x->t0;
+                h->t1[h->n] = x->t1;
+                h->n++;
+                break;
+            }
+    }
+    for (uint32_t k = 0; k < p->ncuts; k++) {
+        host_cut *h = &p->cuts[k];
+        qsort(h->t0, h->n, sizeof(uint64_t), cmp_u64);
+        qsort(h->t1, h->n, sizeof(uint64_t), cmp_u64);
+        for (uint32_t i = 0; i < h->n; i++) {
+            h->s0[i + 1] = h->s0[i] + h->t0[i];
+            h->s1[i + 1] = h->s1[i] + h->t1[i];
+        }
+    }
+}
+
+static const ss_relax *narrow_rx_base;
+static int cmp_narrow(const void *a, const void *b)
+{
+    const ss_relax *x = &narrow_rx_base[*(const uint32_t *)a], *y = &narrow_rx_base[*(const uint32_t *)b];
+    if (x->call != y->call) return x->call < y->call ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static void index_narrow_waits(pass *p)
+{
+    for (uint32_t i = 0; i < p->nrx; i++)
+        if (p->rx[i].kind == SS_RELAX_NARROW_WAIT) p->nnarrow++;
+    if (!p->nnarrow) return;
+    p->narrow = ss_xcalloc(p->nnarrow, sizeof(uint32_t));
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->nrx; i++)
+        if (p->rx[i].kind == SS_RELAX_NARROW_WAIT) p->narrow[n++] = i;
+    narrow_rx_base = p->rx;      /* the analyzer is single-threaded */
+    qsort(p->narrow, n, sizeof(uint32_t), cmp_narrow);
+}
 
 static int32_t last_before(const ss_replay *r, int32_t s, int64_t bound)
 {
@@ -267,9 +374,14 @@ static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
     if (!p->real && p->cflag && p->cflag[c] == 2) {
         /* the streams the host needed, each up to this call */
         uint64_t v = 0;
-        for (uint32_t i = 0; i < p->nrx; i++)
-            if (p->rx[i].kind == SS_RELAX_NARROW_WAIT && p->rx[i].call == c && p->rx[i].stream >= 0)
-                wait_on(p, p->rx[i].stream, 2 * (int64_t)c + 2, &v, who);
+        uint32_t lo = 0, hi = p->nnarrow;
+        while (lo < hi) {                  /* first NARROW_WAIT of call c */
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (p->rx[p->narrow[mid]].call < c) lo = mid + 1; else hi = mid;
+        }
+        for (uint32_t i = lo; i < p->nnarrow && p->rx[p->narrow[i]].call == c; i++)
+            if (p->rx[p->narrow[i]].stream >= 0)
+                wait_on(p, p->rx[p->narrow[i]].stream, 2 * (int64_t)c + 2, &v, who);
         return v;
     }
     if (!p->real && p->async_launches && w.kind != W_NONE) {
@@ -309,14 +421,10 @@ static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
 /* Host time of thread tid in [a, b) that a HOST_TIME relaxation removes. */
 static uint64_t removed_host_time(const pass *p, uint32_t tid, uint64_t a, uint64_t b)
 {
-    uint64_t sum = 0;
-    for (uint32_t i = 0; i < p->nrx; i++) {
-        const ss_relax *x = &p->rx[i];
-        if (x->kind != SS_RELAX_HOST_TIME || x->tid != tid) continue;
-        uint64_t lo = max_u64(a, x->t0), hi = x->t1 < b ? x->t1 : b;
-        if (hi > lo) sum += hi - lo;
-    }
-    return sum;
+    if (b <= a) return 0;
+    for (uint32_t k = 0; k < p->ncuts; k++)
+        if (p->cuts[k].tid == tid) return cut_below(&p->cuts[k], b) - cut_below(&p->cuts[k], a);
+    return 0;
 }
 
 static uint64_t evaluate(pass *p)
@@ -435,7 +543,13 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
             break;
         }
     }
+    index_host_cuts(&p);
+    index_narrow_waits(&p);
     uint64_t end = evaluate(&p);
+    for (uint32_t k = 0; k < p.ncuts; k++) {
+        free(p.cuts[k].t0); free(p.cuts[k].t1); free(p.cuts[k].s0); free(p.cuts[k].s1);
+    }
+    free(p.cuts); free(p.narrow);
     free(p.E); free(p.X); free(p.S); free(p.F); free(p.cdone); free(p.odone); free(p.drain);
     free(p.M); free(p.mdone);
     free(p.cflag); free(p.no_legacy); free(p.no_legacy_op); free(p.no_queue); free(p.no_barrier);

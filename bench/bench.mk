@@ -5,8 +5,9 @@
 #       (seconds, records/s, peak RSS, bytes/record, growth with size).
 #       Results: bench/results/analyzer-<date>.{md,json}.
 #   make bench           GPU: capture overhead of the shim vs no tool, Nsight Systems and
-#                        torch.profiler (bench/run_bench.sh).  Results:
-#                        bench/results/capture-<date>.md.
+#                        torch.profiler (bench/run_bench.sh): every configuration 3+
+#                        times, interleaved, within ~8 minutes.  Results:
+#                        bench/results/capture-<date>.md, or under $BENCH_OUT (a directory).
 #   make test-bench      CPU self-test of the generator and the reader check.
 #   make bench-hostsync  CPU: cost of the shim's pthread/semaphore wrappers (below).
 #   make fuzz / fuzz-ci  see fuzz/fuzz.mk (included by the top-level Makefile).
@@ -24,6 +25,9 @@ BENCH_NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,
 # (nvcc links cudart statically by default: cuda-facts.md).
 BENCH_NVCC_FLAGS ?= -O2 -std=c++17 -cudart shared $(BENCH_NVCC_ARCH)
 BENCH_REPS ?= 5
+# Results: a directory (capture-<date>.md and .tsv go in it) or the .md file;
+# empty: bench/results/capture-<date>.md.
+BENCH_OUT ?=
 
 BENCH_TOOL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -I$(CUPTI_INC_DIR)
 
@@ -51,7 +55,7 @@ bench-analyzer: $(BUILD)/ss-gen-trace $(BUILD)/ss-read-trace $(BUILD)/syncsight
 		--keep $(BENCH_KEEP) --analyzer-args "$(BENCH_ANALYZER_ARGS)" --results bench/results
 
 bench: $(BUILD)/libsyncsight.so $(BUILD)/syncsight bench-programs
-	BUILD=$(BUILD) PYTHON=$(PYTHON) BENCH_REPS=$(BENCH_REPS) bash bench/run_bench.sh
+	BUILD=$(BUILD) PYTHON=$(PYTHON) BENCH_REPS=$(BENCH_REPS) BENCH_OUT="$(BENCH_OUT)" bash bench/run_bench.sh
 
 # The generator's traces must read back clean and pass every consistency
 # check, at several sizes and seeds; a cut-short trace must be reported as

@@ -47,7 +47,9 @@ def sample_rss(pid, peaks, stop):
 
 def run_measured(argv, stdout_path):
     """Run argv with stdout to a file; return (rc, seconds, peak RSS bytes,
-    sampled peaks {RssAnon, RssFile}, stderr tail)."""
+    sampled peaks {RssAnon, RssFile}, stderr tail, CPU seconds).  CPU seconds
+    (the child's user + system time) are what a machine shared with other work
+    still measures faithfully; wall seconds grow with the load."""
     with open(stdout_path, "wb") as out:
         t0 = time.monotonic()
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
@@ -61,7 +63,8 @@ def run_measured(argv, stdout_path):
         stop.set()
         sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, secs, usage.ru_maxrss * 1024, peaks, err.decode(errors="replace")[-2000:]
+    return (proc.returncode, secs, usage.ru_maxrss * 1024, peaks, err.decode(errors="replace")[-2000:],
+            usage.ru_utime + usage.ru_stime)
 
 
 def record_count(read_trace, path):
@@ -133,14 +136,14 @@ def main():
         size = os.path.getsize(trace)
 
         cmd = [syncsight] + analyzer_args + [trace]
-        rc, secs, rss, peaks, err = run_measured(cmd, out_path)
+        rc, secs, rss, peaks, err, cpu = run_measured(cmd, out_path)
         if rc == 2 and fallback is None and not rows and analyzer_args[:1] == ["report"]:
             # The usage error of a subcommand that is not there yet.
             fallback = f"`syncsight {' '.join(analyzer_args)}` failed (exit 2: {err.strip()[:200]}); measured `syncsight dump` instead"
             print("bench-analyzer: " + fallback, file=sys.stderr)
             analyzer_args = ["dump"]
             cmd = [syncsight, "dump", trace]
-            rc, secs, rss, peaks, err = run_measured(cmd, out_path)
+            rc, secs, rss, peaks, err, cpu = run_measured(cmd, out_path)
         if rc < 0 or rc >= 2:
             # Findings may give a non-zero exit (CI mode), a crash or a usage error may not.
             sys.exit(f"bench-analyzer: {' '.join(cmd)} failed with exit {rc}:\n{err}")
@@ -157,13 +160,14 @@ def main():
             "records": records, "trace_bytes": size, "trace_bytes_per_record": size / records,
             "generate_s": gen_s, "read_only_s": read_s, "read_only_records_per_s": records / read_s if read_s else None,
             "analyzer_s": secs, "records_per_s": records / secs, "ns_per_record": secs * 1e9 / records,
+            "analyzer_cpu_s": cpu, "records_per_cpu_s": records / cpu if cpu else None,
             "peak_rss_bytes": rss, "rss_bytes_per_record": rss / records, "exit_status": rc,
             "sampled_peak_anon_bytes": peaks.get("RssAnon"), "sampled_peak_file_bytes": peaks.get("RssFile"),
             "anon_bytes_per_record": peaks["RssAnon"] / records if "RssAnon" in peaks else None,
             "output_bytes": out_bytes, "output_valid_json": valid_json,
         }
         rows.append(row)
-        print(f"  {records:>11,} records: analyzer {secs:7.2f} s, {row['records_per_s'] / 1e6:6.2f} M rec/s, "
+        print(f"  {records:>11,} records: analyzer {secs:7.2f} s ({cpu:.2f} s CPU), {row['records_per_s'] / 1e6:6.2f} M rec/s, "
               f"peak RSS {rss / 2**20:8.1f} MiB ({row['rss_bytes_per_record']:.1f} B/rec); "
               f"reader alone {read_s:.2f} s", file=sys.stderr)
         if not args.keep:
@@ -205,13 +209,14 @@ def main():
     if fallback:
         lines += [f"**Not the report**: {fallback}.", ""]
     lines += [
-        "| records | trace MB | B/record (file) | reader alone s | analyzer s | M records/s | ns/record | vs smallest | peak RSS MiB | RSS B/record | anon B/record | exit |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| records | trace MB | B/record (file) | reader alone s | analyzer s | analyzer CPU s | M records/s | M records/CPU s | ns/record | vs smallest | peak RSS MiB | RSS B/record | anon B/record | exit |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['records']:,} | {r['trace_bytes'] / 1e6:.0f} | {r['trace_bytes_per_record']:.1f} | "
-            f"{r['read_only_s']:.2f} | {r['analyzer_s']:.2f} | {r['records_per_s'] / 1e6:.2f} | "
+            f"{r['read_only_s']:.2f} | {r['analyzer_s']:.2f} | {r['analyzer_cpu_s']:.2f} | {r['records_per_s'] / 1e6:.2f} | "
+            f"{(r['records_per_cpu_s'] or 0) / 1e6:.2f} | "
             f"{r['ns_per_record']:.0f} | {r['ns_per_record_vs_smallest']:.2f}x | {r['peak_rss_bytes'] / 2**20:.0f} | "
             f"{r['rss_bytes_per_record']:.1f} | "
             f"{'-' if r['anon_bytes_per_record'] is None else format(r['anon_bytes_per_record'], '.1f')} | {r['exit_status']} |")
@@ -224,7 +229,8 @@ def main():
         "Peak RSS is the analyzer process's own ru_maxrss; it includes the pages of the memory-mapped trace",
         "that were resident, so a reader that maps the file counts the file's size up to the pages it has touched.",
         "\"anon B/record\" is the largest anonymous RSS (the analyzer's own memory) seen by polling",
-        "/proc/PID/status every 20 ms.",
+        "/proc/PID/status every 20 ms.  \"analyzer CPU s\": the analyzer's user + system time (single-threaded: on an",
+        "idle machine about its wall time; on a loaded one the better measure).",
         "",
     ]
     with open(base_path + ".md", "w") as f:

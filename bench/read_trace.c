@@ -235,9 +235,10 @@ int main(int argc, char **argv)
     uint64_t size = ss_reader_file_size(r);
     if (!quiet) {
         printf("%s: %" PRIu64 " records, %" PRIu64 " bytes (%.1f bytes/record), read in %.3f s: "
-               "%.2f M records/s, %.0f MB/s%s\n",
+               "%.2f M records/s, %.0f MB/s, crc32: %s%s\n",
                path, total, size, total ? (double)size / (double)total : 0.0, secs,
                secs > 0 ? (double)total / secs / 1e6 : 0.0, secs > 0 ? (double)size / secs / 1e6 : 0.0,
+               ss_crc32_impl(),
                check ? (status ? ", CHECK FAILED" : ", checks passed") : "");
         static const char *const type_names[SS_REC_TYPE_MAX + 1] = {
             "?", "meta", "string", "api_name", "api", "kernel", "memcpy", "memset", "sync", "cuda_event",

@@ -19,19 +19,34 @@
 #               the report after the program printed its timing is accepted)
 #   torchprof   train_loop.py --torch-profiler (CPU + CUDA activities)
 #
-# Environment (all optional): BUILD (build), PYTHON (python3), BENCH_REPS (5),
-# BENCH_NSYS_REPS (3), BENCH_TRAIN_REPS (3), BENCH_LAUNCHES (200000),
-# BENCH_COPY_ITERS (50000), BENCH_TRAIN_STEPS (1500), BENCH_TIME_LIMIT_S (420:
-# no new repetition starts after that), NSYS (path of nsys), BENCH_OUT
-# (results file, default bench/results/capture-<date>.md).
+# Programs: launch_bound, copy_bound (bench/*.cu, shared cudart), train_loop
+# (bench/train_loop.py) and train_compiled (the same loop, torch.compile'd),
+# each under the configurations listed for it below (fewer for the costly
+# Python programs, so that the whole run stays within ~8 minutes).
+#
+# Every configuration of every program runs BENCH_MIN_REPS times (3) whatever
+# the clock says (unless BENCH_HARD_LIMIT_S, 540, is reached); further repetitions, up to BENCH_REPS (5), start only while
+# the run is under BENCH_TIME_LIMIT_S (300) and a repetition as long as the
+# slowest one so far would still end before BENCH_BUDGET_S (480).
+#
+# Environment (all optional): BUILD (build), PYTHON (python3), BENCH_REPS,
+# BENCH_MIN_REPS, BENCH_LAUNCHES (200000), BENCH_COPY_ITERS (50000),
+# BENCH_TRAIN_STEPS (1500), BENCH_TIME_LIMIT_S, BENCH_BUDGET_S, NSYS (path of
+# nsys), BENCH_OUT: a directory (existing, or given with a trailing /) to
+# write capture-<date>.md and .tsv into, or the .md file itself; default
+# bench/results/capture-<date>.md.
 set -u
 
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-python3}
 REPS=${BENCH_REPS:-5}
-NSYS_REPS=${BENCH_NSYS_REPS:-3}
-TRAIN_REPS=${BENCH_TRAIN_REPS:-3}
-TIME_LIMIT=${BENCH_TIME_LIMIT_S:-420}
+MIN_REPS=${BENCH_MIN_REPS:-3}
+[ "$MIN_REPS" -le "$REPS" ] || REPS=$MIN_REPS
+TIME_LIMIT=${BENCH_TIME_LIMIT_S:-300}
+BUDGET=${BENCH_BUDGET_S:-480}
+# Past this, not even the minimum repetitions go on (the GPU machines stop a
+# command at 600 s): the table then says which configurations fell short.
+HARD_LIMIT=${BENCH_HARD_LIMIT_S:-540}
 export BENCH_LAUNCHES=${BENCH_LAUNCHES:-200000}
 export BENCH_COPY_ITERS=${BENCH_COPY_ITERS:-50000}
 export BENCH_TRAIN_STEPS=${BENCH_TRAIN_STEPS:-1500}
@@ -40,7 +55,11 @@ root=$(pwd)
 build=$(cd "$BUILD" && pwd) || { echo "run_bench: no build directory $BUILD" >&2; exit 1; }
 lib=$build/libsyncsight.so
 date=$(date +%Y-%m-%d)
-out=${BENCH_OUT:-$root/bench/results/capture-$date.md}
+out=${BENCH_OUT:-}
+[ -n "$out" ] || out=$root/bench/results/capture-$date.md
+if [ -d "$out" ] || [[ $out == */ ]]; then
+    out=${out%/}/capture-$date.md
+fi
 mkdir -p "$(dirname "$out")"
 for f in "$lib" "$build/bench/launch_bound" "$build/bench/copy_bound"; do
     [ -e "$f" ] || { echo "run_bench: missing $f (run make bench)" >&2; exit 1; }
@@ -67,9 +86,16 @@ else
 fi
 
 programs=(launch_bound copy_bound)
-[ "$have_torch" = 1 ] && programs+=(train_loop)
-configs_c=(none default stacks interposer callbacks kernel activity nsys)
-configs_py=(none default stacks interposer activity torchprof nsys)
+[ "$have_torch" = 1 ] && programs+=(train_loop train_compiled)
+# configs_of PROGRAM: its configurations, in run order.
+configs_of() {
+    case $1 in
+        launch_bound)   echo none default stacks interposer callbacks kernel activity nsys ;;
+        copy_bound)     echo none default interposer activity nsys ;;
+        train_loop)     echo none default interposer activity torchprof nsys ;;
+        train_compiled) echo none default interposer nsys ;;
+    esac
+}
 
 # run_one PROGRAM CONFIG REP: one run in a fresh directory (the shim writes its
 # trace into $dir/traces); appends a row to $raw.
@@ -79,6 +105,7 @@ run_one() {
     local -a cmd envs=()
     case $prog in
         train_loop) cmd=("$PYTHON" "$root/bench/train_loop.py") ;;
+        train_compiled) cmd=("$PYTHON" "$root/bench/train_loop.py" --compile) ;;
         *)          cmd=("$build/bench/$prog") ;;
     esac
     case $cfg in
@@ -139,31 +166,34 @@ run_one() {
 
 start=$SECONDS
 stopped_at=""
+slowest=0
 for rep in $(seq 1 "$REPS"); do
-    if [ $((SECONDS - start)) -ge "$TIME_LIMIT" ]; then
+    now=$((SECONDS - start))
+    if [ "$rep" -gt "$MIN_REPS" ] && { [ "$now" -ge "$TIME_LIMIT" ] || [ $((now + slowest)) -gt "$BUDGET" ]; }; then
         stopped_at=$rep
-        echo "run_bench: time limit ${TIME_LIMIT}s reached: stopping before rep $rep" >&2
+        echo "run_bench: ${now}s used (limit ${TIME_LIMIT}s, budget ${BUDGET}s, slowest repetition ${slowest}s): stopping before rep $rep" >&2
         break
     fi
+    rep_start=$SECONDS
     for prog in "${programs[@]}"; do
-        if [ "$prog" = train_loop ]; then
-            [ "$rep" -le "$TRAIN_REPS" ] || continue
-            cfgs=("${configs_py[@]}")
-        else
-            cfgs=("${configs_c[@]}")
-        fi
-        for cfg in "${cfgs[@]}"; do
-            [ "$cfg" = nsys ] && [ "$rep" -gt "$NSYS_REPS" ] && continue
+        for cfg in $(configs_of "$prog"); do
+            if [ $((SECONDS - start)) -ge "$HARD_LIMIT" ]; then
+                [ -n "$stopped_at" ] || echo "run_bench: hard limit ${HARD_LIMIT}s reached in rep $rep" >&2
+                stopped_at=$rep
+                break 2
+            fi
             run_one "$prog" "$cfg" "$rep"
         done
     done
+    [ -n "$stopped_at" ] && break
+    [ $((SECONDS - rep_start)) -gt "$slowest" ] && slowest=$((SECONDS - rep_start))
 done
 elapsed=$((SECONDS - start))
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
 "$PYTHON" "$root/bench/summarize_capture.py" "$raw" "$out" \
     --gpu "${gpu:-unknown}" --nsys "${NSYS:-none}" --elapsed "$elapsed" --stopped "${stopped_at:-}" \
-    --train-steps "$BENCH_TRAIN_STEPS" || exit 1
+    --train-steps "$BENCH_TRAIN_STEPS" --min-reps "$MIN_REPS" || exit 1
 cp "$raw" "${out%.md}.tsv"
 for f in "$tmp"/fail-*.txt; do
     [ -e "$f" ] || continue

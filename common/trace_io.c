@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "syncsight/trace_io.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -24,55 +25,77 @@
 
 /* ------------------------------------------------------------------ CRC-32 */
 
-/* CRC-32 (IEEE, reflected 0xEDB88320, zlib's), slicing-by-8: crc_table[k][b]
- * is the CRC of byte b followed by k zero bytes, so eight input bytes are
- * folded with eight independent table lookups instead of eight dependent
- * ones (about 4x the byte-at-a-time speed; the analyzer checks every block it
- * reads).  Same values as the bytewise loop, which handles the unaligned head
- * and the tail.  The tables are built by a pure function at first use, so two
- * threads racing to build them write the same values: no lock needed. */
-static uint32_t crc_table[8][256];
-static volatile int crc_ready;
+/* CRC-32 (IEEE, reflected 0xEDB88320): zlib's crc32(), the same polynomial
+ * and values, so traces written before and after read alike.
+ *
+ * zlib is reached with dlopen("libz.so.1") rather than linked: the runtime
+ * library is on every glibc Linux (libelf, Python, PyTorch need it) while its
+ * header and the libz.so link name come with zlib1g-dev, which a fresh
+ * machine may lack; a link dependency would also have to be added to every
+ * program that builds this file (the shim, the analyzer, tests, tools, GPU
+ * scripts), and the shim, preloaded into every traced process, stays linked
+ * with libc alone.  The prototype is zlib's (stable since 1.0):
+ * uLong crc32(uLong crc, const Bytef *buf, uInt len).  Where libz.so.1 cannot
+ * be loaded, the bytewise loop below gives the same values (slowly): traces
+ * are still written and read. */
+typedef unsigned long (*zlib_crc32_fn)(unsigned long crc, const unsigned char *buf, unsigned int len);
 
+static zlib_crc32_fn crc_zlib;
+static uint32_t crc_table[256];
+static int crc_state;              /* 0: not resolved yet, 1: zlib, 2: table */
+
+/* Idempotent (a pure function of the machine): threads racing through it
+ * store the same values. */
 static void crc_init(void)
 {
+    zlib_crc32_fn fn = NULL;
+    void *lib = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib)
+        *(void **)&fn = dlsym(lib, "crc32");
+    if (fn) {
+        __atomic_store_n(&crc_zlib, fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&crc_state, 1, __ATOMIC_RELEASE);
+        return;
+    }
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
         for (int k = 0; k < 8; k++)
             c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[0][i] = c;
+        crc_table[i] = c;
     }
-    for (uint32_t i = 0; i < 256; i++)
-        for (int k = 1; k < 8; k++)
-            crc_table[k][i] = crc_table[0][crc_table[k - 1][i] & 0xff] ^ (crc_table[k - 1][i] >> 8);
-    __atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&crc_state, 2, __ATOMIC_RELEASE);
+}
+
+const char *ss_crc32_impl(void)
+{
+    if (!__atomic_load_n(&crc_state, __ATOMIC_ACQUIRE))
+        crc_init();
+    return __atomic_load_n(&crc_state, __ATOMIC_ACQUIRE) == 1 ? "zlib" : "table";
 }
 
 uint32_t ss_crc32(uint32_t crc, const void *data, size_t len)
 {
-    if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
+    int state = __atomic_load_n(&crc_state, __ATOMIC_ACQUIRE);
+    if (!state) {
         crc_init();
+        state = __atomic_load_n(&crc_state, __ATOMIC_ACQUIRE);
+    }
     const uint8_t *p = data;
+    if (state == 1) {
+        zlib_crc32_fn fn = __atomic_load_n(&crc_zlib, __ATOMIC_RELAXED);
+        /* uInt lengths: a larger buffer goes in 1 GiB pieces (CRCs chain) */
+        unsigned long c = crc;
+        while (len > 0) {
+            unsigned int n = len > (1u << 30) ? (1u << 30) : (unsigned int)len;
+            c = fn(c, p, n);
+            p += n;
+            len -= n;
+        }
+        return (uint32_t)c;
+    }
     crc = ~crc;
-    while (len && ((uintptr_t)p & 7)) {
-        crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-        len--;
-    }
-    /* the trace format is little-endian only (trace_format.h): the low byte
-     * of each loaded word is the first byte in memory */
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        uint32_t lo = (uint32_t)w ^ crc, hi = (uint32_t)(w >> 32);
-        crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
-              crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
-              crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
-              crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
-        p += 8;
-        len -= 8;
-    }
     while (len--)
-        crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+        crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
     return ~crc;
 }
 

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include "producers.h"
 #include "callsite_internal.h"
@@ -85,6 +86,11 @@ typedef struct stack_slot {
     uint32_t id;
     uint32_t depth;
     uint64_t addrs[STACK_DEPTH_MAX];
+    /* Where each return address lay on the stack when this stack was
+     * captured, as a distance above the capturing entry point's frame
+     * (verified capture, below); has_slots 0 when the unwinder did not say. */
+    uint32_t has_slots;
+    uint32_t slot_off[STACK_DEPTH_MAX];
 } stack_slot;
 
 static stack_slot *g_stacks;        /* mmap'ed: untouched slots cost no memory */
@@ -115,8 +121,14 @@ static int write_stack_record(uint32_t id, const uint64_t *addrs, uint32_t depth
     return 1;
 }
 
-static uint32_t stack_id_for(const uint64_t *addrs, uint32_t depth)
+/* A table entry matches a capture with the same addresses; a capture that
+ * knows where they lay (offs != NULL) matches only an entry that knows the
+ * same, so that a verified cache (below) can check a later call against it.
+ * *slot_out: the entry, or NULL when the stack has none (table full). */
+static uint32_t stack_id_for(const uint64_t *addrs, uint32_t depth, const uint32_t *offs,
+                             const stack_slot **slot_out)
 {
+    *slot_out = NULL;
     uint64_t h = hash_addrs(addrs, depth);
     if (g_stacks) {
         for (uint32_t p = 0; p < STACK_PROBES; p++) {
@@ -134,6 +146,9 @@ static uint32_t stack_id_for(const uint64_t *addrs, uint32_t depth)
                 s->id = id;
                 s->depth = depth;
                 memcpy(s->addrs, addrs, depth * 8u);
+                s->has_slots = offs != NULL;
+                if (offs)
+                    memcpy(s->slot_off, offs, depth * sizeof *offs);
                 if (!write_stack_record(id, addrs, depth)) {
                     /* Nothing to point at: give the slot back rather than
                      * publish an id whose record does not exist. */
@@ -141,11 +156,15 @@ static uint32_t stack_id_for(const uint64_t *addrs, uint32_t depth)
                     return 0;
                 }
                 atomic_store_explicit(&s->key, h, memory_order_release);
+                *slot_out = s;
                 return id;
             }
 occupied:
-            if (k == h && s->depth == depth && memcmp(s->addrs, addrs, depth * 8u) == 0)
+            if (k == h && s->depth == depth && memcmp(s->addrs, addrs, depth * 8u) == 0 &&
+                (!offs || (s->has_slots && memcmp(s->slot_off, offs, depth * sizeof *offs) == 0))) {
+                *slot_out = s;
                 return s->id;
+            }
         }
     }
     /* Table full (or never mapped): still give this call its stack, written
@@ -354,13 +373,60 @@ static void maybe_rescan_modules(void)
 /* ------------------------------------------------------------ capture */
 
 static __thread int t_in_capture;
+/* The calling thread's stack extent (hi 1: unknown), for the verified cache. */
+static __thread uintptr_t t_stack_lo, t_stack_hi;
+
+/* libgcc's unwinder called directly rather than through backtrace(): with
+ * each frame's pc it gives the frame's CFA, i.e. where the frame's return
+ * address lies on the stack (x86-64: CFA - 8), which the verified cache below
+ * checks later calls against.  Resolved from libgcc_s.so.1 at init, as glibc's
+ * backtrace() itself does, so the shim gains no link dependency. */
+static _Unwind_Reason_Code (*g_ub)(_Unwind_Trace_Fn, void *);
+static _Unwind_Ptr (*g_ub_ip)(struct _Unwind_Context *);
+static _Unwind_Word (*g_ub_cfa)(struct _Unwind_Context *);
+static int g_own_frames_cfa = 2;
+
+typedef struct ub_state {
+    void **ips;
+    uint64_t *cfas;
+    int n, max;
+} ub_state;
+
+static _Unwind_Reason_Code ub_step(struct _Unwind_Context *ctx, void *arg)
+{
+    ub_state *st = arg;
+    if (st->n >= st->max)
+        return _URC_END_OF_STACK;
+    st->ips[st->n] = (void *)g_ub_ip(ctx);
+    st->cfas[st->n] = (uint64_t)g_ub_cfa(ctx);
+    st->n++;
+    return _URC_NO_REASON;
+}
 
 __attribute__((noinline))
-static uint32_t capture_native_stack(int max_depth)
+static int unwind_with_cfa(void **ips, uint64_t *cfas, int max)
+{
+    ub_state st = { ips, cfas, 0, max };
+    g_ub(ub_step, &st);
+    /* The outermost frame's return address is 0: dropped, as backtrace() does. */
+    if (st.n > 1 && ips[st.n - 1] == NULL)
+        st.n--;
+    return st.n;
+}
+
+/* Unwind the calling thread and return the id of its stack (0: none).
+ * anchor != 0 (a verified capture, see verified_stack): unwind with CFAs and
+ * store with the stack where each of its return addresses lay, as a distance
+ * above `anchor`; *slot_out is then the table entry (NULL when none). */
+__attribute__((noinline, no_sanitize_address))
+static uint32_t capture_native_stack(int max_depth, uintptr_t anchor, const stack_slot **slot_out)
 {
     void *raw[STACK_DEPTH_MAX + OWN_FRAMES_MAX];
-    int own = g_own_frames;
-    int n = g_unwind(raw, max_depth + own);
+    uint64_t cfas[STACK_DEPTH_MAX + OWN_FRAMES_MAX];
+    int with_cfa = anchor != 0 && g_ub != NULL;
+    int own = with_cfa ? g_own_frames_cfa : g_own_frames;
+    int n = with_cfa ? unwind_with_cfa(raw, cfas, max_depth + own) : g_unwind(raw, max_depth + own);
+    *slot_out = NULL;
     /* Our own frames below the capture (the CUPTI callback's dispatch):
      * never the call site, so not worth a slot. */
     while (own < n && (uint64_t)(uintptr_t)raw[own] - g_self_lo < g_self_hi - g_self_lo)
@@ -369,88 +435,141 @@ static uint32_t capture_native_stack(int max_depth)
         return 0;
     uint32_t depth = (uint32_t)(n - own);
     uint64_t addrs[STACK_DEPTH_MAX + OWN_FRAMES_MAX];
+    uint32_t offs[STACK_DEPTH_MAX + OWN_FRAMES_MAX];
     const mod_set *set = atomic_load_explicit(&g_mods, memory_order_acquire);
     int unknown = 0;
     for (uint32_t i = 0; i < depth; i++) {
         addrs[i] = (uint64_t)(uintptr_t)raw[i + own];
         if (!unknown && !addr_in_known_module(set, addrs[i]))
             unknown = 1;
+        if (with_cfa) {
+            /* libgcc reports with each return address the CFA of the frame
+             * it returns from (the callee's), just above which the call
+             * pushed it.  Checked here, on the live stack: a slot that does
+             * not hold the address leaves this stack unverifiable. */
+            uint64_t slot = cfas[i + own] - 8u;
+            if (slot < anchor || slot - anchor >= (1u << 30) || slot + 8u > t_stack_hi ||
+                *(const volatile uint64_t *)(uintptr_t)slot != addrs[i])
+                with_cfa = 0;
+            else
+                offs[i] = (uint32_t)(slot - anchor);
+        }
     }
     if (unknown)
         maybe_rescan_modules();
-    return stack_id_for(addrs, depth);
+    return stack_id_for(addrs, depth, with_cfa ? offs : NULL, slot_out);
 }
 
-/* Kernel launches off the legacy stream are the most frequent calls (tens of
- * thousands per second in a training loop) and most come from a handful of
- * sites, so their native stack is sampled: a per-thread direct-mapped cache
- * keyed by (launched function, interposer return address) unwinds the first
- * LAUNCH_FULL_FIRST launches of a key and then 1 in LAUNCH_SAMPLE_EVERY, and
- * gives the others the stack id captured last for that key.  The price: when
- * one kernel is launched from several places that the key cannot tell apart
- * (the CUPTI path has no return address; a helper that launches for many
- * callers), a launch may carry the stack of a recent launch of the same
- * kernel from another place: the site is approximate, never invented. */
-#define LAUNCH_CACHE_SLOTS  64u        /* power of two */
+/* Calls too frequent to unwind each time (kernel launches off the legacy
+ * stream, tens of thousands per second in a training loop, and blameable
+ * calls that returned quickly) go through a per-thread cache of the stacks
+ * recently captured from the same place; a cached stack is given to a call
+ * only after checking, word by word, that every one of its return addresses
+ * is on the calling thread's stack right now where it lay when the stack was
+ * unwound.  Each frame's layout is fixed by its pc (no alloca, no dynamic
+ * realignment), so equal return addresses in the same places mean the same
+ * chain of frames: the call gets its own stack, never another call's.  A
+ * frame whose layout does vary fails the check and is unwound again (slower,
+ * still right).  ~16 loads against ~5 us for libgcc's unwinder.
+ *
+ * The check reads the thread's own stack above the capture's frame, bounded
+ * by the thread's stack extent.  It needs the return-address slot of each
+ * frame (CFA - 8 on x86-64); elsewhere every such call is unwound. */
+#if defined(__x86_64__)
+#define SS_VERIFY_SLOTS 1
+#else
+#define SS_VERIFY_SLOTS 0
+#endif
+
+#define SITE_SETS 64u           /* power of two */
+#define SITE_WAYS 4u
 /* Calls that took at least this long always get a stack of their own. */
-#define SLOW_CALL_NS        20000u
-#define LAUNCH_FULL_FIRST   4u
-#define LAUNCH_SAMPLE_EVERY 256u
+#define SLOW_CALL_NS 20000u
 
-typedef struct launch_site {
-    uint64_t func;
-    uint64_t caller;
-    uint64_t count;                   /* launches seen for this key */
-    uint32_t stack_id;                /* last stack captured for it, 0 none */
-} launch_site;
+typedef struct site_entry {
+    uint64_t key;
+    const stack_slot *s;        /* a published table entry with slot offsets */
+} site_entry;
 
-static __thread launch_site t_launch_cache[LAUNCH_CACHE_SLOTS];
+static __thread site_entry t_sites[SITE_SETS][SITE_WAYS];
+static __thread uint8_t t_site_victim[SITE_SETS];
 
-/* Always inlined: capture_native_stack() must be called from
- * ss_callsite_capture's own frame for g_own_frames to hold. */
-static inline __attribute__((always_inline))
-uint32_t sampled_launch_stack(uint64_t func, uint64_t caller, int max_depth)
+static int thread_stack_known(void)
 {
-    uint64_t h = (func ^ (caller * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
-    launch_site *e = &t_launch_cache[(h >> 32) & (LAUNCH_CACHE_SLOTS - 1u)];
-    if (e->func != func || e->caller != caller) {
-        e->func = func;
-        e->caller = caller;
-        e->count = 0;
-        e->stack_id = 0;
+    if (t_stack_hi == 0) {
+        t_stack_hi = 1;
+        pthread_attr_t a;
+        void *addr;
+        size_t size;
+        if (pthread_getattr_np(pthread_self(), &a) == 0) {
+            if (pthread_attr_getstack(&a, &addr, &size) == 0 && size > 0) {
+                t_stack_lo = (uintptr_t)addr;
+                t_stack_hi = (uintptr_t)addr + size;
+            }
+            pthread_attr_destroy(&a);
+        }
     }
-    uint64_t c = ++e->count;
-    if (e->stack_id != 0 && c > LAUNCH_FULL_FIRST && (c - LAUNCH_FULL_FIRST) % LAUNCH_SAMPLE_EVERY != 0)
-        return e->stack_id;
-    uint32_t id = capture_native_stack(max_depth);
-    if (id != 0)
-        e->stack_id = id;
+    return t_stack_hi > 1;
+}
+
+/* Reads other frames of this thread's stack: not instrumented (their
+ * redzones are not ours to judge). */
+__attribute__((no_sanitize_address))
+static int stack_is_here(const stack_slot *s, uintptr_t anchor)
+{
+    if (anchor < t_stack_lo)
+        return 0;                   /* running on another stack (a coroutine's) */
+    for (uint32_t i = 0; i < s->depth; i++) {
+        uintptr_t at = anchor + s->slot_off[i];
+        if (at + 8u > t_stack_hi || *(const volatile uint64_t *)at != s->addrs[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* Always inlined: capture_native_stack() must be called from the entry
+ * point's own frame for the own-frame counts to hold. */
+static inline __attribute__((always_inline))
+uint32_t verified_stack(uint64_t key, int max_depth, uintptr_t anchor)
+{
+    const stack_slot *s;
+    if (!SS_VERIFY_SLOTS || g_ub == NULL || !thread_stack_known())
+        return capture_native_stack(max_depth, 0, &s);
+    uint64_t h = key * 0xff51afd7ed558ccdull;
+    uint32_t set = (uint32_t)(h >> 40) & (SITE_SETS - 1u);
+    site_entry *e = t_sites[set];
+    for (uint32_t w = 0; w < SITE_WAYS; w++)
+        if (e[w].s != NULL && e[w].key == key && stack_is_here(e[w].s, anchor))
+            return e[w].s->id;
+    uint32_t id = capture_native_stack(max_depth, anchor, &s);
+    if (s != NULL && s->has_slots) {
+        uint32_t w = t_site_victim[set]++ % SITE_WAYS;
+        e[w].key = key;
+        e[w].s = s;
+    }
     return id;
 }
 
 /* Always inlined into the two entry points below, so that capture_native_stack()
- * is called from their frame (g_own_frames is measured for that shape). */
+ * is called from their frame (the own-frame counts are measured for that
+ * shape); `anchor` is that frame's address. */
 static inline __attribute__((always_inline))
-void callsite_capture_body(ss_api_rec *r, int want, uintptr_t caller)
+void callsite_capture_body(ss_api_rec *r, int want, uintptr_t caller, uintptr_t anchor)
 {
     int mode = ss_cfg.stacks;
     if (mode <= 0 || t_in_capture)
         return;
     t_in_capture = 1;
     int depth = (r->flags & SS_API_F_CUPTI_CB) ? g_depth_cupti : g_depth_interposer;
+    const stack_slot *s;
     if (mode >= 2 || (want == SS_STACK_FULL && r->t_exit - r->t_enter >= SLOW_CALL_NS))
-        r->stack_id = capture_native_stack(depth);
-    else if (want == SS_STACK_FULL)
-        /* A blameable call that returned quickly (an event record, an async
-         * copy, a sync with nothing to wait for): sampled like launches, keyed
-         * by what usually tells call sites apart — the API, its stream, event
-         * and function.  A slow call, the kind findings are made of, always
-         * gets its own stack (above). */
-        r->stack_id = sampled_launch_stack(((uint64_t)r->cbid * 0x9e3779b97f4a7c15ull) ^ r->stream ^
-                                               (r->event * 31u) ^ r->func,
-                                           caller, depth);
-    else if (want == SS_STACK_SAMPLED)
-        r->stack_id = sampled_launch_stack(r->func, caller, depth);
+        r->stack_id = capture_native_stack(depth, 0, &s);
+    else if (want == SS_STACK_FULL || want == SS_STACK_SAMPLED)
+        /* Keyed by what most often has one stack (the wrapper's return
+         * address, the API and the launched function): only a hint of where
+         * to look, the check decides. */
+        r->stack_id = verified_stack((uint64_t)caller ^ ((uint64_t)r->cbid << 48) ^ (r->func * 0x9e3779b97f4a7c15ull),
+                                     depth, anchor);
     /* The Python stack of every call: the direct reader costs ~100-500 ns
      * and returns at once on a thread that runs no Python. */
     r->pystack_id = ss_pystack_capture();
@@ -460,15 +579,15 @@ void callsite_capture_body(ss_api_rec *r, int want, uintptr_t caller)
 __attribute__((noinline))
 void ss_callsite_capture_launch(ss_api_rec *r, int want, uintptr_t caller)
 {
-    callsite_capture_body(r, want, caller);
-    /* Keep this frame a real frame for g_own_frames (no tail call). */
+    callsite_capture_body(r, want, caller, (uintptr_t)__builtin_frame_address(0));
+    /* Keep this frame a real frame for the own-frame counts (no tail call). */
     __asm__ volatile("" ::: "memory");
 }
 
 __attribute__((noinline))
 void ss_callsite_capture(ss_api_rec *r, int want)
 {
-    callsite_capture_body(r, want, 0);
+    callsite_capture_body(r, want, 0, (uintptr_t)__builtin_frame_address(0));
     __asm__ volatile("" ::: "memory");
 }
 
@@ -508,8 +627,43 @@ static int calibrate_own_frames(void)
     return -1;
 }
 
+__attribute__((noinline))
+static int calibrate_own_frames_cfa(void)
+{
+    void *buf[OWN_FRAMES_MAX];
+    uint64_t cfas[OWN_FRAMES_MAX];
+    int n = unwind_with_cfa(buf, cfas, OWN_FRAMES_MAX);
+    void *caller = __builtin_return_address(0);
+    for (int i = 0; i < n; i++)
+        if (buf[i] == caller)
+            return i + 1;
+    return -1;
+}
+
+/* libgcc's unwinder with CFAs, for the verified cache (not used, i.e. every
+ * frequent call is unwound, when it cannot be found or measured). */
+static void resolve_cfa_unwinder(void)
+{
+    void *lib = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return;
+    *(void **)&g_ub_ip = dlsym(lib, "_Unwind_GetIP");
+    *(void **)&g_ub_cfa = dlsym(lib, "_Unwind_GetCFA");
+    *(void **)&g_ub = dlsym(lib, "_Unwind_Backtrace");
+    if (!g_ub_ip || !g_ub_cfa || !g_ub) {
+        g_ub = NULL;
+        return;
+    }
+    int own = calibrate_own_frames_cfa();
+    if (own >= 2 && own <= OWN_FRAMES_MAX)
+        g_own_frames_cfa = own;
+    else
+        g_ub = NULL;
+}
+
 static void choose_unwinder(void)
 {
+    resolve_cfa_unwinder();
     const char *want = getenv("SYNCSIGHT_UNWINDER");
     if (!want || strcmp(want, "backtrace") != 0) {
         void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -566,7 +720,7 @@ void ss_callsite_atfork_child(void)
     atomic_store(&g_mods, NULL);
     __atomic_store_n(&g_adds_seen, 0, __ATOMIC_RELAXED);
     t_in_capture = 0;
-    /* The cached launch stacks name the parent's ids. */
-    memset(t_launch_cache, 0, sizeof t_launch_cache);
+    /* The cached stacks point into the table just cleared. */
+    memset(t_sites, 0, sizeof t_sites);
     ss_pystack_atfork_child();
 }

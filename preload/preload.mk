@@ -102,8 +102,14 @@ CALLSITE_SHIM_SRCS := preload/callsite.c preload/pystack.c
 bench-callsite: $(BUILD)/bench_callsite
 	$(BUILD)/bench_callsite
 
-$(BUILD)/bench_callsite: bench/bench_callsite.c $(CALLSITE_SHIM_SRCS) tests/callsite_fake_runtime.c \
+# The capture path is built as a library of its own, like the real shim: its
+# frames are dropped from captured stacks as the shim's, the benchmark's kept.
+$(BUILD)/libss_bench_callsite.so: bench/bench_callsite_shim.c $(CALLSITE_SHIM_SRCS) tests/callsite_fake_runtime.c \
 		tests/callsite_fake_runtime.h $(COMMON_SRCS) $(wildcard preload/*.h)
 	@mkdir -p $(BUILD)
-	$(CC) $(BASE_CFLAGS) -Ipreload -Itests -O2 -g -fno-omit-frame-pointer -o $@ bench/bench_callsite.c \
+	$(CC) $(BASE_CFLAGS) -Ipreload -Itests -O2 -g -fPIC -shared -fvisibility=hidden -o $@ bench/bench_callsite_shim.c \
 		$(CALLSITE_SHIM_SRCS) tests/callsite_fake_runtime.c $(COMMON_SRCS) -ldl -lpthread
+
+$(BUILD)/bench_callsite: bench/bench_callsite.c $(BUILD)/libss_bench_callsite.so
+	$(CC) $(BASE_CFLAGS) -O2 -g -fno-omit-frame-pointer -o $@ bench/bench_callsite.c \
+		$(BUILD)/libss_bench_callsite.so -Wl,-rpath,'$$ORIGIN' -ldl

@@ -27,6 +27,10 @@ Expect file format (documented in docs/testing.md), one directive a line,
     steady-only                the other directives look at steady-state findings
                                only; every setup finding must be folded (severity
                                info): nothing at warning or above from setup
+    occurrences <rule-id> <file>[:<L>,...] <count>
+                               the rule's findings at these lines (or the lines of
+                               <file> marked EXPECT-SITE <rule-id>) fold <count>
+                               occurrences in all (each finding's "count", 1 if absent)
 
 Every rule id not given a count must have no finding; site, nosite, cost,
 severity and message need the rule's count line.  The severity is read from
@@ -113,6 +117,7 @@ class Expect:
         self.nomessages = []  # text
         self.phases = []      # (rule, phase)
         self.steady_only = False
+        self.occurrences = [] # (rule, basename, lines, text, count spec)
 
 
 def parse_site(words, where, base_dir, marker_word):
@@ -161,6 +166,14 @@ def parse_expect(path):
                     raise ExpectError(f"{where}: unknown rule id '{parts[1]}'")
                 e.messages.append((parts[1], parts[2].strip()))
                 continue
+            if words[0] == "occurrences":
+                if len(words) != 4:
+                    raise ExpectError(f"{where}: want 'occurrences <rule-id> <file>[:<L>,...] <count>'")
+                if words[1] not in RULES:
+                    raise ExpectError(f"{where}: unknown rule id '{words[1]}'")
+                site = parse_site(words[:3], where, base_dir, "EXPECT-SITE")
+                e.occurrences.append(site + (parse_count(words[3], where),))
+                continue
             if words[0] in ("site", "nosite", "cost", "severity"):
                 if len(words) != 3:
                     raise ExpectError(f"{where}: want '{words[0]} <rule-id> <value>'")
@@ -186,7 +199,7 @@ def parse_expect(path):
             if words[0] not in RULES:
                 raise ExpectError(f"{where}: unknown rule id '{words[0]}'")
             e.counts[words[0]] = parse_count(words[1], where)
-    for rule, *_ in e.sites + e.nosites + e.costs + e.severities + e.messages + e.phases:
+    for rule, *_ in e.sites + e.nosites + e.costs + e.severities + e.messages + e.phases + e.occurrences:
         if rule not in e.counts:
             raise ExpectError(f"{path}: site/nosite/cost/severity/message given for {rule} but no count line")
     return e
@@ -322,6 +335,16 @@ def check(report, e, native_sites=True):
                        if b == basename and l in lines})
         if hits:
             problems.append(f"{rule}: a finding points at {', '.join(hits)} (from 'nosite {rule} {text}')")
+    for rule, basename, lines, text, spec in e.occurrences:
+        if native(basename):
+            continue
+        got = 0
+        for f in by_rule.get(rule, []):
+            if any(b == basename and l in lines for b, l in sites_of(f)):
+                n = f.get("count", 1) if isinstance(f, dict) else 1
+                got += n if isinstance(n, int) else 1
+        if not count_ok(spec, got):
+            problems.append(f"{rule}: expected {count_text(spec)} occurrences at {text}, got {got}")
     for rule, minimum in e.costs:
         total = sum(cost_of(f) for f in by_rule.get(rule, []))
         if total < minimum:
@@ -357,6 +380,12 @@ def for_fixture(expect_path):
     with open(expect_path, encoding="utf-8") as f:
         for raw in f:
             words = raw.split("#", 1)[0].split()
+            if len(words) == 4 and words[0] == "occurrences" and not re.search(r":\d", words[2]):
+                lines = marked_lines(os.path.join(base_dir, words[2]), words[1], "EXPECT-SITE")
+                if not lines:
+                    raise ExpectError(f"{expect_path}: {words[2]} has no line marked EXPECT-SITE {words[1]}")
+                out.append(f"occurrences {words[1]} {os.path.basename(words[2])}:{','.join(map(str, lines))} {words[3]}\n")
+                continue
             if len(words) == 3 and words[0] in ("site", "nosite") and not re.search(r":\d", words[2]):
                 # Marker-based sites become explicit line lists: the fixture is
                 # checked without the source.  Native sites resolve on the CPU

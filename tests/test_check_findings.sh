@@ -161,6 +161,28 @@ if "$PYTHON" tests/check_findings.py "$T/r.json" "$T/fixture2.expect" > "$T/out"
     echo "FAIL: fixture expect accepts a finding at the nosite line"; failures=$((failures + 1))
 fi
 
+# occurrences: the findings at given lines fold exactly this many occurrences.
+cat > "$T/two.cu" <<'SRC'
+int main() {
+    k<<<1, 1, 0, s>>>(p); // EXPECT-SITE missing-fence
+    k<<<1, 1, 0, s>>>(q); // EXPECT-SITE missing-fence
+}
+SRC
+MF2='{"rule":"missing-fence","count":200,"site":"two.cu:2 main"}'
+MF3='{"rule":"missing-fence","count":200,"site":"two.cu:3 main"}'
+MF3B='{"rule":"missing-fence","count":158,"site":"two.cu:3 main"}'
+expect_rc 0 "occurrences per line" "{\"findings\":[$MF2,$MF3]}" "missing-fence 2
+occurrences missing-fence two.cu:2 200
+occurrences missing-fence two.cu:3 200"
+expect_rc 1 "occurrences borrowed by another line" "{\"findings\":[$MF2,$MF3B]}" "missing-fence 2
+occurrences missing-fence two.cu:2 200
+occurrences missing-fence two.cu:3 200"
+expect_rc 0 "occurrences over the marked lines" "{\"findings\":[$MF2,$MF3B]}" "missing-fence 2
+occurrences missing-fence two.cu 358"
+expect_rc 1 "occurrences with no finding at the line" "{\"findings\":[$MF2]}" "missing-fence 1
+occurrences missing-fence two.cu:3 >=1"
+expect_rc 2 "occurrences without a count line" "{\"findings\":[$MF2]}" "occurrences missing-fence two.cu:2 200"
+
 # Every expect file of the GPU suite must be usable (known rules, a count line
 # for each site/message, every marker-based site found in its source): an
 # unusable one would only show on the GPU machine.  Against an empty report a

@@ -2,10 +2,11 @@
 # CPU check of the shim's call-stack policy (preload/callsite.c) through the
 # interposer and the fake libcudart.so.13:
 #   SYNCSIGHT_STACKS=1 (default): cudaSetDevice and stream creation get a
-#     stack; launches on a non-default stream are sampled per (kernel, call
-#     site): launches 1-4 and then every 256th are unwound (their real stack),
-#     the others carry the stack captured last; legacy-stream launches are all
-#     unwound;
+#     stack; launches (non-default and legacy stream alike) go through the
+#     verified per-thread cache, and every one must carry its own real stack:
+#     the program launches one kernel from one wrapper return address through
+#     three different chains of callers in turn, which the old cache (keyed by
+#     kernel and return address) gave the stack captured last;
 #   SYNCSIGHT_STACKS=2: every launch carries its own real stack;
 #   SYNCSIGHT_STACKS=0: no stacks.
 set -eu
@@ -67,30 +68,41 @@ for k, sid in enumerate(full):
     if sid != depth_id[k % 3]:
         fail("SYNCSIGHT_STACKS=2: launch %d has stack %d, expected %d" % (k + 1, sid, depth_id[k % 3]))
 
-# Default policy: sampled launches.
+# Default policy: cached launches, each with its own stack: the same three
+# stacks in turn as under SYNCSIGHT_STACKS=2.
 other, sampled, legacy = split(api(1))
 for name, _, sid in other:
     if sid == 0:
         fail("SYNCSIGHT_STACKS=1: %s has no stack" % name)
-if 0 in legacy:
-    fail("SYNCSIGHT_STACKS=1: a legacy-stream launch has no stack: %s" % legacy)
-if len(set(legacy[:3])) != 3:
-    fail("SYNCSIGHT_STACKS=1: legacy-stream launches were not each unwound: %s" % legacy)
-ids = sampled[:3]
-if len(set(ids)) != 3 or 0 in ids:
-    fail("SYNCSIGHT_STACKS=1: the first launches were not unwound: %s" % sampled[:4])
-unwound, last = 0, None
-for k, sid in enumerate(sampled, 1):
-    captured = k <= FULL_FIRST or (k - FULL_FIRST) % EVERY == 0
-    want = ids[(k - 1) % 3] if captured else last
-    if sid != want:
-        fail("SYNCSIGHT_STACKS=1: launch %d has stack %d, expected %d (%s)"
-             % (k, sid, want, "unwound" if captured else "cached"))
-    unwound += captured
-    last = want
+for what, ids_all in (("non-default", sampled), ("legacy", legacy)):
+    ids = ids_all[:3]
+    if len(set(ids)) != 3 or 0 in ids:
+        fail("SYNCSIGHT_STACKS=1: %s-stream launches at 3 depths did not give 3 stacks: %s" % (what, ids))
+    for k, sid in enumerate(ids_all):
+        if sid != ids[k % 3]:
+            fail("SYNCSIGHT_STACKS=1: %s-stream launch %d has stack %d, its own is %d"
+                 % (what, k + 1, sid, ids[k % 3]))
+# Same frames as the full unwinds: the stacks of mode 1 and mode 2 symbolize alike.
+def stacks(mode):
+    # Addresses as (module path, offset): the two runs load at different bases.
+    mods, raw, out = [], {}, {}
+    for line in open("%s/dump.%s" % (T, mode)):
+        m = re.match(r'module base=(\S+) size=(\S+) .*?path="([^"]*)"', line)
+        if m:
+            mods.append((int(m.group(1), 16), int(m.group(2), 16), m.group(3)))
+        m = re.match(r'stack id=(\d+) depth=\d+ addrs=(\S+)', line)
+        if m:
+            raw[int(m.group(1))] = [int(a, 16) for a in m.group(2).split(",")]
+    for sid, addrs in raw.items():
+        out[sid] = [next(((p, a - b) for b, n, p in mods if b <= a < b + n), ("?", a)) for a in addrs]
+    return out
+s1, s2 = stacks(1), stacks(2)
+for k in range(3):
+    if s1.get(sampled[k]) != s2.get(full[k]):
+        fail("SYNCSIGHT_STACKS=1: launch %d's stack %s differs from the full unwind's %s"
+             % (k + 1, s1.get(sampled[k]), s2.get(full[k])))
 # Off: nothing.
 if any(r[2] for r in api(0)):
     fail("SYNCSIGHT_STACKS=0: a record has a stack")
-print("PASS: stack policy (%d of %d launches unwound, the rest cached; set-device/stream-create/legacy launches full)"
-      % (unwound, N))
+print("PASS: stack policy (%d launches, each with its own stack through the verified cache)" % (N + 10))
 PY

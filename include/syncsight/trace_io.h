@@ -50,8 +50,12 @@ int  ss_writer_close(ss_writer *w);
 /* Fill a header with magic, version, pid/ppid, clock id, start times, host. */
 void ss_file_header_init(ss_file_header *hdr, uint64_t start_ns, uint64_t start_realtime_ns);
 
-/* CRC-32 (IEEE 802.3 polynomial, same as zlib's crc32). */
+/* CRC-32 (IEEE 802.3 polynomial): zlib's crc32() from libz.so.1 (dlopen'ed;
+ * see trace_io.c), or the same values from a bytewise table where it cannot
+ * be loaded. */
 uint32_t ss_crc32(uint32_t crc, const void *data, size_t len);
+/* "zlib" or "table": which of the two ss_crc32 uses in this process. */
+const char *ss_crc32_impl(void);
 
 /* ------------------------------------------------------- record building */
 
