@@ -150,3 +150,31 @@ void ss_model_pystack_walk(const ss_model *m, uint32_t pystack_id, ss_pyframe_vi
         visit(ctx, i, file, fr[i].line, fn, file.s && ss_pyfile_is_user(file.s, file.len));
     }
 }
+
+int ss_model_source_line(const ss_model *m, const char *file, size_t flen, uint32_t line, char *buf, size_t len)
+{
+    if (!flen || !line || len < 2 || flen > 4000) return 0;
+    char path[4400];
+    ss_string_ref cwd = ss_model_meta(m, "cwd");
+    if (file[0] != '/' && cwd.s && cwd.len < 300)
+        snprintf(path, sizeof path, "%.*s/%.*s", (int)cwd.len, cwd.s, (int)flen, file);
+    else
+        snprintf(path, sizeof path, "%.*s", (int)flen, file);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    uint32_t at = 1;
+    int c, found = 0;
+    size_t n = 0;
+    while ((c = getc(f)) != EOF) {
+        if (at == line) {
+            if (c == '\n') { found = 1; break; }
+            if (n + 1 < len) buf[n++] = (char)c;
+        } else if (c == '\n' && ++at > line) {
+            break;
+        }
+    }
+    if (at == line && c == EOF) found = n > 0;
+    fclose(f);
+    buf[n] = '\0';
+    return found;
+}

@@ -57,6 +57,12 @@ int ss_site_unresolved(const ss_model *m, const ss_site *site, char *why, size_t
 #define SS_UNRESOLVED_FIX "build the program with -g; if its binaries moved or the trace was recorded on another " \
     "machine, set SYNCSIGHT_SYMBOL_PATH to the directories holding them or their NAME.debug files"
 
+/* Line `line` (1-based) of the program's source file `file` (as a stack
+ * names it: absolute, or relative to the traced program's cwd, META "cwd"),
+ * NUL-terminated into buf without its newline.  Returns 0 when the file
+ * cannot be read here or has no such line. */
+int ss_model_source_line(const ss_model *m, const char *file, size_t flen, uint32_t line, char *buf, size_t len);
+
 /* The frames of native stack `stack_id` as ss_stack_walk() shows them. */
 void ss_model_stack_walk(const ss_model *m, uint32_t stack_id, ss_frame_visit visit, void *ctx);
 

@@ -34,14 +34,44 @@
  * print(t), nonzero, boolean masks... (at::cuda::memcpy_and_sync and the
  * like).  The user did not ask to synchronize: for them it is implicit.  A sync
  * the user asked for (torch.cuda.synchronize(), stream/event.synchronize())
- * has torch's own Python wrapper as its innermost Python frame. */
-static int framework_sync(const ss_model *m, const ss_call *c)
+ * has torch's own Python wrapper as its innermost Python frame, or, where
+ * the binding has none, a user line that says "synchronize". */
+static int framework_sync(const ss_model *m, const ss_call *c, ss_u64map *asked)
 {
     const ss_pystack_rec *p = ss_model_pystack(m, c->rec->pystack_id);
     if (!p || !p->depth) return 0;
     const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
     ss_string_ref file = ss_model_string(m, fr[0].file_id);
-    return file.s && ss_pyfile_is_user(file.s, file.len);
+    if (!file.s || !ss_pyfile_is_user(file.s, file.len)) return 0;
+    /* A binding with no Python frame of its own (CuPy's Stream.synchronize,
+     * a Cython or C extension) looks the same as .item(): the user's line
+     * says which it was.  Read where the source is at hand, once per line. */
+    uint64_t key = ((uint64_t)fr[0].file_id << 32) | fr[0].line;
+    int64_t known = ss_u64map_get(asked, key, -1);
+    if (known < 0) {
+        char text[512];
+        known = 0;
+        if (ss_model_source_line(m, file.s, file.len, fr[0].line, text, sizeof text)) {
+            for (char *t = text; *t; t++) *t = (char)(*t >= 'A' && *t <= 'Z' ? *t - 'A' + 'a' : *t);
+            known = strstr(text, "synchronize") != NULL;
+        }
+        ss_u64map_put(asked, key, known);
+    }
+    return !known;
+}
+
+/* A host read of a GPU value issued by a framework for a user line (a sync
+ * or a blocking copy, .item() / .cpu()): *key names the line. */
+static int framework_read_key(const ss_model *m, const ss_call *c, ss_u64map *asked, uint64_t *key)
+{
+    if (c->blocking_copy != SS_BLOCKING_COPY_COPY && c->cls != SS_API_STREAM_SYNC && c->cls != SS_API_EVENT_SYNC &&
+        c->cls != SS_API_DEVICE_SYNC)
+        return 0;
+    if (!framework_sync(m, c, asked)) return 0;
+    const ss_pystack_rec *p = ss_model_pystack(m, c->rec->pystack_id);
+    const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
+    *key = ((uint64_t)fr[0].file_id << 32) | fr[0].line;
+    return 1;
 }
 
 /* A synchronous copy: cudaMemcpy & co., or the copy half of a blocking copy
@@ -52,12 +82,12 @@ static int sync_copy(const ss_call *c)
     return c->cls == SS_API_COPY_SYNC || c->blocking_copy == SS_BLOCKING_COPY_COPY;
 }
 
-static int candidate(const ss_model *m, const ss_call *c)
+static int candidate(const ss_model *m, const ss_call *c, ss_u64map *asked)
 {
     if (c->blocking_copy == SS_BLOCKING_COPY_COPY) return 1;
     switch (c->cls) {
     case SS_API_STREAM_SYNC: case SS_API_EVENT_SYNC: case SS_API_DEVICE_SYNC:
-        return framework_sync(m, c);
+        return framework_sync(m, c, asked);
     case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC: case SS_API_SET_LIMIT:
     case SS_API_OTHER: case SS_API_STREAM_CREATE: case SS_API_STREAM_DESTROY:
     case SS_API_EVENT_CREATE: case SS_API_EVENT_DESTROY:
@@ -171,12 +201,13 @@ static const char *fix_for(const char *base, ss_api_class cls)
 static void run(const ss_model *m, ss_findings *out)
 {
     if (!m->has_gpu) return;   /* the evidence is GPU work in flight */
+    ss_u64map asked = { 0 };   /* (file id, line) -> 1: the user's line asks to synchronize */
     /* median duration per API name when nothing was in flight */
     uint64_t **unblocked = ss_xcalloc(m->napi_names, sizeof(uint64_t *));
     uint32_t *nun = ss_xcalloc(m->napi_names, sizeof(uint32_t)), *cap = ss_xcalloc(m->napi_names, sizeof(uint32_t));
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
-        if (!candidate(m, c)) continue;
+        if (!candidate(m, c, &asked)) continue;
         int32_t dev = ss_model_call_device(m, c);
         if (ss_model_busy_at(m, dev, c->rec->t_enter)) continue;
         uint64_t d = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit - c->rec->t_enter : 0;
@@ -193,9 +224,21 @@ static void run(const ss_model *m, ss_findings *out)
     }
     free(unblocked); free(nun); free(cap);
 
+    /* A value read on the host from a user line in a loop (.item() every
+     * step): the fix reads it once, or less often -- the host still waits
+     * for it the last time.  Per user line, its reads and the last one. */
+    ss_u64map last_read = { 0 }, nreads = { 0 };
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        uint64_t key;
+        if (framework_read_key(m, &m->calls[i], &asked, &key)) {
+            ss_u64map_put(&last_read, key, (int64_t)i);
+            ss_u64map_put(&nreads, key, ss_u64map_get(&nreads, key, 0) + 1);
+        }
+    }
+
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
-        if (!candidate(m, c)) continue;
+        if (!candidate(m, c, &asked)) continue;
         uint64_t dur = c->rec->t_exit > c->rec->t_enter ? c->rec->t_exit - c->rec->t_enter : 0;
         uint64_t threshold = 3 * median[c->name_idx];
         if (threshold < MIN_BLOCK_NS) threshold = MIN_BLOCK_NS;
@@ -209,7 +252,7 @@ static void run(const ss_model *m, ss_findings *out)
         /* a blocking copy a framework made for the user's line (.cpu(),
          * .to('cuda')) did not ask to wait, whatever the in-flight work
          * touches: like the framework syncs of .item() */
-        int framework_copy = c->blocking_copy == SS_BLOCKING_COPY_COPY && framework_sync(m, c);
+        int framework_copy = c->blocking_copy == SS_BLOCKING_COPY_COPY && framework_sync(m, c, &asked);
         if ((sync_copy(c) || c->cls == SS_API_MEMSET_SYNC) && !framework_copy) {
             /* a synchronous copy of a buffer that in-flight work produces or
              * uses had to wait: that wait is the program's intent */
@@ -285,10 +328,17 @@ static void run(const ss_model *m, ss_findings *out)
             .relax = { { .kind = SS_RELAX_HOST_WAIT, .call = (int32_t)i } },
             .nrelax = 1,
         };
+        uint64_t key;
+        if (framework_read_key(m, c, &asked, &key) && ss_u64map_get(&nreads, key, 0) >= 2 &&
+            ss_u64map_get(&last_read, key, -1) == (int64_t)i)
+            o.nrelax = 0;   /* the one read the fix keeps */
         ss_findings_add(out, m, &o);
     }
     free(median);
     free(has_median);
+    ss_u64map_free(&asked);
+    ss_u64map_free(&last_read);
+    ss_u64map_free(&nreads);
 }
 
 const ss_rule ss_rule_implicit_sync = {
