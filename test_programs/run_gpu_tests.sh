@@ -61,6 +61,9 @@ FIXTURES="$FIXTURES driver_launch_race driver_launch_race_fixed cupy_rawkernel_r
 FIXTURES="$FIXTURES triton_reader_race triton_reader_race_fixed"
 # A training loop as people write it: setup vs steady state, the blocking-copy idiom (model.cuda()).
 FIXTURES="$FIXTURES train_item_loop train_item_loop_fixed"
+# A kernel launched from two lines through one stub (each site its own calls), and
+# streams named through NVTX and by their creation line.
+FIXTURES="$FIXTURES same_kernel_two_lines stream_names"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
