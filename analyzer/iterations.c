@@ -217,6 +217,19 @@ static int from_nvtx(ss_iterations *it, const ss_model *m)
     return 1;
 }
 
+/* A native stack by its frames, not its id: a shim may record one chain of
+ * frames under more than one id (with and without the return-address slots
+ * its verified cache keeps), and the calls of one place must match. */
+static uint64_t stack_content(const ss_model *m, uint32_t id)
+{
+    const ss_stack_rec *s = ss_model_stack(m, id);
+    if (!s) return id;
+    const uint64_t *a = ss_rec_tail(&s->h, sizeof(*s));
+    uint64_t h = mix(0, s->depth);
+    for (uint32_t i = 0; i < s->depth; i++) h = mix(h, a[i]);
+    return h;
+}
+
 /* 2. the repeating pattern of the busiest thread's calls */
 static int from_calls(ss_iterations *it, const ss_model *m)
 {
@@ -228,7 +241,7 @@ static int from_calls(ss_iterations *it, const ss_model *m)
     uint8_t *work = ss_xcalloc(th->ncalls, 1);
     for (uint32_t k = 0; k < th->ncalls; k++) {
         const ss_call *c = &m->calls[th->calls[k]];
-        keys[k] = mix(mix(mix(0, c->name_idx), c->rec->stack_id), c->rec->pystack_id);
+        keys[k] = mix(mix(mix(0, c->name_idx), stack_content(m, c->rec->stack_id)), c->rec->pystack_id);
         work[k] = c->first_op >= 0 || c->cls == SS_API_LAUNCH || c->cls == SS_API_COPY_SYNC ||
                   c->cls == SS_API_COPY_ASYNC || c->cls == SS_API_MEMSET_SYNC || c->cls == SS_API_MEMSET_ASYNC;
     }

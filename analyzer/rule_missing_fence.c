@@ -270,6 +270,9 @@ static void run(const ss_model *m, ss_findings *out)
                 range_access(&f, (int32_t)i, c->rec->ptr, c->rec->bytes, ACC_WRITE, epoch);
                 break;
             case SS_API_LAUNCH:
+                /* In an incomplete trace a launch whose kernel record never
+                 * came cannot say which kernel ran: judged by nothing. */
+                if (m->incomplete_why && c->first_op < 0) break;
                 kernel_accesses(&f, (int32_t)i, epoch);
                 break;
             default: break;
