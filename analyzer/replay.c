@@ -272,6 +272,21 @@ static uint64_t mark_end(const pass *p, int32_t k)
 
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
+/* a - b and t + d, saturating: times come from the trace, damaged ones too */
+#define SS_DELAY_MAX (INT64_MAX / 4)
+static int64_t sdiff(uint64_t a, uint64_t b)
+{
+    if (a >= b) return a - b > (uint64_t)SS_DELAY_MAX ? SS_DELAY_MAX : (int64_t)(a - b);
+    return b - a > (uint64_t)SS_DELAY_MAX ? -SS_DELAY_MAX : -(int64_t)(b - a);
+}
+
+static uint64_t sadd(uint64_t t, int64_t d)
+{
+    if (d >= 0) return t > UINT64_MAX - (uint64_t)d ? UINT64_MAX : t + (uint64_t)d;
+    uint64_t m = (uint64_t)(-d);
+    return t > m ? t - m : 0;
+}
+
 /* When the work of stream s submitted before `bound` was done: its last
  * operation's end, or its last marker's completion (an event record held
  * back by the legacy barrier completes after the stream's last kernel). */
@@ -436,17 +451,14 @@ static uint64_t evaluate(pass *p)
         const item *it = &r->items[i];
         int32_t k = it->idx;
         if (it->rank == I_MARK) {
-            int64_t t = (int64_t)mark_ready(p, k) + r->mk_lat[k];
-            p->M[k] = t < 0 ? 0 : (uint64_t)t;
+            p->M[k] = sadd(mark_ready(p, k), r->mk_lat[k]);
             p->mdone[k] = 1;
             continue;
         }
         if (it->rank == I_START) {
             const ss_gpu_op *op = &m->ops[k];
             uint64_t ready = op_ready(p, k, 1);
-            int64_t s = (int64_t)ready + r->lat[k];
-            if (s < 0) s = 0;
-            p->S[k] = (uint64_t)s;
+            p->S[k] = sadd(ready, r->lat[k]);
             p->F[k] = p->S[k] + (op->end - op->start);
             p->odone[k] = 1;
             end = max_u64(end, p->F[k]);
@@ -913,7 +925,7 @@ static ss_replay *build(const ss_model *m)
          * measured run (the model holds it back too much): its delay is
          * negative, as an operation's may be */
         r->mk_real[k] = x->measured ? x->measured : ready;
-        r->mk_lat[k] = x->measured ? (int64_t)x->measured - (int64_t)ready : 0;
+        r->mk_lat[k] = x->measured ? sdiff(x->measured, ready) : 0;
         SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
     }
 
@@ -961,7 +973,7 @@ static ss_replay *build(const ss_model *m)
 
     /* the delay each op had after everything modelled */
     for (uint32_t o = 0; o < m->nops; o++)
-        r->lat[o] = (int64_t)m->ops[o].start - (int64_t)op_ready(&real, (int32_t)o, 1);
+        r->lat[o] = sdiff(m->ops[o].start, op_ready(&real, (int32_t)o, 1));
 
     /* the measured order of events */
     r->items = ss_xcalloc(2 * (size_t)m->ncalls + m->nops + r->nmk + 1, sizeof(item));

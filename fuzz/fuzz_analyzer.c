@@ -55,7 +55,8 @@ static void analyze(const char *path)
     ss_rules_run_all(m, f);
     ss_findings_finish(f, m->t_last > m->t_first ? m->t_last - m->t_first : 0);
     ss_report_json(devnull, &proc, 1);
-    ss_report_text(devnull, &proc, 1, 1);
+    ss_report_text(devnull, &proc, 1, 1, 0);
+    ss_report_text(devnull, &proc, 1, 0, 1);   /* --setup: the folded setup findings in full */
     size_t total = 0;
     for (uint32_t i = 0; i < f->n; i++) {
         const ss_finding *x = &f->v[i];
