@@ -130,6 +130,10 @@ static uint32_t stack_id_for(const uint64_t *addrs, uint32_t depth, const uint32
 {
     *slot_out = NULL;
     uint64_t h = hash_addrs(addrs, depth);
+    /* The same frames seen before with other return-address slots (or none,
+     * from an unverified capture): a new entry for the cache, but the same
+     * stack for the trace -- one id, one STACK record. */
+    uint32_t same_frames_id = 0;
     if (g_stacks) {
         for (uint32_t p = 0; p < STACK_PROBES; p++) {
             stack_slot *s = &g_stacks[(h + p) & (STACK_SLOTS - 1)];
@@ -142,14 +146,15 @@ static uint32_t stack_id_for(const uint64_t *addrs, uint32_t depth, const uint32
                     k = expected;           /* lost the slot: look at what is there */
                     goto occupied;
                 }
-                uint32_t id = atomic_fetch_add_explicit(&g_next_stack_id, 1, memory_order_relaxed);
+                uint32_t id = same_frames_id ? same_frames_id
+                                             : atomic_fetch_add_explicit(&g_next_stack_id, 1, memory_order_relaxed);
                 s->id = id;
                 s->depth = depth;
                 memcpy(s->addrs, addrs, depth * 8u);
                 s->has_slots = offs != NULL;
                 if (offs)
                     memcpy(s->slot_off, offs, depth * sizeof *offs);
-                if (!write_stack_record(id, addrs, depth)) {
+                if (!same_frames_id && !write_stack_record(id, addrs, depth)) {
                     /* Nothing to point at: give the slot back rather than
                      * publish an id whose record does not exist. */
                     atomic_store_explicit(&s->key, 0, memory_order_release);
@@ -160,10 +165,12 @@ static uint32_t stack_id_for(const uint64_t *addrs, uint32_t depth, const uint32
                 return id;
             }
 occupied:
-            if (k == h && s->depth == depth && memcmp(s->addrs, addrs, depth * 8u) == 0 &&
-                (!offs || (s->has_slots && memcmp(s->slot_off, offs, depth * sizeof *offs) == 0))) {
-                *slot_out = s;
-                return s->id;
+            if (k == h && s->depth == depth && memcmp(s->addrs, addrs, depth * 8u) == 0) {
+                if (!offs || (s->has_slots && memcmp(s->slot_off, offs, depth * sizeof *offs) == 0)) {
+                    *slot_out = s;
+                    return s->id;
+                }
+                same_frames_id = s->id;
             }
         }
     }

@@ -47,12 +47,18 @@ FAKE_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigne
     return cudaSuccess;
 }
 
+/* The count that makes cudaMemcpyAsync block 1 ms (a pageable copy behind
+ * running work): one call site is then sometimes slow, sometimes quick. */
+#define FAKE_SLOW_COUNT 4097
+
 static cudaError_t fake_memcpy_async(size_t count)
 {
     if (count == FAKE_FAILING_COUNT) {
         errno = FAKE_ERRNO;   /* the interposer must leave this as it is */
         return cudaErrorInvalidValue;
     }
+    if (count == FAKE_SLOW_COUNT)
+        fake_sleep_ms(1);
     return cudaSuccess;
 }
 

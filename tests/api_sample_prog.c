@@ -6,7 +6,8 @@
  *     (launch_site), reached through 0, 1 or 2 extra frames in turn (i % 3) so
  *     that consecutive launches have different real stacks: the test can see
  *     which launches were unwound and which reused the cached stack;
- *   - 10 launches on the legacy stream: blamed, every one unwound.
+ *   - 10 launches on the legacy stream: blamed, every one unwound;
+ *   - 8 copies from one site, slow and quick in turn: one stack.
  * Prints nothing; the trace is checked by the script.
  */
 #include <stdio.h>
@@ -36,6 +37,16 @@ __attribute__((noinline)) static void via_frames(int extra, cudaStream_t stream)
     sink++;
 }
 
+/* One copy site, slow (1 ms in the fake: unwound) and quick (through the
+ * verified cache) in turn: one chain of frames, one stack in the trace. */
+__attribute__((noinline)) static void copy_site(cudaStream_t stream, size_t count)
+{
+    static char src[8192], dst[8192];
+    if (cudaMemcpyAsync(dst, src, count, cudaMemcpyHostToHost, stream) != cudaSuccess)
+        fprintf(stderr, "copy failed\n");
+    sink++;
+}
+
 int main(void)
 {
     cudaStream_t stream;
@@ -45,5 +56,7 @@ int main(void)
         via_frames(i % 3, stream);
     for (int i = 0; i < 10; i++)
         via_frames(i % 3, 0);   /* legacy default stream */
+    for (int i = 0; i < 8; i++)
+        copy_site(stream, i % 2 ? 4096 : 4097);   /* the slow one first */
     return 0;
 }

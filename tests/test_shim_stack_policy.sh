@@ -101,6 +101,15 @@ for k in range(3):
     if s1.get(sampled[k]) != s2.get(full[k]):
         fail("SYNCSIGHT_STACKS=1: launch %d's stack %s differs from the full unwind's %s"
              % (k + 1, s1.get(sampled[k]), s2.get(full[k])))
+# One chain of frames is one stack in the trace, however the cache learnt it
+# (verified with its return-address slots, or unwound without them).
+for mode, st in ((1, s1), (2, s2)):
+    seen = {}
+    for sid, frames in sorted(st.items()):
+        key = tuple(frames)
+        if key in seen:
+            fail("SYNCSIGHT_STACKS=%d: stacks %d and %d hold the same frames" % (mode, seen[key], sid))
+        seen[key] = sid
 # Off: nothing.
 if any(r[2] for r in api(0)):
     fail("SYNCSIGHT_STACKS=0: a record has a stack")
