@@ -436,15 +436,7 @@ static void write_process(pf *p, ss_process_result *res)
 int ss_export_perfetto_job(FILE *out, ss_process_result *procs, uint32_t n)
 {
     int64_t *shift = ss_xcalloc(n ? n : 1, sizeof(int64_t));
-    ss_job_time_shifts(procs, n, shift);
-    /* ts 0: the earliest header start or first record of any trace */
-    int64_t base = INT64_MAX;
-    for (uint32_t i = 0; i < n; i++) {
-        const ss_model *m = procs[i].model;
-        uint64_t b = m->hdr.start_ns;
-        if (m->t_first && m->t_first < b) b = m->t_first;
-        if ((int64_t)b + shift[i] < base) base = (int64_t)b + shift[i];
-    }
+    int64_t base = ss_job_time_shifts(procs, n, shift);   /* ts 0 of the job */
 
     fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":", out);
     ss_json j;

@@ -126,7 +126,7 @@ ss_string_ref ss_timeline_label(const ss_model *m, const ss_call *c)
     return r;
 }
 
-void ss_job_time_shifts(const ss_process_result *procs, uint32_t n, int64_t *shift)
+int64_t ss_job_time_shifts(const ss_process_result *procs, uint32_t n, int64_t *shift)
 {
     int one_host = 1;
     for (uint32_t i = 1; i < n; i++)
@@ -136,4 +136,12 @@ void ss_job_time_shifts(const ss_process_result *procs, uint32_t n, int64_t *shi
         const ss_file_header *h = &procs[i].model->hdr;
         shift[i] = one_host ? 0 : (int64_t)(h->start_realtime_ns - h->start_ns);
     }
+    int64_t base = INT64_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        const ss_model *m = procs[i].model;
+        uint64_t b = m->hdr.start_ns;
+        if (m->t_first && m->t_first < b) b = m->t_first;
+        if ((int64_t)b + shift[i] < base) base = (int64_t)b + shift[i];
+    }
+    return base;
 }

@@ -53,8 +53,9 @@ ss_string_ref ss_timeline_label(const ss_model *m, const ss_call *c);
 /* Per trace of a job, the ns to add to its times to put every trace on one
  * axis: 0 for all when they were recorded on one host (one CLOCK_MONOTONIC);
  * otherwise each trace's clock is mapped to wall-clock time through its
- * header's (start_ns, start_realtime_ns) pair. */
-void ss_job_time_shifts(const ss_process_result *procs, uint32_t n, int64_t *shift);
+ * header's (start_ns, start_realtime_ns) pair.  Returns the job's time 0 on
+ * that axis: the earliest header start or first record of any trace. */
+int64_t ss_job_time_shifts(const ss_process_result *procs, uint32_t n, int64_t *shift);
 
 /* A finding's call site as display text (raw program text: escape it). */
 void ss_finding_site_text(const ss_finding *x, char *buf, size_t len);

@@ -290,12 +290,23 @@ static uint64_t sadd(uint64_t t, int64_t d)
 /* When the work of stream s submitted before `bound` was done: its last
  * operation's end, or its last marker's completion (an event record held
  * back by the legacy barrier completes after the stream's last kernel). */
-static uint64_t stream_done(const pass *p, int32_t s, int64_t bound)
+static uint64_t stream_done_by(const pass *p, int32_t s, int64_t bound, int32_t *who)
 {
     int32_t o = last_before(p->r, s, bound);
     uint64_t t = o >= 0 ? op_end(p, o) : 0;
+    *who = o;
     int32_t k = last_mark_before(p->r, s, bound);
-    return k >= 0 ? max_u64(t, mark_end(p, k)) : t;
+    if (k >= 0 && mark_end(p, k) > t) {
+        t = mark_end(p, k);
+        *who = -1;   /* a marker: no operation of its own */
+    }
+    return t;
+}
+
+static uint64_t stream_done(const pass *p, int32_t s, int64_t bound)
+{
+    int32_t who;
+    return stream_done_by(p, s, bound, &who);
 }
 
 static uint64_t barrier_drain(pass *p, int32_t b)
@@ -373,11 +384,11 @@ static uint64_t op_ready(pass *p, int32_t o, int with_hw)
  * `bound`; *who: the operation that ends it (-1: a marker, or nothing). */
 static void wait_on(const pass *p, int32_t s, int64_t bound, uint64_t *v, int32_t *who)
 {
-    int32_t o = last_before(p->r, s, bound);
-    uint64_t t = stream_done(p, s, bound);
+    int32_t o;
+    uint64_t t = stream_done_by(p, s, bound, &o);
     if (t > *v || (*v == 0 && t == 0)) {
         *v = t;
-        *who = o >= 0 && op_end(p, o) == t ? o : -1;
+        *who = o;
     }
 }
 

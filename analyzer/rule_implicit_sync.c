@@ -36,7 +36,7 @@
  * the user asked for (torch.cuda.synchronize(), stream/event.synchronize())
  * has torch's own Python wrapper as its innermost Python frame, or, where
  * the binding has none, a user line that says "synchronize". */
-static int framework_sync(const ss_model *m, const ss_call *c, ss_u64map *asked)
+static int framework_sync_at(const ss_model *m, const ss_call *c, ss_u64map *asked, uint64_t *line_key)
 {
     const ss_pystack_rec *p = ss_model_pystack(m, c->rec->pystack_id);
     if (!p || !p->depth) return 0;
@@ -47,6 +47,7 @@ static int framework_sync(const ss_model *m, const ss_call *c, ss_u64map *asked)
      * a Cython or C extension) looks the same as .item(): the user's line
      * says which it was.  Read where the source is at hand, once per line. */
     uint64_t key = ((uint64_t)fr[0].file_id << 32) | fr[0].line;
+    if (line_key) *line_key = key;
     int64_t known = ss_u64map_get(asked, key, -1);
     if (known < 0) {
         char text[512];
@@ -60,6 +61,11 @@ static int framework_sync(const ss_model *m, const ss_call *c, ss_u64map *asked)
     return !known;
 }
 
+static int framework_sync(const ss_model *m, const ss_call *c, ss_u64map *asked)
+{
+    return framework_sync_at(m, c, asked, NULL);
+}
+
 /* A host read of a GPU value issued by a framework for a user line (a sync
  * or a blocking copy, .item() / .cpu()): *key names the line. */
 static int framework_read_key(const ss_model *m, const ss_call *c, ss_u64map *asked, uint64_t *key)
@@ -67,11 +73,7 @@ static int framework_read_key(const ss_model *m, const ss_call *c, ss_u64map *as
     if (c->blocking_copy != SS_BLOCKING_COPY_COPY && c->cls != SS_API_STREAM_SYNC && c->cls != SS_API_EVENT_SYNC &&
         c->cls != SS_API_DEVICE_SYNC)
         return 0;
-    if (!framework_sync(m, c, asked)) return 0;
-    const ss_pystack_rec *p = ss_model_pystack(m, c->rec->pystack_id);
-    const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
-    *key = ((uint64_t)fr[0].file_id << 32) | fr[0].line;
-    return 1;
+    return framework_sync_at(m, c, asked, key);
 }
 
 /* A synchronous copy: cudaMemcpy & co., or the copy half of a blocking copy

@@ -397,6 +397,33 @@ static void set_problem(sym_module *m, const char *why)
 
 /* ------------------------------------------------------------ libdw part */
 
+/* The module's file `file` opened for reading (a descriptor), or -1 with
+ * m->problem saying why.  The path comes from the trace, which may not be the
+ * user's own: nothing but regular ELF files (no FIFO that would hang us, no
+ * device); the callers use nothing from them unless the build id matches. */
+static int open_regular_elf(sym_module *m, const char *file)
+{
+    if (access(file, R_OK) != 0) {
+        size_t n = strlen(file);
+        set_problem(m, n > 10 && strcmp(file + n - 10, " (deleted)") == 0
+                           ? "binary was deleted while the program ran"
+                           : "binary not found (moved, deleted, or traced on another machine; "
+                             "SYNCSIGHT_SYMBOL_PATH names directories to look in)");
+        return -1;
+    }
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    unsigned char magic[4];
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic || memcmp(magic, "\x7f" "ELF", 4) != 0) {
+        if (fd >= 0)
+            close(fd);
+        set_problem(m, "not a regular ELF file");
+        return -1;
+    }
+    return fd;
+}
+
 #ifndef SS_NO_LIBDW
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
@@ -419,27 +446,9 @@ static int elf_has_symtab(Elf *elf)
  * -1 with m->problem saying why. */
 static int open_module_file(sym_module *m, const char *file)
 {
-    if (access(file, R_OK) != 0) {
-        size_t n = strlen(file);
-        set_problem(m, n > 10 && strcmp(file + n - 10, " (deleted)") == 0
-                           ? "binary was deleted while the program ran"
-                           : "binary not found (moved, deleted, or traced on another machine; "
-                             "SYNCSIGHT_SYMBOL_PATH names directories to look in)");
+    int fd = open_regular_elf(m, file);
+    if (fd < 0)
         return -1;
-    }
-    /* The path comes from the trace, which may not be the user's own: open
-     * nothing but regular ELF files (no FIFO that would hang us, no device),
-     * and use nothing from them unless the build id matches (below). */
-    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    unsigned char magic[4];
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic || memcmp(magic, "\x7f" "ELF", 4) != 0) {
-        if (fd >= 0)
-            close(fd);
-        set_problem(m, "not a regular ELF file");
-        return -1;
-    }
     m->dwfl = dwfl_begin(&offline_callbacks);
     if (!m->dwfl) {
         close(fd);
@@ -1066,26 +1075,10 @@ static int elf_read_facts(int fd, elf_facts *ef)
  * with m->problem saying why. */
 static int open_module_file(sym_module *m, const char *file)
 {
-    if (access(file, R_OK) != 0) {
-        size_t n = strlen(file);
-        set_problem(m, n > 10 && strcmp(file + n - 10, " (deleted)") == 0
-                           ? "binary was deleted while the program ran"
-                           : "binary not found (moved, deleted, or traced on another machine; "
-                             "SYNCSIGHT_SYMBOL_PATH names directories to look in)");
-        return -1;
-    }
-    /* As with libdw: nothing but regular ELF files, with the traced build id. */
-    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    unsigned char magic[4];
     elf_facts ef;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic || memcmp(magic, "\x7f" "ELF", 4) != 0) {
-        if (fd >= 0)
-            close(fd);
-        set_problem(m, "not a regular ELF file");
+    int fd = open_regular_elf(m, file);
+    if (fd < 0)
         return -1;
-    }
     int rc = elf_read_facts(fd, &ef);
     close(fd);
     if (rc != 0) {
