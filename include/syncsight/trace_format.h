@@ -35,12 +35,13 @@
 
 #define SS_TRACE_MAGIC        "SYNCSGHT"     /* 8 bytes, no NUL stored */
 #define SS_TRACE_VERSION_MAJOR 1
-#define SS_TRACE_VERSION_MINOR 5     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
+#define SS_TRACE_VERSION_MINOR 6     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
                                         2: SS_REC_KERNEL_ACCESS; 3: SS_REC_HOST_SYNC;
                                         4: SS_REC_JIT; 5: SS_REC_STREAM_NAME,
                                         SS_REC_GRAPH_NODE, SS_GPU_F_GRAPH_NODE,
                                         driver-API calls (SS_API_F_DRIVER,
-                                        SS_API_CBID_DRIVER) */
+                                        SS_API_CBID_DRIVER); 6: SS_REC_CAPTURE
+                                        (sampled recording windows) */
 #define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
 #define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
 
@@ -106,6 +107,7 @@ enum ss_rec_type {
     SS_REC_JIT        = 22, /* a JIT compilation / compute-cache load of device code */
     SS_REC_STREAM_NAME = 23, /* the program named a stream (nvtxNameCudaStream*, nvtxNameCuStream*) */
     SS_REC_GRAPH_NODE = 24, /* a CUDA graph node created, cloned or given new parameters */
+    SS_REC_CAPTURE    = 25, /* the shim started or stopped recording the hot path (sampling) */
     SS_REC_TYPE_MAX
 };
 
@@ -622,6 +624,42 @@ typedef struct ss_graph_node_rec {
     uint32_t reserved;
 } ss_graph_node_rec;
 
+/* SS_REC_CAPTURE (minor version 6): sampled recording.  A trace starts
+ * with everything recorded (as every trace before 1.6 is).  On a long run the
+ * shim records the whole of a head (the first N hot calls of the process),
+ * then recording windows (docs/sampling.md).  Between an SS_CAPTURE_OFF and
+ * the next SS_CAPTURE_ON record of the same process:
+ *   - hot calls (the classes of preload/cuda_api.tab whose work is on the
+ *     GPU timeline or waits for it: launches, copies, memsets, event record /
+ *     wait / query / sync / elapsed, stream and device sync / query, host
+ *     functions, graph launches) leave no SS_REC_API record, no call stack,
+ *     and no GPU record: CUPTI's kernel, memcpy, memset, synchronization and
+ *     event activity kinds are disabled, so neither are GPU records of work
+ *     submitted just before the switch guaranteed;
+ *   - structural calls (allocation and free, stream / event creation and
+ *     destruction, stream capture, graph nodes, device settings), module
+ *     loads, NVTX ranges and names, host-sync records and notes are recorded
+ *     as always.
+ * A call is recorded or not as a whole, by the state at its entry.  The shim
+ * never switches to OFF while a stream capture it saw begin is still open.
+ * The analyzer judges nothing that depends on what happened while off. */
+enum ss_capture_state {                 /* ss_capture_rec.h.flags */
+    SS_CAPTURE_OFF = 0, SS_CAPTURE_ON = 1,
+};
+enum ss_capture_reason {
+    SS_CAPTURE_HEAD_DONE = 1,           /* OFF: the fully recorded head ended   */
+    SS_CAPTURE_WINDOW_OPEN = 2,         /* ON: a recording window opened       */
+    SS_CAPTURE_WINDOW_CLOSE = 3,        /* OFF: the window closed              */
+    SS_CAPTURE_FORCED_ON = 4,           /* ON: e.g. a stream capture began     */
+};
+typedef struct ss_capture_rec {
+    ss_rec_hdr h;
+    uint64_t time;              /* trace clock of the switch */
+    uint64_t hot_calls;         /* hot calls the process made until then, recorded or not */
+    uint32_t reason;            /* enum ss_capture_reason */
+    uint32_t window;            /* 0 for the head, then 1, 2, ... per window opened */
+} ss_capture_rec;
+
 /* CUgraphNodeType values used by the analyzer */
 enum ss_gnode_type { SS_GNODE_KERNEL = 0, SS_GNODE_MEMCPY = 1, SS_GNODE_MEMSET = 2 };
 
@@ -635,6 +673,7 @@ SS_STATIC_ASSERT(sizeof(ss_kernel_rec) % 8 == 0, "kernel record aligned");
 SS_STATIC_ASSERT(sizeof(ss_memcpy_rec) % 8 == 0, "memcpy record aligned");
 SS_STATIC_ASSERT(sizeof(ss_memset_rec) % 8 == 0, "memset record aligned");
 SS_STATIC_ASSERT(sizeof(ss_jit_rec) % 8 == 0, "jit record aligned");
+SS_STATIC_ASSERT(sizeof(ss_capture_rec) == 32, "capture record layout");
 SS_STATIC_ASSERT(sizeof(ss_sync_rec) % 8 == 0, "sync record aligned");
 SS_STATIC_ASSERT(sizeof(ss_stream_rec) % 8 == 0, "stream record aligned");
 SS_STATIC_ASSERT(sizeof(ss_nvtx_rec) % 8 == 0, "nvtx record aligned");
