@@ -64,6 +64,8 @@ FIXTURES="$FIXTURES train_item_loop train_item_loop_fixed"
 # A kernel launched from two lines through one stub (each site its own calls), and
 # streams named through NVTX and by their creation line.
 FIXTURES="$FIXTURES same_kernel_two_lines stream_names"
+# A long pipeline recorded sampled (a head, then recording windows: trace format 1.6).
+FIXTURES="$FIXTURES sampled_pipeline sampled_pipeline_fixed"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has

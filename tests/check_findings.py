@@ -27,6 +27,9 @@ Expect file format (documented in docs/testing.md), one directive a line,
     steady-only                the other directives look at steady-state findings
                                only; every setup finding must be folded (severity
                                info): nothing at warning or above from setup
+    sampled <yes|no>           the report says the trace was recorded sampled
+                               (some "capture" object with "sampled": true,
+                               docs/sampling.md) or not
     occurrences <rule-id> <file>[:<L>,...] <count>
                                the rule's findings at these lines (or the lines of
                                <file> marked EXPECT-SITE <rule-id>) fold <count>
@@ -118,6 +121,7 @@ class Expect:
         self.phases = []      # (rule, phase)
         self.steady_only = False
         self.occurrences = [] # (rule, basename, lines, text, count spec)
+        self.sampled = None   # True / False: the report must (not) say the trace was sampled
 
 
 def parse_site(words, where, base_dir, marker_word):
@@ -146,6 +150,11 @@ def parse_expect(path):
             words = line.split()
             if words == ["steady-only"]:
                 e.steady_only = True
+                continue
+            if words[0] == "sampled":
+                if len(words) != 2 or words[1] not in ("yes", "no"):
+                    raise ExpectError(f"{where}: want 'sampled <yes|no>'")
+                e.sampled = words[1] == "yes"
                 continue
             if words[0] == "phase":
                 if len(words) != 3 or words[1] not in RULES or words[2] not in PHASES:
@@ -278,6 +287,21 @@ def sites_of(finding):
     return pairs
 
 
+def report_sampled(report):
+    """True when some "capture" object of the report says "sampled": true."""
+    stack = [report]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            cap = node.get("capture")
+            if isinstance(cap, dict) and cap.get("sampled") is True:
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
 def check(report, e, native_sites=True):
     """Returns a list of human-readable problems (empty when the report matches
     the Expect e).  native_sites=False skips the site/nosite directives of
@@ -288,6 +312,9 @@ def check(report, e, native_sites=True):
         return ["the report has no 'findings' list (is it `syncsight report --format json` output?)"]
     by_rule = {}
     problems = []
+    if e.sampled is not None and report_sampled(report) != e.sampled:
+        problems.append("the report says the trace was " + ("not " if e.sampled else "") + "sampled; expected "
+                        + ("sampled" if e.sampled else "a full recording"))
     if e.steady_only:
         steady = []
         for finding in findings:
