@@ -160,6 +160,10 @@ uint64_t ss_sampling_tick(void)
 {
     if (!ss_cfg.sample)
         return 0;
+    /* CUPTI is called outside the switch lock: a thread inside a CUPTI
+     * callback may be waiting for that lock (the head ends there), and CUPTI
+     * may hold its own lock around the callback.  Only this thread touches
+     * cupti_hot. */
     pthread_mutex_lock(&switch_mu);
     uint64_t now = ss_now();
     int state = __atomic_load_n(&ss_hot_state, __ATOMIC_RELAXED);
@@ -167,27 +171,33 @@ uint64_t ss_sampling_tick(void)
         go_off(head_held ? SS_CAPTURE_HEAD_DONE : SS_CAPTURE_WINDOW_CLOSE, now);
         state = SS_HOT_OFF;
     }
-    if (windows && state == SS_HOT_OFF && now >= open_at) {
+    int open_now = windows && state == SS_HOT_OFF && now >= open_at;
+    pthread_mutex_unlock(&switch_mu);
+    if (open_now) {
         /* CUPTI first: the window's calls find their callbacks and kinds on. */
         if (!cupti_hot) {
             ss_cupti_set_hot(1);
             cupti_hot = 1;
         }
-        now = ss_now();
-        go_on(SS_CAPTURE_WINDOW_OPEN, now);
-        state = SS_HOT_ON;
+        pthread_mutex_lock(&switch_mu);
+        if (__atomic_load_n(&ss_hot_state, __ATOMIC_RELAXED) == SS_HOT_OFF)
+            go_on(SS_CAPTURE_WINDOW_OPEN, ss_now());
+        pthread_mutex_unlock(&switch_mu);
     }
+    pthread_mutex_lock(&switch_mu);
+    state = __atomic_load_n(&ss_hot_state, __ATOMIC_RELAXED);
+    uint64_t deadline = 0;
+    if (windows)
+        deadline = state == SS_HOT_OFF ? open_at : (head_held || open_captures > 0 ? 0 : close_at);
+    pthread_mutex_unlock(&switch_mu);
     /* CUPTI follows the state (a switch made on the hot path, or a fork
-     * child that starts its head with the parent's CUPTI switched off). */
+     * child that starts its head with the parent's CUPTI switched off).  A
+     * capture forcing ON meanwhile pokes this thread again. */
     int want = state != SS_HOT_OFF;
     if (want != cupti_hot) {
         ss_cupti_set_hot(want);
         cupti_hot = want;
     }
-    uint64_t deadline = 0;
-    if (windows)
-        deadline = state == SS_HOT_OFF ? open_at : (head_held || open_captures > 0 ? 0 : close_at);
-    pthread_mutex_unlock(&switch_mu);
     return deadline;
 }
 
