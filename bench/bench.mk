@@ -47,8 +47,14 @@ $(BUILD)/bench/copy_bound: bench/copy_bound.cu bench/bench_util.h | check-cuda
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVCC_FLAGS) -o $@ $<
 
+# What each CUPTI mechanism costs a launch-bound loop (docs/performance.md,
+# "CUPTI mechanisms, measured"): links libcupti itself.
+$(BUILD)/bench/cupti_cost: bench/cupti_cost.cu bench/bench_util.h | check-cuda
+	@mkdir -p $(@D)
+	$(NVCC) $(BENCH_NVCC_FLAGS) -I$(CUPTI_INC_DIR) -o $@ $< -L$(CUPTI_LIB_DIR) -lcupti -Xlinker -rpath -Xlinker $(CUPTI_LIB_DIR)
+
 .PHONY: bench-analyzer bench bench-programs test-bench
-bench-programs: $(BUILD)/bench/launch_bound $(BUILD)/bench/copy_bound
+bench-programs: $(BUILD)/bench/launch_bound $(BUILD)/bench/copy_bound $(BUILD)/bench/cupti_cost
 
 bench-analyzer: $(BUILD)/ss-gen-trace $(BUILD)/ss-read-trace $(BUILD)/syncsight
 	$(PYTHON) bench/bench_analyzer.py --build $(BUILD) --dir $(BENCH_DIR) --sizes "$(BENCH_SIZES)" \

@@ -9,7 +9,10 @@
 #
 # Configurations:
 #   none        no tool
-#   default     LD_PRELOAD=libsyncsight.so
+#   default     LD_PRELOAD=libsyncsight.so (sampled: a recorded head, then
+#               recording windows, docs/sampling.md)
+#   full        + SYNCSIGHT_SAMPLE=off (everything recorded)
+#   The breakdown of full recording's cost (all with SYNCSIGHT_SAMPLE=off):
 #   stacks      + SYNCSIGHT_STACKS=2 (a native + Python stack for every call)
 #   interposer  SYNCSIGHT_CUPTI=0 (symbol interposer only)
 #   callbacks   SYNCSIGHT_ACTIVITY=none (+ CUPTI runtime callbacks)
@@ -90,10 +93,10 @@ programs=(launch_bound copy_bound)
 # configs_of PROGRAM: its configurations, in run order.
 configs_of() {
     case $1 in
-        launch_bound)   echo none default stacks interposer callbacks kernel activity nsys ;;
-        copy_bound)     echo none default interposer activity nsys ;;
-        train_loop)     echo none default interposer activity torchprof nsys ;;
-        train_compiled) echo none default interposer nsys ;;
+        launch_bound)   echo none default full stacks interposer callbacks activity nsys ;;
+        copy_bound)     echo none default full interposer activity nsys ;;
+        train_loop)     echo none default full interposer torchprof nsys ;;
+        train_compiled) echo none default full nsys ;;
     esac
 }
 
@@ -111,11 +114,12 @@ run_one() {
     case $cfg in
         none) ;;
         default)    envs=(LD_PRELOAD="$lib") ;;
-        stacks)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_STACKS=2) ;;
-        interposer) envs=(LD_PRELOAD="$lib" SYNCSIGHT_CUPTI=0) ;;
-        callbacks)  envs=(LD_PRELOAD="$lib" SYNCSIGHT_ACTIVITY=none) ;;
-        kernel)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_ACTIVITY=kernel) ;;
-        activity)   envs=(LD_PRELOAD="$lib" SYNCSIGHT_ACTIVITY=kernel,memcpy,memset,sync,event) ;;
+        full)       envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off) ;;
+        stacks)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_STACKS=2) ;;
+        interposer) envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_CUPTI=0) ;;
+        callbacks)  envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=none) ;;
+        kernel)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=kernel) ;;
+        activity)   envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=kernel,memcpy,memset,sync,event) ;;
         nsys)       [ -n "$NSYS" ] || return 0
                     cmd=("$NSYS" profile -t cuda,nvtx -o "$dir/nsys-report" --force-overwrite true "${cmd[@]}") ;;
         torchprof)  cmd+=(--torch-profiler) ;;
@@ -140,7 +144,7 @@ run_one() {
         [ "$rc" != 0 ] && note="exit $rc after the timing line"
     fi
     # The traces the shim wrote: how many and how big; the number of API
-    # records of the first default run gives the train loop's call count.
+    # records of the full-recording runs gives the train loop's call count.
     local traces=0 bytes=0 apis=NA
     shopt -s nullglob
     local files=("$dir"/traces/*.sstrace "$dir"/syncsight.data/*.sstrace)
@@ -148,7 +152,7 @@ run_one() {
     traces=${#files[@]}
     if [ "$traces" -gt 0 ]; then
         bytes=$(cat "${files[@]}" | wc -c)
-        if [ "$cfg" = default ] && [ -x "$build/ss-read-trace" ]; then
+        if [ "$cfg" = full ] && [ -x "$build/ss-read-trace" ]; then
             apis=0
             for f in "${files[@]}"; do
                 local n

@@ -6,7 +6,8 @@ min-max over the repetitions, slowdown in % against "none" measured in the same
 run, and the tool's cost per intercepted CUDA call in ns
 ((median - median of none) / calls).  Calls are what the program counted in its
 timed loop; the train loop cannot count them, so its count is the number of API
-records in the default configuration's trace, scaled by timed/(timed + warm-up)
+records in the full-recording configuration's trace (the default one is
+sampled), scaled by timed/(timed + warm-up)
 steps (an estimate: set-up calls are counted too, which makes the per-call cost
 a slight underestimate).
 """
@@ -15,15 +16,16 @@ import csv
 import statistics
 import sys
 
-CONFIG_ORDER = ["none", "default", "stacks", "interposer", "callbacks", "kernel", "activity", "nsys", "torchprof"]
+CONFIG_ORDER = ["none", "default", "full", "stacks", "interposer", "callbacks", "kernel", "activity", "nsys", "torchprof"]
 CONFIG_TEXT = {
     "none": "no tool",
-    "default": "syncsight default",
-    "stacks": "syncsight, stacks for every call (SYNCSIGHT_STACKS=2)",
-    "interposer": "breakdown: interposer only (SYNCSIGHT_CUPTI=0)",
-    "callbacks": "breakdown: + CUPTI runtime callbacks (SYNCSIGHT_ACTIVITY=none)",
-    "kernel": "breakdown: + kernel activity (SYNCSIGHT_ACTIVITY=kernel)",
-    "activity": "breakdown: + copy/sync activity (kernel,memcpy,memset,sync,event)",
+    "default": "syncsight default (sampled: a recorded head, then windows)",
+    "full": "syncsight, full recording (SYNCSIGHT_SAMPLE=off)",
+    "stacks": "syncsight full recording, stacks for every call (SYNCSIGHT_STACKS=2)",
+    "interposer": "breakdown of full recording: interposer only (SYNCSIGHT_CUPTI=0)",
+    "callbacks": "breakdown of full recording: + CUPTI runtime callbacks (SYNCSIGHT_ACTIVITY=none)",
+    "kernel": "breakdown of full recording: + kernel activity (SYNCSIGHT_ACTIVITY=kernel)",
+    "activity": "breakdown of full recording: + copy/sync activity (kernel,memcpy,memset,sync,event)",
     "nsys": "Nsight Systems collection (nsys profile -t cuda,nvtx)",
     "torchprof": "torch.profiler, CPU + CUDA activities",
 }
@@ -89,13 +91,13 @@ def main():
         calls = base["calls"][0]
         calls_note = "counted by the program"
         if calls < 0:
-            apis = runs.get((prog, "default"), {}).get("apis", [])
+            apis = runs.get((prog, "full"), {}).get("apis", [])
             if apis:
                 calls = int(statistics.median(apis) * args.train_steps / (args.train_steps + args.train_warmup))
-                calls_note = "estimated from the default trace's API records"
+                calls_note = "estimated from the full-recording trace's API records"
             else:
                 calls = None
-                calls_note = "unknown (no default trace)"
+                calls_note = "unknown (no full-recording trace)"
         lines += [f"## {PROGRAM_TEXT[prog]}", "",
                   f"CUDA calls in the timed loop: {calls if calls is not None else '?'} ({calls_note}).", "",
                   "| configuration | runs | median s | min-max s | slowdown | ns/call | whole process s | trace MB |",

@@ -25,6 +25,19 @@ ss_api_tls *ss_api_thread(void)
     return &ss_api_tls_state;
 }
 
+void ss_api_hot_count_slow(ss_api_tls *t)
+{
+    if (t->hot_count == NULL) {
+        int shared = 0;
+        t->hot_count = ss_hot_slot_claim(&shared);
+        t->hot_shared = (uint8_t)shared;
+    }
+    if (t->hot_shared)
+        __atomic_add_fetch(t->hot_count, 1, __ATOMIC_RELAXED);
+    else
+        __atomic_store_n(t->hot_count, __atomic_load_n(t->hot_count, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
 /* ---------------------------------------------------- resolving cudart */
 
 void *ss_api_resolve(const char *name, void *volatile *slot)
@@ -870,6 +883,12 @@ void ss_api_on_runtime_callback(uint32_t cbid, const void *cbdata)
     (void)ss_api_cupti_dispatch(cbid, d, t, (int)d->callbackSite);
 }
 
+size_t ss_api_hot_cbids_of(int driver, const uint32_t **ids)
+{
+    *ids = driver ? ss_api_hot_driver_cbids : ss_api_hot_cbids;
+    return driver ? ss_api_hot_driver_cbid_count : ss_api_hot_cbid_count;
+}
+
 size_t ss_api_wanted_cbids(const uint32_t **ids)
 {
     *ids = ss_api_cbids;
@@ -890,6 +909,8 @@ void ss_api_atfork_child(void)
     t->active = NULL;
     t->cb_depth = 0;
     t->cb_nvtx = 0;
+    t->cb_hot = 0;
+    t->drv_hot = 0;
     t->drv_depth = 0;
     t->drv_nvtx = 0;
     t->launch_func = NULL;

@@ -65,13 +65,52 @@ typedef struct ss_api_tls {
     uint32_t    drv_depth;  /* driver path: nesting of recorded driver calls   */
     uint32_t    drv_cbid;   /* driver path: recorded cbid of the outermost one */
     uint64_t    drv_t_enter;/* driver path: its enter time                     */
+    /* Sampled recording (sampling.c): this thread's hot-call counter slot
+     * (base.h), and for the outermost CUPTI-path call (runtime, driver)
+     * whether it is hot, whether it is recorded, and the sampling epoch it
+     * was entered in. */
+    uint64_t   *hot_count;
+    uint8_t     hot_shared; /* the slot is shared: add atomically */
+    uint8_t     cb_hot, cb_record, drv_hot, drv_record;
+    uint32_t    cb_epoch, drv_epoch;
 } ss_api_tls;
+
+/* A hot call entered on the CUPTI path before a switch to OFF may never get
+ * its exit callback (the hot callbacks were disabled in between): its depth
+ * is stale once the epoch moved on. */
+static inline int ss_api_cb_stale(const ss_api_tls *t)
+{
+    return t->cb_depth != 0 && t->cb_hot && t->cb_epoch != ss_sampling_epoch();
+}
+static inline int ss_api_drv_stale(const ss_api_tls *t)
+{
+    return t->drv_depth != 0 && t->drv_hot && t->drv_epoch != ss_sampling_epoch();
+}
 
 /* Is this thread inside a runtime API call (recorded by the interposer or
  * the CUPTI runtime path)?  Then a driver call it makes is part of it. */
 static inline int ss_api_in_runtime_call(const ss_api_tls *t)
 {
-    return t->active != NULL || t->cb_depth != 0;
+    return t->active != NULL || (t->cb_depth != 0 && !ss_api_cb_stale(t));
+}
+
+SS_HIDDEN void ss_api_hot_count_slow(ss_api_tls *t);
+
+/* Every hot call (classes: tools/gen_api.py HOT_CLASSES), at its entry:
+ * counts it on this thread and says whether to record it.  While OFF this is
+ * all a hot call costs the shim: one relaxed load of the state and a plain
+ * increment of the thread's own counter. */
+static inline int ss_api_hot_admit(ss_api_tls *t)
+{
+    int state = ss_hot_state_now();
+    if (__builtin_expect(state == SS_HOT_HEAD, 0))
+        state = ss_sampling_head_admit();       /* counted after the decision */
+    uint64_t *n = t->hot_count;
+    if (__builtin_expect(n != NULL && !t->hot_shared, 1))
+        __atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    else
+        ss_api_hot_count_slow(t);
+    return state != SS_HOT_OFF;
 }
 
 SS_HIDDEN ss_api_tls *ss_api_thread(void);
@@ -194,6 +233,11 @@ SS_HIDDEN extern const uint32_t ss_api_cbids[];
 SS_HIDDEN extern const size_t ss_api_cbid_count;
 SS_HIDDEN extern const uint32_t ss_api_driver_cbids[];
 SS_HIDDEN extern const size_t ss_api_driver_cbid_count;
+/* Generated: the cbids of hot rows (sampling switches their callbacks). */
+SS_HIDDEN extern const uint32_t ss_api_hot_cbids[];
+SS_HIDDEN extern const size_t ss_api_hot_cbid_count;
+SS_HIDDEN extern const uint32_t ss_api_hot_driver_cbids[];
+SS_HIDDEN extern const size_t ss_api_hot_driver_cbid_count;
 
 /* Forget which SS_REC_API_NAME records were written (fork child: new file). */
 SS_HIDDEN void ss_api_reset_name_flags(void);

@@ -15,11 +15,14 @@
 ss_settings ss_cfg = {
     .cupti = 1, .nvtx_emit = 1, .stacks = 1, .flush_ms = 200, .buffer_mb = 64,
     .cubin_mb = 64, .cubin_image_mb = 8,
+    .sample = 1, .sample_head = SS_SAMPLE_DEFAULT_HEAD,
+    .sample_window_ms = SS_SAMPLE_DEFAULT_WINDOW_MS, .sample_period_ms = SS_SAMPLE_DEFAULT_PERIOD_MS,
     .activity_mask = SS_ACT_KERNEL | SS_ACT_MEMCPY | SS_ACT_MEMSET | SS_ACT_SYNC |
                      SS_ACT_EVENT | SS_ACT_STREAM | SS_ACT_CONTEXT | SS_ACT_JIT,
 };
 
 int ss_rec_enabled;                 /* read on the hot path */
+int ss_hot_state = SS_HOT_ON;       /* read on the hot path; sampling.c sets it */
 
 /* ------------------------------------------------------- clock and tids */
 
@@ -59,6 +62,48 @@ void ss_recording_start(void)
 void ss_recording_stop(void)
 {
     __atomic_store_n(&ss_rec_enabled, 0, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------ hot-call counts */
+
+/* One cache line per slot: a thread's increments never contend with
+ * another's.  Slots are never given back (a thread's calls still count after
+ * it exited); threads beyond SS_HOT_SLOTS share the overflow slot. */
+#define SS_HOT_SLOTS 1024
+static struct { uint64_t n; char pad[56]; } __attribute__((aligned(64))) hot_slots[SS_HOT_SLOTS];
+static uint32_t hot_nslots;
+static uint64_t hot_overflow;
+
+uint64_t *ss_hot_slot_claim(int *shared)
+{
+    uint32_t i = __atomic_fetch_add(&hot_nslots, 1, __ATOMIC_RELAXED);
+    if (i < SS_HOT_SLOTS) {
+        *shared = 0;
+        return &hot_slots[i].n;
+    }
+    __atomic_store_n(&hot_nslots, SS_HOT_SLOTS, __ATOMIC_RELAXED);   /* no wrap-around */
+    *shared = 1;
+    return &hot_overflow;
+}
+
+uint64_t ss_hot_calls(void)
+{
+    uint32_t n = __atomic_load_n(&hot_nslots, __ATOMIC_RELAXED);
+    if (n > SS_HOT_SLOTS)
+        n = SS_HOT_SLOTS;
+    uint64_t sum = __atomic_load_n(&hot_overflow, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < n; i++)
+        sum += __atomic_load_n(&hot_slots[i].n, __ATOMIC_RELAXED);
+    return sum;
+}
+
+void ss_hot_atfork_child(void)
+{
+    /* The slots stay claimed (the forking thread keeps its own): only the
+     * counts start again. */
+    for (uint32_t i = 0; i < SS_HOT_SLOTS; i++)
+        __atomic_store_n(&hot_slots[i].n, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&hot_overflow, 0, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------- settings */
@@ -109,6 +154,31 @@ static uint32_t parse_activity(const char *list)
     return mask;
 }
 
+/* SYNCSIGHT_SAMPLE: "off", or HEAD_CALLS,WINDOW_MS,PERIOD_MS.  A value
+ * that is neither gets one line on stderr and the defaults. */
+static void parse_sample(const char *v)
+{
+    if (!v || !*v)
+        return;
+    if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) {
+        ss_cfg.sample = 0;
+        return;
+    }
+    unsigned long long head, window, period;
+    char tail;
+    if (sscanf(v, "%llu,%llu,%llu%c", &head, &window, &period, &tail) == 3 && strspn(v, "0123456789,") == strlen(v) &&
+        window >= 1 && period > window && period <= 86400000ull && head <= (1ull << 62)) {
+        ss_cfg.sample = 1;
+        ss_cfg.sample_head = head;
+        ss_cfg.sample_window_ms = (uint32_t)window;
+        ss_cfg.sample_period_ms = (uint32_t)period;
+        return;
+    }
+    fprintf(stderr, "syncsight: SYNCSIGHT_SAMPLE='%.40s' is neither 'off' nor HEAD_CALLS,WINDOW_MS,PERIOD_MS "
+            "(whole numbers, WINDOW_MS >= 1, PERIOD_MS > WINDOW_MS): using %u,%u,%u\n", v,
+            SS_SAMPLE_DEFAULT_HEAD, SS_SAMPLE_DEFAULT_WINDOW_MS, SS_SAMPLE_DEFAULT_PERIOD_MS);
+}
+
 void ss_settings_read(void)
 {
     ss_cfg.disabled = ss_env_int("SYNCSIGHT_DISABLE", 0) != 0;
@@ -130,4 +200,5 @@ void ss_settings_read(void)
     ss_cfg.cubin_mb = cubin < 0 ? 64 : (cubin > 65536 ? 65536 : (uint32_t)cubin);
     int image = ss_env_int("SYNCSIGHT_CUBIN_IMAGE_MB", 8);
     ss_cfg.cubin_image_mb = image < 1 ? 8 : (image > 15 ? 15 : (uint32_t)image);
+    parse_sample(getenv("SYNCSIGHT_SAMPLE"));
 }

@@ -34,7 +34,20 @@ typedef struct ss_settings {
     uint32_t activity_mask;  /* SYNCSIGHT_ACTIVITY: bit per SS_ACT_* */
     uint32_t cubin_mb;       /* SYNCSIGHT_CUBIN_MB: module images per process, MiB; 0 = none */
     uint32_t cubin_image_mb; /* SYNCSIGHT_CUBIN_IMAGE_MB: largest image recorded, MiB */
+    /* SYNCSIGHT_SAMPLE (docs/sampling.md): sampled recording of the hot
+     * calls, or off (sample_head == 0: everything recorded, as before 1.6). */
+    int      sample;         /* 1: HEAD_CALLS,WINDOW_MS,PERIOD_MS below; 0: off */
+    uint64_t sample_head;    /* hot calls recorded in full from the start */
+    uint32_t sample_window_ms; /* then a recording window this long ... */
+    uint32_t sample_period_ms; /* ... opening once per this period */
 } ss_settings;
+
+/* The sampling defaults, the one place to tune them: record the first
+ * 20 000 hot calls in full, then a 100 ms window every 1000 ms (what the
+ * measurements behind them are: docs/sampling.md). */
+#define SS_SAMPLE_DEFAULT_HEAD      20000u
+#define SS_SAMPLE_DEFAULT_WINDOW_MS 100u
+#define SS_SAMPLE_DEFAULT_PERIOD_MS 1000u
 SS_HIDDEN extern ss_settings ss_cfg;
 
 enum ss_activity_bits {
@@ -55,5 +68,27 @@ SS_HIDDEN extern int ss_rec_enabled;
 SS_HIDDEN int  ss_recording(void);
 SS_HIDDEN void ss_recording_start(void);
 SS_HIDDEN void ss_recording_stop(void);
+
+/* The hot-path switch of sampled recording (docs/sampling.md): whether a
+ * hot call (a launch, copy, memset, event or stream operation, sync) is
+ * recorded.  ON: recorded (always so with SYNCSIGHT_SAMPLE=off); OFF: passed
+ * straight through, only counted; HEAD: recorded while the head lasts,
+ * admitted one by one (sampling.c).  Read on the hot path with one relaxed
+ * load; written by sampling.c only. */
+enum ss_hot_state { SS_HOT_OFF = 0, SS_HOT_ON = 1, SS_HOT_HEAD = 2 };
+SS_HIDDEN extern int ss_hot_state;
+static inline int ss_hot_state_now(void)
+{
+    return __atomic_load_n(&ss_hot_state, __ATOMIC_RELAXED);
+}
+
+/* Hot calls counted per thread: each thread owns a counter slot that only it
+ * writes (a plain increment, no atomic read-modify-write); the controller
+ * sums them with relaxed loads.  ss_hot_slot_claim gives the calling thread
+ * its slot (once), *shared = 1 when the slots ran out: the slot is then one
+ * that every such thread adds to atomically. */
+SS_HIDDEN uint64_t *ss_hot_slot_claim(int *shared);
+SS_HIDDEN uint64_t  ss_hot_calls(void);          /* the process's hot calls so far */
+SS_HIDDEN void      ss_hot_atfork_child(void);   /* the child counts from 0 */
 
 #endif /* SYNCSIGHT_BASE_H */

@@ -36,6 +36,7 @@
     X(cuptiActivityRegisterCallbacks, 1)                    \
     X(cuptiActivityRegisterTimestampCallback, 0)            \
     X(cuptiActivityEnable, 1)                               \
+    X(cuptiActivityDisable, 1)                              \
     X(cuptiActivityGetNextRecord, 1)                        \
     X(cuptiActivityFlushAll, 1)                             \
     X(cuptiActivityGetNumDroppedRecords, 1)                 \
@@ -51,7 +52,9 @@ SS_CUPTI_FUNCS(SS_DECLARE_PTR)
 
 static void             *cupti_lib;
 static CUpti_SubscriberHandle subscriber;
+static int               subscribed;
 static int               activity_on;
+static uint32_t          kinds_enabled;     /* bit i: kinds[i] below was enabled */
 static char              status[320] = "not loaded";
 static _Atomic uint64_t  dropped_activity;
 
@@ -439,6 +442,24 @@ static CUptiResult subscribe(char *holder, size_t holder_len)
     return p_cuptiSubscribe(&subscriber, on_callback, NULL);
 }
 
+/* The activity kinds, each under its SYNCSIGHT_ACTIVITY bit; `hot`: the
+ * work of hot calls, disabled while sampling is OFF. */
+static const struct { uint32_t bit; CUpti_ActivityKind kind; int hot; } kinds[] = {
+    /* CONCURRENT_KERNEL, never KERNEL: KERNEL serializes every kernel and
+     * would create the very serialization syncsight diagnoses. */
+    { SS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 1 },
+    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, 1 },
+    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, 1 },
+    { SS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, 1 },
+    { SS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 1 },
+    { SS_ACT_EVENT, CUPTI_ACTIVITY_KIND_CUDA_EVENT, 1 },
+    { SS_ACT_STREAM, CUPTI_ACTIVITY_KIND_STREAM, 0 },
+    { SS_ACT_CONTEXT, CUPTI_ACTIVITY_KIND_CONTEXT, 0 },
+    /* JIT compilations of PTX at a kernel's first launch: rare, and the
+     * only way to tell a JIT stall from a lazy module load. */
+    { SS_ACT_JIT, CUPTI_ACTIVITY_KIND_JIT, 0 },
+};
+
 static void enable_activity(void)
 {
     /* Our clock first: GPU timestamps then arrive in the trace clock.
@@ -459,26 +480,13 @@ static void enable_activity(void)
     if (p_cuptiActivityEnableCudaEventDeviceTimestamps)
         p_cuptiActivityEnableCudaEventDeviceTimestamps(1);
 
-    static const struct { uint32_t bit; CUpti_ActivityKind kind; } kinds[] = {
-        /* CONCURRENT_KERNEL, never KERNEL: KERNEL serializes every kernel and
-         * would create the very serialization syncsight diagnoses. */
-        { SS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL },
-        { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY },
-        { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2 },
-        { SS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET },
-        { SS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION },
-        { SS_ACT_EVENT, CUPTI_ACTIVITY_KIND_CUDA_EVENT },
-        { SS_ACT_STREAM, CUPTI_ACTIVITY_KIND_STREAM },
-        { SS_ACT_CONTEXT, CUPTI_ACTIVITY_KIND_CONTEXT },
-        /* JIT compilations of PTX at a kernel's first launch: rare, and the
-         * only way to tell a JIT stall from a lazy module load. */
-        { SS_ACT_JIT, CUPTI_ACTIVITY_KIND_JIT },
-    };
     int enabled = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if ((ss_cfg.activity_mask & kinds[i].bit) &&
-            p_cuptiActivityEnable(kinds[i].kind) == CUPTI_SUCCESS)
+            p_cuptiActivityEnable(kinds[i].kind) == CUPTI_SUCCESS) {
+            kinds_enabled |= 1u << i;
             enabled++;
+        }
     activity_on = enabled > 0;
 }
 
@@ -522,6 +530,7 @@ void ss_cupti_start(ss_startup_note *note)
         return;
     }
 
+    subscribed = 1;
     const uint32_t *ids = NULL;
     size_t n = ss_api_wanted_cbids(&ids);
     for (size_t i = 0; i < n; i++)
@@ -549,4 +558,29 @@ void ss_cupti_start(ss_startup_note *note)
     p_cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
     enable_activity();
     snprintf(status, sizeof status, "ok%s", activity_on ? "" : " (callbacks only: no activity kind enabled)");
+}
+
+/* ------------------------------------------------------------ sampling */
+
+/* Measured (H100, CUDA 13): with these kinds and callbacks off the
+ * launch-bound loop costs what it costs without CUPTI; a switch takes less
+ * than 0.1 ms.  Only what start-up enabled comes back on. */
+void ss_cupti_set_hot(int on)
+{
+    if (!subscribed)
+        return;
+    for (int driver = 0; driver <= 1; driver++) {
+        const uint32_t *ids = NULL;
+        size_t n = ss_api_hot_cbids_of(driver, &ids);
+        for (size_t i = 0; i < n; i++)
+            p_cuptiEnableCallback(on ? 1 : 0, subscriber,
+                                  driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, ids[i]);
+    }
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i].hot && (kinds_enabled & (1u << i))) {
+            if (on)
+                p_cuptiActivityEnable(kinds[i].kind);
+            else
+                p_cuptiActivityDisable(kinds[i].kind);
+        }
 }

@@ -49,6 +49,7 @@ static int             writer_running;
 static int             writer_stop;
 static pthread_mutex_t wake_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t  wake_cv;
+static int             sample_poke;         /* sampling switched on the hot path: CUPTI must follow */
 
 static int              handlers_installed;
 static struct sigaction old_actions[NSIG];
@@ -130,6 +131,11 @@ static void write_first_block(void)
         put_meta_str(buf, cap, &used, &count, "cwd", text);
     put_meta_str(buf, cap, &used, &count, "cupti", ss_cupti_status());
     {
+        char sampling[64];
+        ss_sampling_describe(sampling, sizeof sampling);
+        put_meta_str(buf, cap, &used, &count, "sampling", sampling);
+    }
+    {
         /* CLOCK_MONOTONIC_RAW - CLOCK_MONOTONIC at this moment: what a tool
          * on the raw clock (Nsight Systems) needs to place our times
          * (syncsight export --format nvtxt reads it). */
@@ -206,25 +212,32 @@ static void write_first_block(void)
 
 /* ------------------------------------------------------ writer thread */
 
+/* The writer thread is also sampling's controller (sampling.c): it sleeps
+ * until the next flush or the next planned switch, whichever comes first, or
+ * until a switch made on the hot path pokes it. */
 static void *writer_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "syncsight-wr");
+    uint64_t flush_ns = (uint64_t)ss_cfg.flush_ms * 1000000u;
+    uint64_t next_flush = ss_now() + flush_ns;
+    uint64_t next_switch = ss_sampling_tick();
     for (;;) {
         pthread_mutex_lock(&wake_mu);
-        if (!writer_stop) {
-            struct timespec until;
-            clock_gettime(CLOCK_MONOTONIC, &until);
-            uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)ss_cfg.flush_ms * 1000000u;
-            until.tv_sec += (time_t)(ns / 1000000000u);
-            until.tv_nsec = (long)(ns % 1000000000u);
+        if (!writer_stop && !sample_poke) {
+            uint64_t ns = next_switch && next_switch < next_flush ? next_switch : next_flush;
+            struct timespec until = { .tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u) };
             pthread_cond_timedwait(&wake_cv, &wake_mu, &until);
         }
+        sample_poke = 0;
         int stop = writer_stop;
         pthread_mutex_unlock(&wake_mu);
         /* Only a failed output stops recording: nothing more to write. */
         if (stop || !ss_recording())
             break;
+        next_switch = ss_sampling_tick();
+        if (ss_now() < next_flush)
+            continue;
         /* CUPTI hands over completed activity buffers on this thread; the
          * records it produces land in this thread's buffer and go out with
          * the flush right after. */
@@ -234,8 +247,18 @@ static void *writer_main(void *arg)
         ss_output_refresh_limits();
         ss_buffers_flush(0);
         ss_output_unlock();
+        next_flush = ss_now() + flush_ns;
     }
     return NULL;
+}
+
+/* sampling.c's hook. */
+static void poke_controller(void)
+{
+    pthread_mutex_lock(&wake_mu);
+    sample_poke = 1;
+    pthread_cond_signal(&wake_cv);
+    pthread_mutex_unlock(&wake_mu);
 }
 
 static void start_writer_thread(void)
@@ -440,6 +463,7 @@ static void fork_child_side(void)
     forked_child = 1;
     writer_running = 0;
     writer_stop = 0;
+    sample_poke = 0;
     atomic_store_explicit(&finishing, 0, memory_order_relaxed);
     atomic_store_explicit(&in_fatal_signal, 0, memory_order_relaxed);
     final_flush_done = 0;
@@ -447,6 +471,7 @@ static void fork_child_side(void)
     ss_strings_reset();
     ss_recording_start();
     ss_api_atfork_child();
+    ss_sampling_atfork_child();
     ss_cubin_atfork_child();
     ss_callsite_atfork_child();
     ss_selftest_run();
@@ -472,6 +497,8 @@ static void ss_init(void)
      * first: cuptiSubscribe fails (MULTIPLE_SUBSCRIBERS); CUPTI first:
      * sanitizerSubscribe succeeds but delivers no callback at all. */
     if (ss_cfg.exact_memory && ss_exact_memory_start()) {
+        /* Every launch's kernel accesses are recorded: nothing is sampled. */
+        ss_cfg.sample = 0;
         startup_note.code = SS_NOTE_CUPTI_UNAVAILABLE;
         startup_note.print_on_first_record = 1;
         snprintf(startup_note.msg, sizeof startup_note.msg, "%s",
@@ -481,6 +508,8 @@ static void ss_init(void)
     } else if (ss_cfg.cupti) {
         ss_cupti_start(&startup_note);
     }
+    ss_sampling_set_wake(poke_controller);
+    ss_sampling_init();
     ss_selftest_run();
 }
 

@@ -12,6 +12,7 @@
  *   hostsync.c                   host thread ordering (locks, OpenMP)
  *   exact_memory.c               the CUDA Sanitizer API (exact memory mode)
  *   selftest.c                   synthetic records for the CPU tests
+ *   sampling.c                   sampled recording: head, windows, switches
  *
  * They write through the layers below: record.h (strings, notes), buffers.h
  * (records), writer.h (records too large for a buffer), base.h.
@@ -53,9 +54,44 @@ SS_HIDDEN size_t ss_api_wanted_driver_cbids(const uint32_t **ids);
  * just these with cuptiEnableCallback). Returns the count, fills *ids. */
 SS_HIDDEN size_t ss_api_wanted_cbids(const uint32_t **ids);
 
+/* The runtime (driver = 0) or driver (1) cbids of the table's hot rows: the
+ * callbacks sampled recording disables while OFF. */
+SS_HIDDEN size_t ss_api_hot_cbids_of(int driver, const uint32_t **ids);
+
 /* After fork() in the child: reset the calling thread's call state and the
  * names already written. */
 SS_HIDDEN void ss_api_atfork_child(void);
+
+/* ---- sampled recording (sampling.c, SS_REC_CAPTURE) ----------------------
+ * The state itself is base.h's ss_hot_state; the hot path reads it through
+ * ss_api_hot_admit (api_support.h). */
+
+/* From initialization (and a fork child): the head starts (SYNCSIGHT_SAMPLE
+ * set), or the state is ON for good (off). */
+SS_HIDDEN void ss_sampling_init(void);
+/* The hot path while the head lasts: 1 when this hot call is one of the
+ * first HEAD_CALLS (record it); the call that is not ends the head. */
+SS_HIDDEN int  ss_sampling_head_admit(void);
+/* A stream capture began (1) or ended (0) successfully: never OFF while one
+ * is open; one that begins while OFF switches ON (FORCED_ON) at once. */
+SS_HIDDEN void ss_sampling_capture(int begin);
+/* The controller (the writer thread): make the switches that are due, keep
+ * CUPTI in step; returns the trace-clock time of the next planned switch,
+ * 0 when none is planned. */
+SS_HIDDEN uint64_t ss_sampling_tick(void);
+/* lifecycle.c's hook: wake the controller at once (a switch was made on the
+ * hot path and CUPTI must follow). */
+SS_HIDDEN void ss_sampling_set_wake(void (*wake)(void));
+/* The META "sampling" value: "HEAD,WINDOW_MS,PERIOD_MS" or "off". */
+SS_HIDDEN void ss_sampling_describe(char *buf, size_t len);
+SS_HIDDEN void ss_sampling_atfork_child(void);
+/* Incremented at every switch to OFF: a CUPTI-path call entered in an
+ * earlier epoch may never see its exit callback (api_support.h). */
+SS_HIDDEN extern uint32_t ss_sampling_epoch_n;
+static inline uint32_t ss_sampling_epoch(void)
+{
+    return __atomic_load_n(&ss_sampling_epoch_n, __ATOMIC_RELAXED);
+}
 
 /* ---- host thread ordering (hostsync.c, SS_REC_HOST_SYNC) ----------------- */
 
@@ -163,6 +199,12 @@ SS_HIDDEN void ss_cupti_flush(int forced);      /* hand over completed activity 
 SS_HIDDEN uint64_t ss_cupti_timestamp(void);    /* 0 when CUPTI is not loaded */
 SS_HIDDEN uint64_t ss_cupti_dropped(void);
 SS_HIDDEN const char *ss_cupti_status(void);    /* META "cupti" value */
+/* Sampled recording: switch CUPTI's activity kinds of hot work (the
+ * CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, SYNCHRONIZATION and CUDA_EVENT
+ * kinds SYNCSIGHT_ACTIVITY enabled) and the runtime and driver callbacks of
+ * hot calls off (0) or back on (1); structural, resource and NVTX callbacks
+ * and the other kinds stay as they are.  Called by the controller only. */
+SS_HIDDEN void ss_cupti_set_hot(int on);
 
 /* ---- module images (cubin.c, SS_REC_CUBIN) ------------------------------- */
 

@@ -47,6 +47,43 @@ FAKE_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigne
     return cudaSuccess;
 }
 
+/* Events and stream capture, for the sampling test (tests/test_api_sampling.sh):
+ * handles only, no work. */
+static uintptr_t fake_next_event = 0x9000;
+
+FAKE_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+    fake_next_event += 0x10;
+    *event = (cudaEvent_t)fake_next_event;
+    return cudaSuccess;
+}
+
+FAKE_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    (void)stream;
+    return event != NULL ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+static cudaStream_t fake_capturing;
+
+FAKE_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    (void)mode;
+    if (stream == NULL || fake_capturing != NULL)
+        return cudaErrorIllegalState;
+    fake_capturing = stream;
+    return cudaSuccess;
+}
+
+FAKE_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+    if (stream != fake_capturing)
+        return cudaErrorIllegalState;
+    fake_capturing = NULL;
+    *pGraph = (cudaGraph_t)(uintptr_t)0x6a6a000;
+    return cudaSuccess;
+}
+
 /* The count that makes cudaMemcpyAsync block 1 ms (a pageable copy behind
  * running work): one call site is then sometimes slow, sometimes quick. */
 #define FAKE_SLOW_COUNT 4097

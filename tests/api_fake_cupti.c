@@ -7,7 +7,10 @@
  *   fake_cupti_driver_launch   CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel (enter
  *                              and exit), called by the fake cudart's launch
  * A callback fires only when the subscriber enabled its (domain, cbid), as
- * with the real library.  No activity records are ever produced.
+ * with the real library.  No activity records are ever produced, but which
+ * activity kinds and callbacks are enabled, and how often each was switched,
+ * is kept for the test program to ask (fake_cupti_kind_state,
+ * fake_cupti_callback_state: sampled recording switches them).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -46,19 +49,48 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscrib
     return CUPTI_SUCCESS;
 }
 
+/* Callback switches per domain: enables of a pair that was off, disables of
+ * one that was on. */
+static unsigned fake_cb_on[8], fake_cb_off[8];
+
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                                      CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
     if (subscriber != &fake_subscriber)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&fake_mu);
-    if (enable && fake_nenabled < FAKE_MAX_ENABLED) {
+    int at = -1;
+    for (int i = 0; i < fake_nenabled && at < 0; i++)
+        if (fake_enabled[i].domain == domain && fake_enabled[i].cbid == cbid)
+            at = i;
+    if (enable && at < 0 && fake_nenabled < FAKE_MAX_ENABLED) {
         fake_enabled[fake_nenabled].domain = domain;
         fake_enabled[fake_nenabled].cbid = cbid;
         fake_nenabled++;
+        if (domain < 8)
+            fake_cb_on[domain]++;
+    } else if (!enable && at >= 0) {
+        fake_enabled[at] = fake_enabled[--fake_nenabled];
+        if (domain < 8)
+            fake_cb_off[domain]++;
     }
     pthread_mutex_unlock(&fake_mu);
     return CUPTI_SUCCESS;
+}
+
+/* For the test: is (domain, cbid) enabled now, and how many times were
+ * callbacks of `domain` switched on and off. */
+FAKE_EXPORT int fake_cupti_callback_state(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, unsigned *ons,
+                                          unsigned *offs)
+{
+    pthread_mutex_lock(&fake_mu);
+    int on = 0;
+    for (int i = 0; i < fake_nenabled && !on; i++)
+        on = fake_enabled[i].domain == domain && fake_enabled[i].cbid == cbid;
+    *ons = domain < 8 ? fake_cb_on[domain] : 0;
+    *offs = domain < 8 ? fake_cb_off[domain] : 0;
+    pthread_mutex_unlock(&fake_mu);
+    return on;
 }
 
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
@@ -104,10 +136,44 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCal
     return requested != NULL && completed != NULL ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
 
+#define FAKE_KINDS 64
+static int fake_kind_on[FAKE_KINDS];
+static unsigned fake_kind_enables[FAKE_KINDS], fake_kind_disables[FAKE_KINDS];
+
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 {
-    (void)kind;
+    if ((unsigned)kind >= FAKE_KINDS)
+        return CUPTI_ERROR_INVALID_KIND;
+    pthread_mutex_lock(&fake_mu);
+    fake_kind_on[kind] = 1;
+    fake_kind_enables[kind]++;
+    pthread_mutex_unlock(&fake_mu);
     return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    if ((unsigned)kind >= FAKE_KINDS)
+        return CUPTI_ERROR_INVALID_KIND;
+    pthread_mutex_lock(&fake_mu);
+    fake_kind_on[kind] = 0;
+    fake_kind_disables[kind]++;
+    pthread_mutex_unlock(&fake_mu);
+    return CUPTI_SUCCESS;
+}
+
+/* For the test: is `kind` enabled now, and how many times was it enabled
+ * and disabled. */
+FAKE_EXPORT int fake_cupti_kind_state(CUpti_ActivityKind kind, unsigned *enables, unsigned *disables)
+{
+    if ((unsigned)kind >= FAKE_KINDS)
+        return -1;
+    pthread_mutex_lock(&fake_mu);
+    int on = fake_kind_on[kind];
+    *enables = fake_kind_enables[kind];
+    *disables = fake_kind_disables[kind];
+    pthread_mutex_unlock(&fake_mu);
+    return on;
 }
 
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)

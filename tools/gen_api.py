@@ -113,6 +113,22 @@ HOST_FOR_CLASS = {"copy-sync": ("copy", "peer"), "copy-async": ("copy-async",), 
                   "memset-async": ("memset-async",), "graph-launch": ("graph",)}
 
 
+# Sampled recording (preload/sampling.c, docs/sampling.md): the classes whose
+# work is on the GPU timeline or waits for it.  While recording is OFF a hot
+# call is only counted and passed straight through (no record, stack, NVTX
+# range or kernel parameters), and CUPTI's callbacks of hot rows are
+# disabled; every other class (structural: allocation, streams and events
+# created and destroyed, capture, device settings) is recorded always.
+HOT_CLASSES = ("launch", "copy-async", "copy-sync", "memset-async", "memset-sync", "event-record", "event-query",
+               "event-sync", "event-elapsed", "stream-query", "stream-sync", "stream-wait", "device-sync",
+               "host-func", "graph-launch")
+assert all(c in CLASSES for c in HOT_CLASSES)
+
+
+def is_hot(e):
+    return e.cls in HOT_CLASSES
+
+
 class TableError(Exception):
     pass
 
@@ -361,6 +377,15 @@ def emit_code(e, name_expr, indent):
     if e.cls == "stream-create":
         out.append("if (ret == cudaSuccess)")
         out.append("    ss_api_stream_created(&rec);")
+    if e.cls == "capture":
+        # Sampling never switches OFF inside a capture.  An end that found the
+        # capture invalidated (901 in both APIs) still ended it.
+        if "Begin" in e.name:
+            out.append("if (ret == 0)")
+            out.append("    ss_sampling_capture(1);")
+        else:
+            out.append("if (ret == 0 || ret == 901 /* cudaErrorStreamCaptureInvalidated */)")
+            out.append("    ss_sampling_capture(0);")
     return [indent + s for s in out]
 
 
@@ -402,8 +427,13 @@ def gen_wrapper(e, symbol, cbid_name, ptsz):
     L.append("    }")
     L.append("    ss_api_tls *t = ss_api_thread();")
     L.append("    /* Nested inside another recorded call (cudart calling itself through")
-    L.append("     * the PLT), or recording off: pass straight through. */")
-    L.append("    if (t->active != NULL || !ss_recording())")
+    if is_hot(e):
+        L.append("     * the PLT), recording off, or a hot call while sampling is OFF (it is")
+        L.append("     * counted): pass straight through. */")
+        L.append("    if (t->active != NULL || !ss_recording() || !ss_api_hot_admit(t))")
+    else:
+        L.append("     * the PLT), or recording off: pass straight through. */")
+        L.append("    if (t->active != NULL || !ss_recording())")
     L.append("        return real(%s);" % args)
     L.append("    ss_api_rec rec;")
     L.append("    ss_api_rec_init(&rec, %s, %s, t);" % (cbid, " | ".join(flags)))
@@ -462,11 +492,13 @@ def gen_cupti_case(e, cbid_name, ptsz):
     else:
         L.append("        int nvtx = 0;")
     L.append("        if (site == CUPTI_API_ENTER) {")
+    enter = "ss_api_cb_enter(t, cbid, nvtx, %s, %s, %d)" % (name, cat or "0", int(is_hot(e)))
     if e.cls == "launch":
         func = e.options["kernel"].split(",")[0].strip()
-        L.append("            if (t->cb_depth == 0)   /* outermost: the call this record is for */")
+        L.append("            if (%s)   /* outermost and recorded: the call this record is for */" % enter)
         L.append("                ss_api_launch_enter(t, (const void *)(%s), 0);" % func)
-    L.append("            ss_api_cb_enter(t, cbid, nvtx, %s, %s);" % (name, cat or "0"))
+    else:
+        L.append("            (void)%s;" % enter)
     L.append("            return 1;")
     L.append("        }")
     L.append("        if (!ss_api_cb_exit(t, cbid, %s))" % name)
@@ -522,7 +554,7 @@ def gen_driver_case(e, cbid_name, ptsz):
     func = "NULL"
     if e.cls == "launch":
         func = "(const void *)(%s)" % e.options["kernel"].split(",")[0].strip()
-    L.append("            ss_api_drv_enter(t, rcbid, nvtx, %s, %s, %s);" % (name, cat or "0", func))
+    L.append("            ss_api_drv_enter(t, rcbid, nvtx, %s, %s, %s, %d);" % (name, cat or "0", func, int(is_hot(e))))
     L.append("            return 1;")
     L.append("        }")
     L.append("        if (!ss_api_drv_exit(t, rcbid, %s))" % name)
@@ -600,15 +632,28 @@ static inline void ss_api_rec_init(ss_api_rec *r, uint32_t cbid, uint32_t flags,
 /* API_ENTER of a call the interposer does not see.  Only the outermost call
  * of a thread is recorded: runtime calls that cudart makes while serving it
  * are part of it. */
-static void ss_api_cb_enter(ss_api_tls *t, uint32_t cbid, int nvtx, const char *name, int category)
+static int ss_api_cb_enter(ss_api_tls *t, uint32_t cbid, int nvtx, const char *name, int category, int hot)
 {
+    if (ss_api_cb_stale(t)) {
+        /* The exit of a hot call entered before a switch to OFF never came:
+         * that call is over. */
+        if (t->cb_nvtx)
+            ss_nvtx_end_call(t->cb_cbid, NULL, 0, 0);
+        t->cb_nvtx = 0;
+        t->cb_depth = 0;
+    }
     if (t->cb_depth++ != 0)
-        return;
+        return 0;
     t->cb_cbid = cbid;
-    t->cb_nvtx = (uint8_t)(nvtx != 0);
-    if (nvtx)
+    t->cb_hot = (uint8_t)hot;
+    t->cb_epoch = ss_sampling_epoch();
+    /* A hot call is recorded or not as a whole, by the state at its entry. */
+    t->cb_record = (uint8_t)(!hot || ss_api_hot_admit(t));
+    t->cb_nvtx = (uint8_t)(nvtx != 0 && t->cb_record);
+    if (t->cb_nvtx)
         ss_nvtx_begin_call(cbid, name, category);
     t->cb_t_enter = ss_now();
+    return t->cb_record;
 }
 
 /* API_EXIT: returns 1 when this exit closes the outermost call and the
@@ -625,7 +670,7 @@ static int ss_api_cb_exit(ss_api_tls *t, uint32_t cbid, const char *name)
         ss_nvtx_end_call(cbid, name, ss_now() - t->cb_t_enter, 0);
         t->cb_nvtx = 0;
     }
-    return 1;
+    return t->cb_record;
 }
 
 /* The same for a driver call made outside every runtime call (its own
@@ -633,15 +678,24 @@ static int ss_api_cb_exit(ss_api_tls *t, uint32_t cbid, const char *name)
  * callback the program runs on this thread could).  `func` is a launch's
  * CUfunction: exact memory mode joins the launch to this record through it. */
 static void ss_api_drv_enter(ss_api_tls *t, uint32_t rcbid, int nvtx, const char *name, int category,
-                             const void *func)
+                             const void *func, int hot)
 {
+    if (ss_api_drv_stale(t)) {
+        if (t->drv_nvtx)
+            ss_nvtx_end_call(t->drv_cbid, NULL, 0, 0);
+        t->drv_nvtx = 0;
+        t->drv_depth = 0;
+    }
     if (t->drv_depth++ != 0)
         return;
     t->drv_cbid = rcbid;
-    t->drv_nvtx = (uint8_t)(nvtx != 0);
-    if (func != NULL)
+    t->drv_hot = (uint8_t)hot;
+    t->drv_epoch = ss_sampling_epoch();
+    t->drv_record = (uint8_t)(!hot || ss_api_hot_admit(t));
+    t->drv_nvtx = (uint8_t)(nvtx != 0 && t->drv_record);
+    if (func != NULL && t->drv_record)
         t->launch_func = func;
-    if (nvtx)
+    if (t->drv_nvtx)
         ss_nvtx_begin_call(rcbid, name, category);
     t->drv_t_enter = ss_now();
 }
@@ -660,7 +714,7 @@ static int ss_api_drv_exit(ss_api_tls *t, uint32_t rcbid, const char *name)
         t->launch_func = NULL;
         return 0;
     }
-    return 1;
+    return t->drv_record;
 }
 """
 
@@ -704,6 +758,21 @@ def gen_cupti_file(entries):
         ids = []
         for e in entries:
             if not e.cupti or e.driver != (domain == "driver"):
+                continue
+            ids.append(e.cbid_name)
+            if e.twin:
+                ids.append(e.twin[1])
+        L.append("const uint32_t %s[] = {" % array)
+        for i in ids:
+            L.append("    %s%s," % (prefix, i))
+        L.append("};")
+        L.append("const size_t %s_count = sizeof %s / sizeof %s[0];" % (array.replace("cbids", "cbid"), array, array))
+    # The callbacks sampling disables while OFF (cupti.c ss_cupti_set_hot).
+    for domain, array, prefix in (("runtime", "ss_api_hot_cbids", "CUPTI_RUNTIME_TRACE_CBID_"),
+                                  ("driver", "ss_api_hot_driver_cbids", "CUPTI_DRIVER_TRACE_CBID_")):
+        ids = []
+        for e in entries:
+            if not e.cupti or e.driver != (domain == "driver") or not is_hot(e):
                 continue
             ids.append(e.cbid_name)
             if e.twin:

@@ -635,12 +635,17 @@ typedef struct ss_graph_node_rec {
  *     functions, graph launches) leave no SS_REC_API record, no call stack,
  *     and no GPU record: CUPTI's kernel, memcpy, memset, synchronization and
  *     event activity kinds are disabled, so neither are GPU records of work
- *     submitted just before the switch guaranteed;
+ *     submitted just before the switch guaranteed (and, CUPTI being switched
+ *     just after the state to OFF and just before it to ON, a GPU record of
+ *     work submitted within a fraction of a millisecond of a switch may
+ *     come without its API record);
  *   - structural calls (allocation and free, stream / event creation and
  *     destruction, stream capture, graph nodes, device settings), module
  *     loads, NVTX ranges and names, host-sync records and notes are recorded
  *     as always.
- * A call is recorded or not as a whole, by the state at its entry.  The shim
+ * A call is recorded or not as a whole, by the state at its entry (one that
+ * entered as the switch was made may have its t_enter a few microseconds
+ * past an OFF record's time).  The shim
  * never switches to OFF while a stream capture it saw begin is still open.
  * The analyzer judges nothing that depends on what happened while off. */
 enum ss_capture_state {                 /* ss_capture_rec.h.flags */
