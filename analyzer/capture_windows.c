@@ -228,6 +228,21 @@ int ss_capture_wait_known(const ss_model *m, int32_t call)
     }
 }
 
+/* Is the thread's next call after `call` recorded in the same span, or did
+ * the trace end while recording with nothing after it? */
+static int next_call_seen(const ss_model *m, int32_t call, int32_t span)
+{
+    const ss_thread *t = ss_model_thread(m, m->calls[call].rec->tid);
+    if (!t) return 0;
+    uint32_t lo = 0, hi = t->ncalls;   /* calls of a thread ascend with the model's order */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->calls[mid] <= call) lo = mid + 1; else hi = mid;
+    }
+    if (lo < t->ncalls) return ss_capture_call_span(m, t->calls[lo]) == span;
+    return m->capture->spans[span].t_off == UINT64_MAX;
+}
+
 int ss_capture_judgeable(const ss_model *m, unsigned need, const int32_t *calls, const int32_t *ops, uint32_t n)
 {
     if (!ss_capture_sampled(m)) return 1;
@@ -262,5 +277,6 @@ int ss_capture_judgeable(const ss_model *m, unsigned need, const int32_t *calls,
     }
     if ((need & SS_SAMPLED_SETTLED) && (t_min == UINT64_MAX || sp->settled > t_min)) return 0;
     if ((need & SS_SAMPLED_OWN_WAIT) && n && calls[0] >= 0 && !ss_capture_wait_known(m, calls[0])) return 0;
+    if ((need & SS_SAMPLED_NEXT) && n && calls[0] >= 0 && !next_call_seen(m, calls[0], span)) return 0;
     return 1;
 }

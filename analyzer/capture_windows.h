@@ -77,6 +77,8 @@ enum ss_sampled_need {
     SS_SAMPLED_OWN_WAIT = 1u << 0,/* the first call's host wait covered only known work */
     SS_SAMPLED_SETTLED = 1u << 1, /* every stream known (judges what the whole GPU was doing) */
     SS_SAMPLED_HEAD = 1u << 2,    /* needs the run's whole history up to it: the head only */
+    SS_SAMPLED_NEXT = 1u << 3,    /* reads what the first call's thread did next: its next call
+                                     recorded in the same span (or the trace ends recording) */
 };
 /* May an occurrence with these calls and ops (-1 entries skipped) be
  * judged?  Always 1 for a trace recorded in full. */

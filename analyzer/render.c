@@ -160,7 +160,7 @@ const char *ss_capture_line(const ss_model *m, char *buf, size_t len)
              ", then %u window%s); counts and savings cover the recorded part",
              pct, c->recorded_hot_calls, c->total_is_lower_bound ? "at least " : "", c->total_hot_calls,
              head->hot_off - head->hot_on, c->windows, c->windows == 1 ? "" : "s");
-    return buf;
+    return buf ? buf : "";   /* asked only whether the trace is sampled */
 }
 
 void ss_capture_json(ss_json *j, const ss_model *m)

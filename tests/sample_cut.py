@@ -66,21 +66,34 @@ def block(recs):
     return struct.pack("<IIII", 0x4B425353, len(payload), len(recs), zlib.crc32(payload) & 0xFFFFFFFF) + payload
 
 
-def cut(src, dst, spans, root):
-    table = classes(root)
+def hot_times(src, root):
+    """The entry times of the trace's hot calls, sorted, and the header's
+    start time (the zero of the reports' t_ms)."""
     header, blocks = read(src)
+    hot = hot_test(blocks, classes(root))
+    times = sorted(struct.unpack_from("<Q", rec, 16)[0] for recs in blocks for rec in recs
+                   if struct.unpack_from("<H", rec)[0] == REC_API and hot(rec))
+    return times, struct.unpack_from("<Q", header, 32)[0]
+
+
+def hot_test(blocks, table):
     names = {}
     for recs in blocks:
         for rec in recs:
-            typ = struct.unpack_from("<H", rec)[0]
-            if typ == REC_API_NAME:
+            if struct.unpack_from("<H", rec)[0] == REC_API_NAME:
                 cbid, ln = struct.unpack_from("<II", rec, 8)
                 names[cbid] = rec[16:16 + ln].decode("utf-8", "replace")
 
     def hot(rec):
         cbid = struct.unpack_from("<I", rec, 8)[0]
         return table.get(base_name(names.get(cbid, "")), "") in HOT
+    return hot
 
+
+def cut(src, dst, spans, root):
+    table = classes(root)
+    header, blocks = read(src)
+    hot = hot_test(blocks, table)
     hot_times = sorted(struct.unpack_from("<Q", rec, 16)[0] for recs in blocks for rec in recs
                        if struct.unpack_from("<H", rec)[0] == REC_API and hot(rec))
     if not hot_times:
