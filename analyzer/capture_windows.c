@@ -93,7 +93,6 @@ static void build_knowledge(ss_model *m, ss_capture *c)
         const ss_call *call = &m->calls[i];
         int32_t k = c->call_span[i];
         if (k <= 0 || call->rec->ret != 0 || call->captured) continue;
-        ss_capture_span *sp = &c->spans[k];
         if (submits_work(call->cls) && !ss_call_is_graph_launch(m, call)) {
             /* the first op submitted in the span on a stream: when it ends,
              * everything queued before it (unseen work included) is done */
@@ -116,7 +115,6 @@ static void build_knowledge(ss_model *m, ss_capture *c)
         default:
             break;
         }
-        (void)sp;
     }
     /* The judged end: a call of the span that submitted GPU work without a
      * GPU record of it means CUPTI's kinds went off before its records came;
@@ -199,7 +197,7 @@ void ss_capture_free(ss_capture *c)
     free(c);
 }
 
-/* The span's time from which everything the host waited for is known. */
+/* Was `stream` known at t in span k (the legacy stream: every stream)? */
 static int known_before(const ss_model *m, int32_t k, int32_t stream, uint64_t t)
 {
     const ss_capture_span *sp = &m->capture->spans[k];
