@@ -375,6 +375,15 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
         fu(d, "tid", r->tid); fms(d, "t_ms", r->time);
         break;
     }
+    case SS_REC_CAPTURE: {
+        static const char *const reasons[] = { "?", "head_done", "window_open", "window_close", "forced_on" };
+        const ss_capture_rec *r = (const void *)h;
+        const char *state = h->flags == SS_CAPTURE_ON ? "on" : h->flags == SS_CAPTURE_OFF ? "off" : "?";
+        const char *why = r->reason < 5 ? reasons[r->reason] : "?";
+        begin(d, "capture"); fstr(d, "state", state, strlen(state)); fstr(d, "reason", why, strlen(why));
+        fu(d, "window", r->window); fu(d, "hot_calls", r->hot_calls); fms(d, "t_ms", r->time);
+        break;
+    }
     case SS_REC_JIT: {
         static const char *const entries[] = { "?", "ptx-to-cubin", "nvvm-ir-to-ptx" };
         static const char *const ops[] = { "?", "cache-load", "cache-store", "compile" };

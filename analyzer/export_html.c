@@ -215,7 +215,11 @@ static void write_data(hx *h, ss_process_result *res, const layout *L)
     ss_json_key(j, "view"); ss_json_arr_begin(j);
     ss_json_double(j, rel_ms(h, v0)); ss_json_double(j, rel_ms(h, v1));
     ss_json_arr_end(j);
-    ss_json_key(j, "note"); if (ss_no_gpu_reason(m)) ss_json_str(j, ss_no_gpu_reason(m)); else ss_json_null(j);
+    char sampled[256], note[512];
+    const char *why = ss_no_gpu_reason(m), *line = ss_capture_line(m, sampled, sizeof sampled);
+    if (why && line) snprintf(note, sizeof note, "%s; %s", why, line);
+    else snprintf(note, sizeof note, "%s", why ? why : line ? line : "");
+    ss_json_key(j, "note"); if (why || line) ss_json_str(j, note); else ss_json_null(j);
 
     /* track names */
     ss_json_key(j, "tracks"); ss_json_arr_begin(j);

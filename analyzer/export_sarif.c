@@ -133,6 +133,24 @@ void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n)
         ss_json_obj_end(&j);
     }
 
+    /* a sampled trace: the run-level note every output gives */
+    int any_sampled = 0;
+    for (uint32_t p = 0; p < n; p++) any_sampled |= ss_capture_line(procs[p].model, NULL, 0) != NULL;
+    if (any_sampled) {
+        ss_json_key(&j, "properties"); ss_json_obj_begin(&j);
+        ss_json_key(&j, "capture"); ss_json_arr_begin(&j);
+        for (uint32_t p = 0; p < n; p++) {
+            char line[256];
+            if (!ss_capture_line(procs[p].model, line, sizeof line)) continue;
+            ss_json_obj_begin(&j);
+            ss_json_kstr(&j, "trace", procs[p].path);
+            ss_json_kstr(&j, "note", line);
+            ss_json_key(&j, "capture"); ss_capture_json(&j, procs[p].model);
+            ss_json_obj_end(&j);
+        }
+        ss_json_arr_end(&j);
+        ss_json_obj_end(&j);
+    }
     ss_json_key(&j, "results"); ss_json_arr_begin(&j);
     for (uint32_t p = 0; p < n; p++) {
         for (uint32_t k = 0; k < procs[p].findings.n; k++) {

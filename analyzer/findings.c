@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "findings.h"
+#include "capture_windows.h"
 #include "util.h"
 
 struct ss_foldmap { ss_u64map map; };
@@ -89,8 +90,23 @@ double ss_finding_cost_per_iteration(const ss_finding *x)
     return x->steady_cost_ms / it->count;
 }
 
+/* A sampled trace: may the recorded part support this occurrence
+ * (capture_windows.h)?  "Right before complete": what it cannot support is
+ * left unsaid. */
+static int sampled_judgeable(const ss_findings *f, const ss_model *m, const ss_occurrence *o)
+{
+    int32_t calls[SS_FINDING_MAX_REFS], ops[SS_FINDING_MAX_REFS];
+    uint32_t n = o->nrefs > SS_FINDING_MAX_REFS ? SS_FINDING_MAX_REFS : o->nrefs;
+    for (uint32_t i = 0; i < n; i++) { calls[i] = o->refs[i].call; ops[i] = o->refs[i].op; }
+    return ss_capture_judgeable(m, f->sampled_need, calls, ops, n);
+}
+
 void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
 {
+    if (ss_capture_sampled(m) && !sampled_judgeable(f, m, o)) {
+        f->sampled_left_out++;
+        return;
+    }
     ss_phase phase = occurrence_phase(m, o);
     const ss_call *c = o->nrefs && o->refs[0].call >= 0 ? &m->calls[o->refs[0].call] : NULL;
     ss_string_ref lib = { NULL, 0 };

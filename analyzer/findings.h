@@ -75,6 +75,11 @@ typedef struct ss_findings {
     struct ss_foldmap *fold;      /* fold_key -> index (private) */
     double saving_total_ms;       /* every finding fixed at once: the longest process's saving */
     int saving_total_known;
+    /* Sampled traces (capture_windows.h): what the running rule's judgement
+     * needs (set by ss_rules_run_all), and how many occurrences the recorded
+     * part could not support and were left out. */
+    unsigned sampled_need;
+    uint32_t sampled_left_out;
 } ss_findings;
 
 /* What a rule passes for one occurrence. */

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hb.h"
+#include "capture_windows.h"
 #include "util.h"
 
 #define SS_HB_MAX_DEVICES 64
@@ -25,6 +26,7 @@ struct ss_hb {
      * returned, the stream epoch it covered), a ring */
     struct covered { uint64_t t; uint32_t epoch; uint32_t tid; } *cov;   /* A x COVER_RING */
     uint8_t *ncov;
+    uint32_t next_off;     /* sampled traces: the next recorded span whose OFF switch is still ahead */
 };
 
 #define COVER_RING 16
@@ -224,11 +226,34 @@ int ss_hb_waited_before(const ss_hb *h, int32_t call, uint64_t t, uint32_t *wait
     return found;
 }
 
+/* Sampled recording: what happened while OFF is unseen (event records,
+ * host waits, ...), so nothing before an OFF span is paired with anything
+ * after it: the span acts as a barrier, everything before it happens before
+ * everything after.  An event's record from before it orders nothing after
+ * it (the event may have been recorded again unseen). */
+static void off_barriers_until(ss_hb *h, uint64_t t)
+{
+    const ss_model *m = h->m;
+    const ss_capture *cap = ss_capture_of(m);
+    if (!cap || !cap->sampled) return;
+    while (h->next_off < cap->nspans && cap->spans[h->next_off].t_off <= t) {
+        h->next_off++;
+        uint32_t *g = ss_xcalloc(h->A, sizeof(uint32_t));
+        for (uint32_t s = 0; s < m->nstreams; s++) join(g, SV(h, (int32_t)s), h->A);
+        for (uint32_t i = 0; i < m->nthreads; i++) join(g, h->tvc + (size_t)i * h->A, h->A);
+        for (uint32_t s = 0; s < m->nstreams; s++) memcpy(SV(h, (int32_t)s), g, h->A * sizeof(uint32_t));
+        for (uint32_t i = 0; i < m->nthreads; i++) memcpy(h->tvc + (size_t)i * h->A, g, h->A * sizeof(uint32_t));
+        for (uint32_t e = 0; e < m->nevents; e++) { free(h->evc[e]); h->evc[e] = NULL; }
+        free(g);
+    }
+}
+
 uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
 {
     const ss_model *m = h->m;
     const ss_call *c = &m->calls[ci];
     host_sync_until(h, c->rec->t_enter);
+    off_barriers_until(h, c->rec->t_enter);
     if (c->rec->ret != 0 || c->captured) return 0;
     uint32_t *tv = TV(h, c->rec->tid);
     if (!tv) return 0;

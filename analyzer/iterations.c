@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "iterations.h"
+#include "capture_windows.h"
 #include "util.h"
 
 /* A window of one period matches the next one when this share of its keys
@@ -169,6 +170,30 @@ static void settle(ss_iterations *it, const ss_model *m, uint64_t *starts, uint3
     it->setup_dominates = it->setup_busy_ns > it->steady_busy_ns;
 }
 
+/* A sampled trace (capture_windows.h): iterations are counted, and the
+ * steady state's time measured, in the recorded spans only, so that a cost
+ * per iteration divides the recorded part's cost by the recorded part's
+ * iterations. */
+static void sampled_adjust(ss_iterations *it, const ss_model *m, const uint64_t *starts, uint32_t n)
+{
+    const ss_capture *cap = ss_capture_of(m);
+    uint32_t count = 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (starts[k] >= it->t_start && starts[k] <= it->t_end && ss_capture_span_at(m, starts[k]) >= 0) count++;
+    uint64_t t0 = m->t_first, t1 = m->t_last > m->t_first ? m->t_last : m->t_first, steady = 0, recorded = 0;
+    for (uint32_t i = 0; i < cap->nspans; i++) {
+        const ss_capture_span *sp = &cap->spans[i];
+        uint64_t a = sp->t_on > t0 ? sp->t_on : t0, b = sp->t_off < t1 ? sp->t_off : t1;
+        if (b <= a) continue;
+        recorded += b - a;
+        uint64_t lo = a > it->t_start ? a : it->t_start, hi = b < it->t_end ? b : it->t_end;
+        if (hi > lo) steady += hi - lo;
+    }
+    it->count = count;
+    it->steady_ns = steady;
+    it->setup_ns = recorded - steady;
+}
+
 /* 1. a repeated NVTX range (not a library's own: "nccl...") */
 typedef struct nvtx_name { uint32_t name_id, count; uint64_t total; } nvtx_name;
 
@@ -213,6 +238,7 @@ static int from_nvtx(ss_iterations *it, const ss_model *m)
     snprintf(it->what, sizeof it->what, "NVTX range \"%.*s\"", (int)(s.len < 100 ? s.len : 100), s.s);
     it->from_nvtx = 1;
     settle(it, m, starts, n, end);
+    if (ss_capture_sampled(m)) sampled_adjust(it, m, starts, n);   /* NVTX ranges are recorded while OFF too */
     free(starts);
     return 1;
 }
@@ -239,24 +265,52 @@ static int from_calls(ss_iterations *it, const ss_model *m)
     if (!th || th->ncalls < 2 * SS_MIN_ITERATIONS) return 0;
     uint64_t *keys = ss_xcalloc(th->ncalls, sizeof(uint64_t));
     uint8_t *work = ss_xcalloc(th->ncalls, 1);
+    int sampled = ss_capture_sampled(m);
     for (uint32_t k = 0; k < th->ncalls; k++) {
         const ss_call *c = &m->calls[th->calls[k]];
         keys[k] = mix(mix(mix(0, c->name_idx), stack_content(m, c->rec->stack_id)), c->rec->pystack_id);
+        /* a sampled trace: the period is found within one recorded span
+         * (the calls of different spans never match), never across an OFF
+         * gap whose calls are missing */
+        if (sampled) keys[k] = mix(keys[k], (uint64_t)(int64_t)ss_capture_call_span(m, th->calls[k]) + 2u);
         work[k] = c->first_op >= 0 || c->cls == SS_API_LAUNCH || c->cls == SS_API_COPY_SYNC ||
                   c->cls == SS_API_COPY_ASYNC || c->cls == SS_API_MEMSET_SYNC || c->cls == SS_API_MEMSET_ASYNC;
     }
     uint32_t p, a, n;
     int ok = ss_find_period(keys, work, th->ncalls, &p, &a, &n);
-    free(keys);
-    free(work);
-    if (!ok) return 0;
+    if (!ok) { free(keys); free(work); return 0; }
+    uint32_t cap = n, total = n;
     uint64_t *starts = ss_xcalloc(n, sizeof(uint64_t));
     for (uint32_t k = 0; k < n; k++) starts[k] = m->calls[th->calls[a + k * p]].rec->t_enter;
     const ss_call *lastc = &m->calls[th->calls[a + n * p - 1]];
     uint64_t end = lastc->rec->t_exit > lastc->rec->t_enter ? lastc->rec->t_exit : lastc->rec->t_enter;
+    if (sampled) {
+        /* the later spans repeat the iteration too: its first call (by
+         * key, counted once per period) starts one, and the steady state
+         * runs to the last recorded one */
+        const ss_call *fc = &m->calls[th->calls[a]];
+        uint64_t key0 = mix(mix(mix(0, fc->name_idx), stack_content(m, fc->rec->stack_id)), fc->rec->pystack_id);
+        uint32_t per = 0, seen = 0;
+        for (uint32_t k = a; k < a + p; k++) per += keys[k] == keys[a];
+        for (uint32_t k = a + n * p; k < th->ncalls; k++) {
+            const ss_call *c = &m->calls[th->calls[k]];
+            uint64_t kk = mix(mix(mix(0, c->name_idx), stack_content(m, c->rec->stack_id)), c->rec->pystack_id);
+            if (kk != key0 || ss_capture_call_span(m, th->calls[k]) < 0 || seen++ % (per ? per : 1)) continue;
+            SS_PUSH(starts, total, cap, c->rec->t_enter);
+            uint32_t lastk = k + p - 1 < th->ncalls ? k + p - 1 : th->ncalls - 1;
+            const ss_call *lc = &m->calls[th->calls[lastk]];
+            if (lc->rec->t_exit > end && ss_capture_call_span(m, th->calls[lastk]) == ss_capture_call_span(m, th->calls[k]))
+                end = lc->rec->t_exit;
+            else if (c->rec->t_exit > end)
+                end = c->rec->t_exit;
+        }
+    }
+    free(keys);
+    free(work);
     snprintf(it->what, sizeof it->what, "a repeating pattern of %u call%s on thread %u", p, p == 1 ? "" : "s",
              th->tid);
-    settle(it, m, starts, n, end);
+    settle(it, m, starts, total, end);
+    if (sampled) sampled_adjust(it, m, starts, total);
     free(starts);
     return 1;
 }

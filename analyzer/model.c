@@ -10,6 +10,7 @@
 
 #include "model.h"
 #include "callsite.h"
+#include "capture_windows.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -495,6 +496,7 @@ typedef struct loader {
     /* raw record pointers collected in file order */
     const ss_api_rec **api; uint32_t napi, capi;
     const ss_gpu_common **gpu; uint32_t ngpu, cgpu;
+    const ss_capture_rec **capt; uint32_t ncapt, ccapt;   /* SS_REC_CAPTURE, in file order */
     const ss_stream_rec **srec; uint32_t nsrec, csrec;
     const ss_stream_name_rec **sname; uint32_t nsname, csname;   /* NVTX stream names */
     const ss_nvtx_rec **nvtx; uint32_t nnvtx, cnvtx;
@@ -1592,6 +1594,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         case SS_REC_JIT: SS_PUSH(m->jits, m->njits, cap_jit, (const ss_jit_rec *)h); break;
         case SS_REC_GRAPH_NODE:
             SS_PUSH(m->gnodes, m->ngnodes, cap_gnode, (const ss_graph_node_rec *)h); break;
+        case SS_REC_CAPTURE: SS_PUSH(L.capt, L.ncapt, L.ccapt, (const ss_capture_rec *)h); break;
         case SS_REC_STRING: {
             const ss_string_rec *r = (const ss_string_rec *)h;
             if (sizeof(*r) + (uint64_t)r->len > h->size || !r->id) break;
@@ -1696,8 +1699,9 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
 
     demangle_kernel_names(m);
     ss_qsort(m->xaccess, m->nxaccess, sizeof(*m->xaccess), cmp_xaccess);
+    ss_capture_build(m, L.capt, L.ncapt);
 
-    free(L.api); free(L.gpu); free(L.srec); free(L.sname); free(L.nvtx); free(L.thr); free(L.parent);
+    free(L.capt); free(L.api); free(L.gpu); free(L.srec); free(L.sname); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
     ss_u64map_free(&L.corr_stream); ss_u64map_free(&L.legacy_map); ss_u64map_free(&L.ptds_map);
     return m;
@@ -1782,6 +1786,7 @@ void ss_model_free(ss_model *m)
     ss_symbolizer_free(m->symbolizer);
     if (m->replay && m->replay_free) m->replay_free(m->replay);
     if (m->iterations && m->iterations_free) m->iterations_free(m->iterations);
+    ss_capture_free(m->capture);
     if (m->reader) ss_reader_close(m->reader);
     free(m);
 }

@@ -299,6 +299,9 @@ typedef struct ss_model {
     struct ss_replay *replay;
     void (*replay_free)(struct ss_replay *);
     struct ss_iterations *iterations;   /* iterations.c: the repeated iteration */
+    /* Sampled recording (capture_windows.h): the recorded spans, built at
+     * load from the SS_REC_CAPTURE records; one span for a trace without. */
+    struct ss_capture *capture;
     void (*iterations_free)(struct ss_iterations *);
 } ss_model;
 

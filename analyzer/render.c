@@ -1,7 +1,10 @@
 /* What the renderers share (see render.h). */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "render.h"
+#include "capture_windows.h"
 #include "util.h"
 
 double ss_rel_ms(const ss_model *m, uint64_t t)
@@ -144,4 +147,44 @@ int64_t ss_job_time_shifts(const ss_process_result *procs, uint32_t n, int64_t *
         if ((int64_t)b + shift[i] < base) base = (int64_t)b + shift[i];
     }
     return base;
+}
+
+const char *ss_capture_line(const ss_model *m, char *buf, size_t len)
+{
+    const ss_capture *c = ss_capture_of(m);
+    if (!c || !c->sampled) return NULL;
+    double pct = c->total_hot_calls ? 100.0 * (double)c->recorded_hot_calls / (double)c->total_hot_calls : 100.0;
+    const ss_capture_span *head = &c->spans[0];
+    snprintf(buf, len,
+             "sampled: recorded %.0f%% of the run's hot calls (%" PRIu64 " of %s%" PRIu64 "; head of %" PRIu64
+             ", then %u window%s); counts and savings cover the recorded part",
+             pct, c->recorded_hot_calls, c->total_is_lower_bound ? "at least " : "", c->total_hot_calls,
+             head->hot_off - head->hot_on, c->windows, c->windows == 1 ? "" : "s");
+    return buf ? buf : "";   /* asked only whether the trace is sampled */
+}
+
+void ss_capture_json(ss_json *j, const ss_model *m)
+{
+    const ss_capture *c = ss_capture_of(m);
+    ss_json_obj_begin(j);
+    ss_json_key(j, "sampled"); ss_json_bool(j, c && c->sampled);
+    if (c && c->sampled) {
+        ss_json_kuint(j, "recorded_hot_calls", c->recorded_hot_calls);
+        ss_json_kuint(j, "total_hot_calls", c->total_hot_calls);
+        ss_json_key(j, "total_is_lower_bound"); ss_json_bool(j, c->total_is_lower_bound);
+        ss_json_kuint(j, "windows", c->windows);
+        ss_json_key(j, "spans"); ss_json_arr_begin(j);
+        for (uint32_t i = 0; i < c->nspans; i++) {
+            const ss_capture_span *sp = &c->spans[i];
+            ss_json_obj_begin(j);
+            ss_json_kuint(j, "window", sp->window);
+            ss_json_kdouble(j, "start_ms", ss_rel_ms(m, sp->t_on > m->t_first ? sp->t_on : m->t_first));
+            ss_json_key(j, "end_ms");
+            if (sp->t_off != UINT64_MAX) ss_json_double(j, ss_rel_ms(m, sp->t_off)); else ss_json_null(j);
+            ss_json_kuint(j, "hot_calls", sp->hot_off > sp->hot_on ? sp->hot_off - sp->hot_on : 0);
+            ss_json_obj_end(j);
+        }
+        ss_json_arr_end(j);
+    }
+    ss_json_obj_end(j);
 }

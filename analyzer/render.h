@@ -31,6 +31,14 @@ typedef struct ss_process_result {
 double ss_rel_ms(const ss_model *m, uint64_t t);   /* ms since the header's start */
 /* Text of the NVTX range enclosing a call, or NULL (ref into the trace). */
 ss_string_ref ss_call_nvtx(const ss_model *m, const ss_call *c);
+/* A sampled trace (capture_windows.h): the one line every output gives
+ * ("sampled: recorded 21% of the run's hot calls (head of 20000, then 12
+ * windows); counts and savings cover the recorded part") into buf; NULL
+ * for a trace recorded in full. */
+const char *ss_capture_line(const ss_model *m, char *buf, size_t len);
+/* Its JSON object (docs/report-format.md, "capture"): written for every
+ * trace, {"sampled": false} for one recorded in full. */
+void ss_capture_json(ss_json *j, const ss_model *m);
 /* Why the trace has no GPU timeline, or NULL when it has one. */
 const char *ss_no_gpu_reason(const ss_model *m);
 

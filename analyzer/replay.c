@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "replay.h"
+#include "capture_windows.h"
 #include "util.h"
 
 #define MATCH_NS 30000u   /* two operations that started "together" */
@@ -453,11 +454,34 @@ static uint64_t removed_host_time(const pass *p, uint32_t tid, uint64_t a, uint6
     return 0;
 }
 
+/* Sampled traces (capture_windows.h): what happened while recording was
+ * OFF is unseen, so the replay never moves a thread's first call of a window
+ * earlier than measured (unseen work may have held it), and a wait that may
+ * have waited for unseen work keeps its measured end.  What the recorded
+ * part saved before a window is banked: per window, the least that any
+ * thread's first call of it had gained. */
+static uint64_t pin_to_window(const ss_model *m, int32_t k, int32_t prev, uint64_t *e, uint64_t *bank)
+{
+    int32_t span = ss_capture_call_span(m, k);
+    if (span <= 0 || (prev >= 0 && ss_capture_call_span(m, prev) == span)) return 0;
+    uint64_t measured = m->calls[k].rec->t_enter;
+    uint64_t gained = *e < measured ? measured - *e : 0;
+    if (gained < bank[span]) bank[span] = gained;
+    if (*e < measured) *e = measured;
+    return 1;
+}
+
 static uint64_t evaluate(pass *p)
 {
     const ss_replay *r = p->r;
     const ss_model *m = r->m;
     uint64_t end = 0;
+    const ss_capture *cap = ss_capture_sampled(m) && !p->real ? ss_capture_of(m) : NULL;
+    uint64_t *bank = NULL;
+    if (cap) {
+        bank = ss_xcalloc(cap->nspans, sizeof(uint64_t));
+        for (uint32_t s = 0; s < cap->nspans; s++) bank[s] = UINT64_MAX;
+    }
     for (uint32_t i = 0; i < r->nitems; i++) {
         const item *it = &r->items[i];
         int32_t k = it->idx;
@@ -489,6 +513,7 @@ static uint64_t evaluate(pass *p)
                 uint64_t base = (p->cdone[prev] & 2) ? p->X[prev] : px;
                 p->E[k] = base + (gap > cut ? gap - cut : 0);
             }
+            if (cap) pin_to_window(m, k, prev, &p->E[k], bank);
             p->cdone[k] |= 1;
             continue;
         }
@@ -509,9 +534,40 @@ static uint64_t evaluate(pass *p)
             if (who != r->wait_op[k] && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
             if (T2 && T2 + post > x) x = T2 + post;
         }
+        if (cap && x < X && !ss_capture_wait_known(m, k)) x = X;
         p->X[k] = x;
         p->cdone[k] |= 2;
         end = max_u64(end, x);
+    }
+    if (cap) {
+        /* the GPU too must have gained that much when recording went OFF:
+         * the last op of each stream in the span before; nothing when the
+         * span lost GPU records at its end (its judged end is early) */
+        uint32_t S = m->nstreams ? m->nstreams : 1;
+        int32_t *last = ss_xcalloc((size_t)cap->nspans * S, sizeof(int32_t));
+        for (size_t i = 0; i < (size_t)cap->nspans * S; i++) last[i] = -1;
+        for (uint32_t o = 0; o < m->nops; o++) {
+            int32_t sp = ss_capture_op_span(m, (int32_t)o), st = m->ops[o].stream;
+            if (sp < 0 || st < 0 || !p->odone[o]) continue;
+            int32_t *l = &last[(size_t)sp * S + (size_t)st];
+            if (*l < 0 || m->ops[*l].end <= m->ops[o].end) *l = (int32_t)o;
+        }
+        uint64_t banked = 0;
+        for (uint32_t s = 1; s < cap->nspans; s++) {
+            uint64_t b = bank[s] == UINT64_MAX ? 0 : bank[s];
+            const ss_capture_span *before = &cap->spans[s - 1];
+            if (before->judged_end < before->t_off) b = 0;
+            for (uint32_t st = 0; st < m->nstreams && b; st++) {
+                int32_t o = last[(size_t)(s - 1) * S + st];
+                if (o < 0) continue;
+                uint64_t gained = p->F[o] < m->ops[o].end ? m->ops[o].end - p->F[o] : 0;
+                if (gained < b) b = gained;
+            }
+            banked += b;
+        }
+        free(last);
+        free(bank);
+        end = end > banked ? end - banked : 0;
     }
     return end;
 }

@@ -84,6 +84,10 @@ void ss_report_json(FILE *out, ss_process_result *procs, uint32_t n)
         char host[65]; memcpy(host, m->hdr.hostname, 64); host[64] = 0;
         ss_json_kstr(&j, "host", host);
         ss_json_key(&j, "truncated"); ss_json_bool(&j, m->truncated);
+        if (ss_capture_line(m, NULL, 0)) {   /* sampled traces only: docs/report-format.md */
+            ss_json_key(&j, "capture");
+            ss_capture_json(&j, m);
+        }
         ss_json_key(&j, "analyzed_span");   /* incomplete traces: docs/report-format.md */
         if (m->incomplete_why) {
             ss_json_obj_begin(&j);

@@ -49,6 +49,8 @@ static void print_summary(FILE *out, const ss_process_result *p)
         fprintf(out, ", host records at %.3f ms): %u CUDA calls and %u GPU ops after it are not judged\n",
                 ss_rel_ms(m, m->host_records_end), m->calls_cut, m->ops_cut);
     }
+    char sampled[256];
+    if (ss_capture_line(m, sampled, sizeof sampled)) fprintf(out, "  %s\n", sampled);
     const char *why = ss_no_gpu_reason(m);
     if (why) fprintf(out, "  note: %s\n", why);
     for (uint32_t i = 0; i < m->nnotes; i++) {

@@ -9,11 +9,16 @@
 
 #include "model.h"
 #include "findings.h"
+#include "capture_windows.h"
 
 typedef struct ss_rule {
     const char *id;          /* rule id, part of the interface */
     const char *title;
     void (*run)(const ss_model *m, ss_findings *out);
+    /* What its judgement needs of a sampled trace (enum ss_sampled_need,
+     * capture_windows.h): occurrences that the recorded part cannot support
+     * are not added (ss_findings_add). */
+    unsigned sampled;
 } ss_rule;
 
 extern const ss_rule ss_rule_implicit_sync;

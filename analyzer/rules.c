@@ -21,5 +21,9 @@ const ss_rule *const ss_rules[] = {
 
 void ss_rules_run_all(const ss_model *m, ss_findings *out)
 {
-    for (int i = 0; ss_rules[i]; i++) ss_rules[i]->run(m, out);
+    for (int i = 0; ss_rules[i]; i++) {
+        out->sampled_need = ss_rules[i]->sampled;
+        ss_rules[i]->run(m, out);
+    }
+    out->sampled_need = 0;
 }
