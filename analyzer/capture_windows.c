@@ -158,12 +158,14 @@ void ss_capture_build(ss_model *m, const ss_capture_rec *const *recs, uint32_t n
     for (uint32_t i = 0; i < n; i++) {
         const ss_capture_rec *r = v[i];
         if (r->hot_calls > last_hot) last_hot = r->hot_calls;
-        if (r->h.flags == SS_CAPTURE_OFF && on) {
+        unsigned state = r->h.flags & SS_CAPTURE_STATE_MASK;
+        if (r->h.flags & SS_CAPTURE_F_COUNT_PARTIAL) c->count_partial = 1;
+        if (state == SS_CAPTURE_OFF && on) {
             ss_capture_span *sp = &c->spans[c->nspans - 1];
             sp->t_off = sp->judged_end = r->time > sp->t_on ? r->time : sp->t_on;
             sp->hot_off = r->hot_calls;
             on = 0;
-        } else if (r->h.flags == SS_CAPTURE_ON && !on) {
+        } else if (state == SS_CAPTURE_ON && !on) {
             ss_capture_span sp = { r->time, UINT64_MAX, r->hot_calls, 0, r->window, r->reason, UINT64_MAX, 0 };
             SS_PUSH(c->spans, c->nspans, cap, sp);
             c->windows++;
@@ -186,7 +188,16 @@ void ss_capture_build(ss_model *m, const ss_capture_rec *const *recs, uint32_t n
         c->recorded_hot_calls += c->spans[k].hot_off > c->spans[k].hot_on ? c->spans[k].hot_off - c->spans[k].hot_on : 0;
     c->total_hot_calls = on ? c->spans[c->nspans - 1].hot_off : last_hot;
     if (c->total_hot_calls < c->recorded_hot_calls) c->total_hot_calls = c->recorded_hot_calls;
-    c->total_is_lower_bound = !on;
+    c->total_is_lower_bound = !on || c->count_partial;
+    /* The share of the run's time recorded: it needs no count of the calls
+     * made while OFF, which a static-cudart process cannot give. */
+    uint64_t t0 = m->t_first, t1 = m->t_last > m->t_first ? m->t_last : m->t_first;
+    c->run_ns = t1 - t0;
+    for (uint32_t k = 0; k < c->nspans; k++) {
+        uint64_t a = c->spans[k].t_on > t0 ? c->spans[k].t_on : t0;
+        uint64_t b = c->spans[k].t_off < t1 ? c->spans[k].t_off : t1;
+        if (b > a) c->recorded_ns += b - a;
+    }
     if (c->sampled) build_knowledge(m, c);
 }
 

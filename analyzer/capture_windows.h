@@ -46,7 +46,10 @@ typedef struct ss_capture {
     ss_capture_span *spans; uint32_t nspans;
     uint64_t recorded_hot_calls;
     uint64_t total_hot_calls;   /* of the run (the last switch's count, plus the recorded calls after it) */
-    int total_is_lower_bound;   /* the trace ends OFF: the run made at least total_hot_calls */
+    int total_is_lower_bound;   /* the trace ends OFF, or count_partial: the run made at least total_hot_calls */
+    int count_partial;          /* SS_CAPTURE_F_COUNT_PARTIAL: hot calls seen only through CUPTI callbacks
+                                   were not counted while OFF (statically linked cudart, driver API) */
+    uint64_t run_ns, recorded_ns; /* the run (first to last record) and the part of it recorded (ON) */
     uint32_t windows;           /* recording windows after the head */
     uint64_t *known_from;       /* nspans x nstreams: when the stream's state is known in the span */
     int32_t *call_span;         /* per call: its span, -1 when recorded while OFF (structural calls) */

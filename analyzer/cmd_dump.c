@@ -378,10 +378,13 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
     case SS_REC_CAPTURE: {
         static const char *const reasons[] = { "?", "head_done", "window_open", "window_close", "forced_on" };
         const ss_capture_rec *r = (const void *)h;
-        const char *state = h->flags == SS_CAPTURE_ON ? "on" : h->flags == SS_CAPTURE_OFF ? "off" : "?";
+        unsigned st = h->flags & SS_CAPTURE_STATE_MASK;
+        const char *state = st == SS_CAPTURE_ON ? "on" : st == SS_CAPTURE_OFF ? "off" : "?";
         const char *why = r->reason < 5 ? reasons[r->reason] : "?";
         begin(d, "capture"); fstr(d, "state", state, strlen(state)); fstr(d, "reason", why, strlen(why));
-        fu(d, "window", r->window); fu(d, "hot_calls", r->hot_calls); fms(d, "t_ms", r->time);
+        fu(d, "window", r->window); fu(d, "hot_calls", r->hot_calls);
+        if (h->flags & SS_CAPTURE_F_COUNT_PARTIAL) fu(d, "count_partial", 1);
+        fms(d, "t_ms", r->time);
         break;
     }
     case SS_REC_JIT: {

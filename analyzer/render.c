@@ -153,13 +153,22 @@ const char *ss_capture_line(const ss_model *m, char *buf, size_t len)
 {
     const ss_capture *c = ss_capture_of(m);
     if (!c || !c->sampled) return NULL;
-    double pct = c->total_hot_calls ? 100.0 * (double)c->recorded_hot_calls / (double)c->total_hot_calls : 100.0;
+    double tpct = c->run_ns ? 100.0 * (double)c->recorded_ns / (double)c->run_ns : 100.0;
     const ss_capture_span *head = &c->spans[0];
+    char calls[160];
+    if (c->count_partial)
+        /* The calls made while OFF reached the shim through CUPTI callbacks
+         * only, which were off: their number is not known. */
+        snprintf(calls, sizeof calls, "%" PRIu64 " hot calls; those made while not recording were not counted "
+                 "(they reach syncsight through CUPTI callbacks only)", c->recorded_hot_calls);
+    else
+        snprintf(calls, sizeof calls, "%.0f%% of its hot calls, %" PRIu64 " of %s%" PRIu64,
+                 c->total_hot_calls ? 100.0 * (double)c->recorded_hot_calls / (double)c->total_hot_calls : 100.0,
+                 c->recorded_hot_calls, c->total_is_lower_bound ? "at least " : "", c->total_hot_calls);
     snprintf(buf, len,
-             "sampled: recorded %.0f%% of the run's hot calls (%" PRIu64 " of %s%" PRIu64 "; head of %" PRIu64
-             ", then %u window%s); counts and savings cover the recorded part",
-             pct, c->recorded_hot_calls, c->total_is_lower_bound ? "at least " : "", c->total_hot_calls,
-             head->hot_off - head->hot_on, c->windows, c->windows == 1 ? "" : "s");
+             "sampled: recorded %.0f%% of the run's time and %s (head of %" PRIu64 " hot calls, then %u window%s); "
+             "counts and savings cover the recorded part",
+             tpct, calls, head->hot_off - head->hot_on, c->windows, c->windows == 1 ? "" : "s");
     return buf ? buf : "";   /* asked only whether the trace is sampled */
 }
 
@@ -172,6 +181,8 @@ void ss_capture_json(ss_json *j, const ss_model *m)
         ss_json_kuint(j, "recorded_hot_calls", c->recorded_hot_calls);
         ss_json_kuint(j, "total_hot_calls", c->total_hot_calls);
         ss_json_key(j, "total_is_lower_bound"); ss_json_bool(j, c->total_is_lower_bound);
+        ss_json_key(j, "hot_call_count_partial"); ss_json_bool(j, c->count_partial);
+        ss_json_kdouble(j, "recorded_time_fraction", c->run_ns ? (double)c->recorded_ns / (double)c->run_ns : 1.0);
         ss_json_kuint(j, "windows", c->windows);
         ss_json_key(j, "spans"); ss_json_arr_begin(j);
         for (uint32_t i = 0; i < c->nspans; i++) {

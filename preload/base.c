@@ -86,6 +86,8 @@ uint64_t *ss_hot_slot_claim(int *shared)
     return &hot_overflow;
 }
 
+int ss_hot_callback_seen;
+
 uint64_t ss_hot_calls(void)
 {
     uint32_t n = __atomic_load_n(&hot_nslots, __ATOMIC_RELAXED);

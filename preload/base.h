@@ -91,4 +91,15 @@ SS_HIDDEN uint64_t *ss_hot_slot_claim(int *shared);
 SS_HIDDEN uint64_t  ss_hot_calls(void);          /* the process's hot calls so far */
 SS_HIDDEN void      ss_hot_atfork_child(void);   /* the child counts from 0 */
 
+/* Hot calls that reach the shim only through CUPTI callbacks (statically
+ * linked cudart, the driver API) cannot be counted while OFF, when their
+ * callbacks are off: once one was seen, every SS_REC_CAPTURE says its count
+ * is a lower bound (SS_CAPTURE_F_COUNT_PARTIAL).  A load, and a store once. */
+SS_HIDDEN extern int ss_hot_callback_seen;
+static inline void ss_hot_seen_via_callback(void)
+{
+    if (__builtin_expect(!__atomic_load_n(&ss_hot_callback_seen, __ATOMIC_RELAXED), 0))
+        __atomic_store_n(&ss_hot_callback_seen, 1, __ATOMIC_RELAXED);
+}
+
 #endif /* SYNCSIGHT_BASE_H */

@@ -52,7 +52,8 @@ static void put_capture(int state, uint32_t reason, uint64_t now)
     ss_capture_rec *c = ss_rec_begin(SS_REC_CAPTURE, sizeof *c, 0);
     if (!c)
         return;
-    c->h.flags = (uint16_t)state;
+    c->h.flags = (uint16_t)((unsigned)state |
+                            (__atomic_load_n(&ss_hot_callback_seen, __ATOMIC_RELAXED) ? SS_CAPTURE_F_COUNT_PARTIAL : 0u));
     c->time = now;
     c->hot_calls = ss_hot_calls();
     c->reason = reason;

@@ -87,7 +87,8 @@ def read_trace(path):
                 apis.append(dict(cbid=cbid, t=t0, stream=stream, event=event, flags=aflags, arg=arg))
             elif typ == 25:
                 t, hot, reason, window = struct.unpack_from("<QQII", data, p + 8)
-                caps.append(dict(state=flags, t=t, hot=hot, reason=reason, window=window))
+                caps.append(dict(state=flags & 0xFF, partial=bool(flags & 0x100), t=t, hot=hot, reason=reason,
+                                 window=window))
             p += size
         off = end
     for a in apis:
@@ -124,6 +125,9 @@ check([c["window"] for c in ons] == list(range(1, len(ons) + 1)), "window number
 check(all(c["reason"] in (WINDOW_OPEN, FORCED_ON) for c in ons), "ON reasons %s" % [c["reason"] for c in ons])
 check(all(c["reason"] == WINDOW_CLOSE for c in caps[1:] if c["state"] == OFF), "OFF reasons")
 check(all(a["hot"] <= b["hot"] for a, b in zip(caps, caps[1:])), "hot_calls decreases")
+# The head had CUPTI-path hot calls (cudart "linked statically"): while OFF
+# those are not counted, and every switch says so (SS_CAPTURE_F_COUNT_PARTIAL).
+check(caps and all(c["partial"] for c in caps), "CAPTURE records without the partial-count flag: %r" % caps[:3])
 # ON periods: [ON, next OFF); the last may run to the end.
 periods = [(caps[i]["t"], caps[i + 1]["t"] if i + 1 < len(caps) else 1 << 63) for i in range(1, len(caps), 2)]
 def recording(t):

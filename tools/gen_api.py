@@ -648,6 +648,8 @@ static int ss_api_cb_enter(ss_api_tls *t, uint32_t cbid, int nvtx, const char *n
     t->cb_hot = (uint8_t)hot;
     t->cb_epoch = ss_sampling_epoch();
     /* A hot call is recorded or not as a whole, by the state at its entry. */
+    if (hot)
+        ss_hot_seen_via_callback();
     t->cb_record = (uint8_t)(!hot || ss_api_hot_admit(t));
     t->cb_nvtx = (uint8_t)(nvtx != 0 && t->cb_record);
     if (t->cb_nvtx)
@@ -691,6 +693,8 @@ static void ss_api_drv_enter(ss_api_tls *t, uint32_t rcbid, int nvtx, const char
     t->drv_cbid = rcbid;
     t->drv_hot = (uint8_t)hot;
     t->drv_epoch = ss_sampling_epoch();
+    if (hot)
+        ss_hot_seen_via_callback();
     t->drv_record = (uint8_t)(!hot || ss_api_hot_admit(t));
     t->drv_nvtx = (uint8_t)(nvtx != 0 && t->drv_record);
     if (func != NULL && t->drv_record)

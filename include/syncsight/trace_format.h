@@ -648,9 +648,14 @@ typedef struct ss_graph_node_rec {
  * past an OFF record's time).  The shim
  * never switches to OFF while a stream capture it saw begin is still open.
  * The analyzer judges nothing that depends on what happened while off. */
-enum ss_capture_state {                 /* ss_capture_rec.h.flags */
+enum ss_capture_state {                 /* ss_capture_rec.h.flags & SS_CAPTURE_STATE_MASK */
     SS_CAPTURE_OFF = 0, SS_CAPTURE_ON = 1,
 };
+#define SS_CAPTURE_STATE_MASK 0xffu
+/* h.flags bit: some hot calls reach the shim only through CUPTI callbacks
+ * (statically linked cudart, the driver API), which are off while OFF: such
+ * calls made while OFF are not counted, and hot_calls is a lower bound. */
+#define SS_CAPTURE_F_COUNT_PARTIAL 0x100u
 enum ss_capture_reason {
     SS_CAPTURE_HEAD_DONE = 1,           /* OFF: the fully recorded head ended   */
     SS_CAPTURE_WINDOW_OPEN = 2,         /* ON: a recording window opened       */
