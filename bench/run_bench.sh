@@ -32,7 +32,8 @@
 # the run is under BENCH_TIME_LIMIT_S (300) and a repetition as long as the
 # slowest one so far would still end before BENCH_BUDGET_S (480).
 #
-# Environment (all optional): BUILD (build), PYTHON (python3), BENCH_REPS,
+# Environment (all optional): BENCH_PROGRAMS, BENCH_CONFIGS (subsets; see
+# below), BENCH_TRAIN_LONG_STEPS (10000), BUILD (build), PYTHON (python3), BENCH_REPS,
 # BENCH_MIN_REPS, BENCH_LAUNCHES (200000), BENCH_COPY_ITERS (50000),
 # BENCH_TRAIN_STEPS (1500), BENCH_TIME_LIMIT_S, BENCH_BUDGET_S, NSYS (path of
 # nsys), BENCH_OUT: a directory (existing, or given with a trailing /) to
@@ -90,14 +91,32 @@ fi
 
 programs=(launch_bound copy_bound)
 [ "$have_torch" = 1 ] && programs+=(train_loop train_compiled)
+# BENCH_PROGRAMS picks programs (and adds train_long: the training loop run
+# BENCH_TRAIN_LONG_STEPS steps, long enough for sampled recording's windows);
+# BENCH_CONFIGS keeps only these configurations of each program.  Both let
+# the GPU run be split into calls that each fit the machine's time limit.
+if [ -n "${BENCH_PROGRAMS:-}" ]; then
+    read -r -a programs <<< "$BENCH_PROGRAMS"
+fi
+export BENCH_TRAIN_LONG_STEPS=${BENCH_TRAIN_LONG_STEPS:-10000}
 # configs_of PROGRAM: its configurations, in run order.
-configs_of() {
+configs_all() {
     case $1 in
         launch_bound)   echo none default full stacks interposer callbacks activity nsys ;;
         copy_bound)     echo none default full interposer activity nsys ;;
         train_loop)     echo none default full interposer torchprof nsys ;;
+        train_long)     echo none default full nsys ;;
         train_compiled) echo none default full nsys ;;
     esac
+}
+configs_of() {
+    local c keep
+    if [ -z "${BENCH_CONFIGS:-}" ]; then configs_all "$1"; return; fi
+    keep=()
+    for c in $(configs_all "$1"); do
+        [[ " $BENCH_CONFIGS " == *" $c "* ]] && keep+=("$c")
+    done
+    echo "${keep[@]}"
 }
 
 # run_one PROGRAM CONFIG REP: one run in a fresh directory (the shim writes its
@@ -108,6 +127,7 @@ run_one() {
     local -a cmd envs=()
     case $prog in
         train_loop) cmd=("$PYTHON" "$root/bench/train_loop.py") ;;
+        train_long) cmd=(env BENCH_TRAIN_STEPS="$BENCH_TRAIN_LONG_STEPS" "$PYTHON" "$root/bench/train_loop.py") ;;
         train_compiled) cmd=("$PYTHON" "$root/bench/train_loop.py" --compile) ;;
         *)          cmd=("$build/bench/$prog") ;;
     esac
@@ -197,7 +217,7 @@ elapsed=$((SECONDS - start))
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
 "$PYTHON" "$root/bench/summarize_capture.py" "$raw" "$out" \
     --gpu "${gpu:-unknown}" --nsys "${NSYS:-none}" --elapsed "$elapsed" --stopped "${stopped_at:-}" \
-    --train-steps "$BENCH_TRAIN_STEPS" --min-reps "$MIN_REPS" || exit 1
+    --train-steps "$BENCH_TRAIN_STEPS" --train-long-steps "$BENCH_TRAIN_LONG_STEPS" --min-reps "$MIN_REPS" || exit 1
 cp "$raw" "${out%.md}.tsv"
 for f in "$tmp"/fail-*.txt; do
     [ -e "$f" ] || continue

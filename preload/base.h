@@ -43,11 +43,11 @@ typedef struct ss_settings {
 } ss_settings;
 
 /* The sampling defaults, the one place to tune them: record the first
- * 20 000 hot calls in full, then a 100 ms window every 1000 ms (what the
+ * 10 000 hot calls in full, then a 100 ms window every 2000 ms (what the
  * measurements behind them are: docs/sampling.md). */
-#define SS_SAMPLE_DEFAULT_HEAD      20000u
+#define SS_SAMPLE_DEFAULT_HEAD      10000u
 #define SS_SAMPLE_DEFAULT_WINDOW_MS 100u
-#define SS_SAMPLE_DEFAULT_PERIOD_MS 1000u
+#define SS_SAMPLE_DEFAULT_PERIOD_MS 2000u
 SS_HIDDEN extern ss_settings ss_cfg;
 
 enum ss_activity_bits {

@@ -190,8 +190,8 @@ check(v["kind_CONCURRENT_KERNEL"][2] == 0 and v["cb_runtime_hot"][2] == 0, "off:
 # ---- malformed
 meta, apis, caps = read_trace(glob.glob(os.path.join(T, "malformed", "*.sstrace"))[0])
 err = open(os.path.join(T, "malformed.stderr")).read()
-check(err.count("SYNCSIGHT_SAMPLE") == 1 and "20000,100,1000" in err, "malformed: stderr %r" % err)
-check(meta.get("sampling") == "20000,100,1000" and not caps, "malformed: META %r, %d CAPTURE" % (meta.get("sampling"), len(caps)))
+check(err.count("SYNCSIGHT_SAMPLE") == 1 and "10000,100,2000" in err, "malformed: stderr %r" % err)
+check(meta.get("sampling") == "10000,100,2000" and not caps, "malformed: META %r, %d CAPTURE" % (meta.get("sampling"), len(caps)))
 
 if fails:
     print("FAIL:\n  " + "\n  ".join(fails))
