@@ -9,7 +9,7 @@
  *     runtime callback, as a static cudart's would be (stream = ordinal):
  *     the fake CUPTI delivers it only while its callback is enabled;
  * structural calls every 10th iteration (cudaEventCreate, cudaMalloc,
- * cudaFree); and, once sampling has switched OFF and CUPTI followed (the
+ * cudaFree); a mutex lock/unlock after every hot call; and, once sampling has switched OFF and CUPTI followed (the
  * fake's kernel kind disabled), a stream capture of 150 launches that spans
  * a whole sampling period.  Argument "full": no waiting for OFF (sampling
  * off or not reached).
@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,10 +85,17 @@ static void structural_calls(void)
     structural += 3;
 }
 
+/* A lock taken after every hot call: once the thread made a recorded CUDA
+ * call, its unlock publishes news (a HOST_SYNC release) -- but not while
+ * sampling is OFF (hostsync.c). */
+static pthread_mutex_t handoff = PTHREAD_MUTEX_INITIALIZER;
+
 static void iterations(int n)
 {
     for (int i = 0; i < n; i++) {
         hot_call();
+        pthread_mutex_lock(&handoff);
+        pthread_mutex_unlock(&handoff);
         if (i % 10 == 9)
             structural_calls();
         usleep(1000);

@@ -63,7 +63,7 @@ def check(cond, what):
 def read_trace(path):
     """META, API_NAME, API and CAPTURE records of a trace (trace_format.h)."""
     data = open(path, "rb").read()
-    meta, names, apis, caps = {}, {}, [], []
+    meta, names, apis, caps, hsync = {}, {}, [], [], []
     off = struct.unpack_from("<I", data, 12)[0]          # header_size
     while off + 16 <= len(data):
         magic, nbytes, _, _ = struct.unpack_from("<IIII", data, off)
@@ -85,6 +85,8 @@ def read_trace(path):
                 cbid, tid, t0, t1, ret, corr, stream, event = struct.unpack_from("<IIQQiIQQ", data, p + 8)
                 aflags, arg = struct.unpack_from("<II", data, p + 88)
                 apis.append(dict(cbid=cbid, t=t0, stream=stream, event=event, flags=aflags, arg=arg))
+            elif typ == 21:
+                hsync.append(struct.unpack_from("<Q", data, p + 8)[0])
             elif typ == 25:
                 t, hot, reason, window = struct.unpack_from("<QQII", data, p + 8)
                 caps.append(dict(state=flags & 0xFF, partial=bool(flags & 0x100), t=t, hot=hot, reason=reason,
@@ -94,7 +96,7 @@ def read_trace(path):
     for a in apis:
         a["name"] = names.get(a["cbid"], "?")
     caps.sort(key=lambda c: c["t"])
-    return meta, apis, caps
+    return meta, apis, caps, hsync
 
 def values(name):
     v = {}
@@ -111,7 +113,7 @@ HEAD_DONE, WINDOW_OPEN, WINDOW_CLOSE, FORCED_ON = 1, 2, 3, 4
 SLACK = 500_000   # ns: a call that entered as the switch was made may start just after it
 
 # ---- sampled
-meta, apis, caps = read_trace(glob.glob(os.path.join(T, "sampled", "*.sstrace"))[0])
+meta, apis, caps, hsync = read_trace(glob.glob(os.path.join(T, "sampled", "*.sstrace"))[0])
 v = values("sampled")
 check(meta.get("sampling") == "50,20,100", "META sampling %r" % meta.get("sampling"))
 check(len(caps) >= 6, "only %d CAPTURE records" % len(caps))
@@ -151,6 +153,10 @@ check(any(a["name"] == "cudaStreamSynchronize" and a["flags"] & CUPTI_CB for a i
       "no CUPTI-path hot call recorded in a window after the head")
 check(any(a["name"] == "cudaLaunchKernel" for a in late), "no launch recorded in a window after the head")
 check(len(hot) < v["hot"][0] * 0.75, "%d of %d hot calls recorded: sampling recorded nearly all" % (len(hot), v["hot"][0]))
+# host-thread ordering follows the state: releases in the head and windows, none while OFF
+check(any(recording(t) for t in hsync), "no host-sync release recorded while recording")
+hs_off = [t for t in hsync if off_period(t) and not recording(t)]
+check(not hs_off, "%d host-sync records while OFF" % len(hs_off))
 st = [a for a in apis if a["name"] in STRUCTURAL]
 check(len(st) == v["structural"][0], "%d structural records, %d calls made" % (len(st), v["structural"][0]))
 check(any(off_period(a["t"]) for a in st), "no structural call recorded inside an OFF period")
@@ -179,16 +185,17 @@ for k in ("cb_runtime_hot", "cb_driver_hot"):
 check(v["cb_runtime_structural"] == [1] and v["cb_driver_structural"] == [1], "a structural callback was disabled")
 
 # ---- SYNCSIGHT_SAMPLE=off
-meta, apis, caps = read_trace(glob.glob(os.path.join(T, "full", "*.sstrace"))[0])
+meta, apis, caps, hsync_full = read_trace(glob.glob(os.path.join(T, "full", "*.sstrace"))[0])
 v = values("full")
 check(meta.get("sampling") == "off", "off: META sampling %r" % meta.get("sampling"))
 check(not caps, "off: %d CAPTURE records" % len(caps))
 hot = [a for a in apis if a["name"] in HOT]
 check(sorted(tag(a) for a in hot) == list(range(1, v["hot"][0] + 1)), "off: not every hot call recorded")
 check(v["kind_CONCURRENT_KERNEL"][2] == 0 and v["cb_runtime_hot"][2] == 0, "off: CUPTI switched")
+check(len(hsync_full) > len(hsync), "off: %d host-sync records, sampled %d" % (len(hsync_full), len(hsync)))
 
 # ---- malformed
-meta, apis, caps = read_trace(glob.glob(os.path.join(T, "malformed", "*.sstrace"))[0])
+meta, apis, caps, _ = read_trace(glob.glob(os.path.join(T, "malformed", "*.sstrace"))[0])
 err = open(os.path.join(T, "malformed.stderr")).read()
 check(err.count("SYNCSIGHT_SAMPLE") == 1 and "10000,100,2000" in err, "malformed: stderr %r" % err)
 check(meta.get("sampling") == "10000,100,2000" and not caps, "malformed: META %r, %d CAPTURE" % (meta.get("sampling"), len(caps)))
