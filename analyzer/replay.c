@@ -96,7 +96,18 @@ struct ss_replay {
     int launch_blocking;
     uint64_t end;
     uint64_t base_end;         /* ss_replay_run with nothing removed */
+    int full;                  /* SYNCSIGHT_REPLAY_FULL=1: every what-if replayed in full, no shortcut */
+    /* What-ifs already replayed, by their relaxations with repeats removed:
+     * findings of one rule often remove the same cause (every occurrence of
+     * legacy-stream-serialization removes its device's legacy barriers). */
+    struct memo *memo; uint32_t nmemo, cmemo;
 };
+
+typedef struct memo {
+    uint64_t hash;
+    ss_relax *rx; uint32_t n;
+    uint64_t end;
+} memo;
 
 /* ---- one evaluation ------------------------------------------------------ */
 
@@ -581,10 +592,73 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
 
 uint64_t ss_replay_end(const ss_replay *r) { return r->end; }
 
+static int relax_eq(const ss_relax *a, const ss_relax *b)
+{
+    return a->kind == b->kind && a->call == b->call && a->stream == b->stream && a->device == b->device &&
+           a->index == b->index && a->tid == b->tid && a->t0 == b->t0 && a->t1 == b->t1;
+}
+
+static uint64_t relax_hash(const ss_relax *x)
+{
+    uint64_t h = ss_hash64(x->kind ^ ((uint64_t)(uint32_t)x->call << 8));
+    h = ss_hash64(h ^ (uint32_t)x->stream ^ ((uint64_t)(uint32_t)x->device << 32));
+    h = ss_hash64(h ^ (uint32_t)x->index ^ ((uint64_t)x->tid << 32));
+    h = ss_hash64(h ^ x->t0);
+    return ss_hash64(h ^ x->t1 ^ (x->t1 >> 31));
+}
+
+/* The relaxations in their order with repeats removed: the same what-if.
+ * A repeated flag (a call's host wait, an op's or device's barriers, a
+ * queue, a loading barrier, launch blocking) sets what it set already; a
+ * repeated narrowed wait waits again for the same work (the first of equal
+ * candidates stays the one that released the call).  HOST_TIME intervals
+ * add up (each removes its time), so they all stay. */
+static uint32_t relax_unique(const ss_relax *rx, uint32_t n, ss_relax *out)
+{
+    ss_u64map seen = { 0 };
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (rx[i].kind != SS_RELAX_HOST_TIME) {
+            uint64_t h = relax_hash(&rx[i]);
+            int64_t j = ss_u64map_get(&seen, h, -1);
+            if (j >= 0 && relax_eq(&out[j], &rx[i])) continue;
+            /* a hash shared by two different relaxations keeps both: a
+             * repeat left in changes nothing */
+            if (j < 0) ss_u64map_put(&seen, h, (int64_t)k);
+        }
+        out[k++] = rx[i];
+    }
+    ss_u64map_free(&seen);
+    return k;
+}
+
 uint64_t ss_replay_saving(const ss_replay *r, const ss_relax *rx, uint32_t n)
 {
     if (n == 0) return 0;
-    uint64_t e = ss_replay_run(r, rx, n);
+    if (r->full) {
+        uint64_t e = ss_replay_run(r, rx, n);
+        return e < r->base_end ? r->base_end - e : 0;
+    }
+    ss_relax *u = ss_xcalloc(n, sizeof *u);
+    uint32_t nu = relax_unique(rx, n, u);
+    uint64_t h = ss_hash64(nu);
+    for (uint32_t i = 0; i < nu; i++) h = ss_hash64(h ^ relax_hash(&u[i]));
+    /* the memo is a cache inside the replay, like the replay inside the
+     * model: filled on first use, single-threaded */
+    ss_replay *rw = (ss_replay *)r;
+    for (uint32_t i = 0; i < rw->nmemo; i++) {
+        const memo *x = &rw->memo[i];
+        if (x->hash != h || x->n != nu) continue;
+        uint32_t j = 0;
+        while (j < nu && relax_eq(&x->rx[j], &u[j])) j++;
+        if (j == nu) {
+            free(u);
+            return x->end < r->base_end ? r->base_end - x->end : 0;
+        }
+    }
+    uint64_t e = ss_replay_run(r, u, nu);
+    memo x = { h, u, nu, e };
+    SS_PUSH(rw->memo, rw->nmemo, rw->cmemo, x);
     return e < r->base_end ? r->base_end - e : 0;
 }
 
@@ -791,6 +865,8 @@ static ss_replay *build(const ss_model *m)
     char buf[16];
     const char *lb = ss_model_env(m, "CUDA_LAUNCH_BLOCKING", buf, sizeof buf);
     r->launch_blocking = lb && lb[0] == '1';
+    const char *full = getenv("SYNCSIGHT_REPLAY_FULL");
+    r->full = full && full[0] == '1';
 
     /* devices and their streams */
     /* device numbers come from the trace: beyond MAX_DEVICES they are
@@ -1030,5 +1106,7 @@ void ss_replay_free(ss_replay *r)
     free(r->post); free(r->own); free(r->waited); free(r->wait_op); free(r->wake);
     free(r->items); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
+    for (uint32_t i = 0; i < r->nmemo; i++) free(r->memo[i].rx);
+    free(r->memo);
     free(r);
 }
