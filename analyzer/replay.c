@@ -44,7 +44,9 @@ typedef struct rmark {
 
 typedef struct rstream {
     int32_t *ops; uint32_t nops, cops;     /* by key */
+    int64_t *opk;                          /* their keys, side by side: searched on every dependency */
     int32_t *marks; uint32_t nmarks, cmarks;   /* rmark indexes, by key */
+    int64_t *mkk; uint32_t nmkk, cmkk;         /* their keys */
     wait_dep *waits; uint32_t nwaits, cwaits;
     int32_t device;
     uint8_t kind;
@@ -241,7 +243,7 @@ static int32_t last_before(const ss_replay *r, int32_t s, int64_t bound)
     uint32_t lo = 0, hi = st->nops;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        if (r->opkey[st->ops[mid]] < bound) lo = mid + 1; else hi = mid;
+        if (st->opk[mid] < bound) lo = mid + 1; else hi = mid;
     }
     return lo ? st->ops[lo - 1] : -1;
 }
@@ -270,7 +272,7 @@ static int32_t last_mark_before(const ss_replay *r, int32_t s, int64_t bound)
     uint32_t lo = 0, hi = st->nmarks;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        if (r->mk[st->marks[mid]].key < bound) lo = mid + 1; else hi = mid;
+        if (st->mkk[mid] < bound) lo = mid + 1; else hi = mid;
     }
     return lo ? st->marks[lo - 1] : -1;
 }
@@ -910,8 +912,12 @@ static ss_replay *build(const ss_model *m)
         }
     }
     sort_ctx = r;
-    for (uint32_t s = 0; s < m->nstreams; s++)
-        ss_qsort(r->st[s].ops, r->st[s].nops, sizeof(int32_t), cmp_stream_ops);
+    for (uint32_t s = 0; s < m->nstreams; s++) {
+        rstream *st = &r->st[s];
+        ss_qsort(st->ops, st->nops, sizeof(int32_t), cmp_stream_ops);
+        st->opk = ss_xcalloc(st->nops + 1, sizeof(int64_t));
+        for (uint32_t i = 0; i < st->nops; i++) st->opk[i] = r->opkey[st->ops[i]];
+    }
 
     /* event records and waits, host waits, per call */
     int32_t *rec_stream = ss_xcalloc(m->nevents + 1, sizeof(int32_t));
@@ -1014,6 +1020,7 @@ static ss_replay *build(const ss_model *m)
         r->mk_real[k] = x->measured ? x->measured : ready;
         r->mk_lat[k] = x->measured ? sdiff(x->measured, ready) : 0;
         SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
+        SS_PUSH(st->mkk, st->nmkk, st->cmkk, x->key);
     }
 
     /* what the model alone says each op waited for */
@@ -1097,6 +1104,8 @@ void ss_replay_free(ss_replay *r)
         free(r->st[s].ops);
         free(r->st[s].waits);
         free(r->st[s].marks);
+        free(r->st[s].opk);
+        free(r->st[s].mkk);
     }
     for (int32_t d = 0; d < r->ndev; d++) {
         free(r->dev[d].streams); free(r->dev[d].group); free(r->dev[d].legacy);
