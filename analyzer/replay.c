@@ -133,6 +133,10 @@ typedef struct pass {
      * them all at every call made the replay quadratic in the trace). */
     struct host_cut *cuts; uint32_t ncuts;   /* HOST_TIME, per thread */
     uint32_t *narrow; uint32_t nnarrow;      /* NARROW_WAIT indices, by call */
+    /* per stream: where the last search of its operations and of its
+     * markers ended (NULL: none kept).  The replay walks the run in time
+     * order, so most searches end near the previous one. */
+    uint32_t *hint_op, *hint_mk;
 } pass;
 
 /* The HOST_TIME intervals [t0, t1) of one thread, as two sorted arrays with
@@ -237,6 +241,36 @@ static void index_narrow_waits(pass *p)
     qsort(p->narrow, n, sizeof(uint32_t), cmp_narrow);
 }
 
+/* The number of keys below b in the sorted k[0..n), searched outward from
+ * *hint (doubling steps, then bisection) and left there: the same count as
+ * a bisection of the whole array. */
+static uint32_t count_keys_below(const int64_t *k, uint32_t n, int64_t b, uint32_t *hint)
+{
+    uint32_t h = *hint < n ? *hint : n, lo, hi;
+    if (h < n && k[h] < b) {
+        lo = h + 1;
+        hi = n;
+        for (uint32_t step = 1, q = h + 1; q < n; step *= 2, q = h + step) {
+            if (k[q] < b) lo = q + 1;
+            else { hi = q; break; }
+        }
+    } else {
+        hi = h;
+        lo = 0;
+        for (uint32_t step = 1; step <= h; step *= 2) {
+            uint32_t q = h - step;
+            if (k[q] >= b) hi = q;
+            else { lo = q + 1; break; }
+        }
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (k[mid] < b) lo = mid + 1; else hi = mid;
+    }
+    *hint = lo;
+    return lo;
+}
+
 static int32_t last_before(const ss_replay *r, int32_t s, int64_t bound)
 {
     const rstream *st = &r->st[s];
@@ -305,10 +339,20 @@ static uint64_t sadd(uint64_t t, int64_t d)
  * back by the legacy barrier completes after the stream's last kernel). */
 static uint64_t stream_done_by(const pass *p, int32_t s, int64_t bound, int32_t *who)
 {
-    int32_t o = last_before(p->r, s, bound);
+    const rstream *st = &p->r->st[s];
+    int32_t o, k;
+    if (p->hint_op) {
+        uint32_t i = count_keys_below(st->opk, st->nops, bound, &p->hint_op[s]);
+        uint32_t j = count_keys_below(st->mkk, st->nmarks, bound, &p->hint_mk[s]);
+        o = i ? st->ops[i - 1] : -1;
+        k = j ? st->marks[j - 1] : -1;
+    } else {
+        o = last_before(p->r, s, bound);
+        k = last_mark_before(p->r, s, bound);
+    }
     uint64_t t = o >= 0 ? op_end(p, o) : 0;
     *who = o;
-    int32_t k = last_mark_before(p->r, s, bound);
+
     if (k >= 0 && mark_end(p, k) > t) {
         t = mark_end(p, k);
         *who = -1;   /* a marker: no operation of its own */
@@ -542,6 +586,8 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
     p.drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     p.M = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
     p.mdone = ss_xcalloc(r->nmk + 1, 1);
+    p.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    p.hint_mk = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
     for (uint32_t i = 0; i < n; i++) {
         const ss_relax *x = &rx[i];
         switch (x->kind) {
@@ -587,7 +633,7 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
     }
     free(p.cuts); free(p.narrow);
     free(p.E); free(p.X); free(p.S); free(p.F); free(p.cdone); free(p.odone); free(p.drain);
-    free(p.M); free(p.mdone);
+    free(p.M); free(p.mdone); free(p.hint_op); free(p.hint_mk);
     free(p.cflag); free(p.no_legacy); free(p.no_legacy_op); free(p.no_queue); free(p.no_barrier);
     return end;
 }
@@ -1005,6 +1051,8 @@ static ss_replay *build(const ss_model *m)
     r->mk_real = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
     r->mk_lat = ss_xcalloc(r->nmk + 1, sizeof(int64_t));
     pass real = { .r = r, .real = 1 };
+    real.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    real.hint_mk = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
     for (uint32_t k = 0; k < r->nmk; k++) {
         rmark *x = &r->mk[k];
         rstream *st = &r->st[x->stream];
@@ -1083,6 +1131,8 @@ static ss_replay *build(const ss_model *m)
         r->end = max_u64(r->end, m->ops[o].end);
     }
     ss_qsort(r->items, r->nitems, sizeof(item), cmp_items);
+    free(real.hint_op);
+    free(real.hint_mk);
     r->base_end = ss_replay_run(r, NULL, 0);
     return r;
 }
