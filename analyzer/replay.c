@@ -99,6 +99,20 @@ struct ss_replay {
     uint64_t end;
     uint64_t base_end;         /* ss_replay_run with nothing removed */
     int full;                  /* SYNCSIGHT_REPLAY_FULL=1: every what-if replayed in full, no shortcut */
+    /* The replay with nothing removed, kept so that a what-if replays only
+     * what its causes change (see "shortcuts" below): */
+    uint32_t *posE, *posX;     /* per call: the positions of its entry and exit in items */
+    uint32_t *posS, *posM;     /* per op: of its start; per marker: of its completion */
+    uint64_t *bval;            /* per item: its replayed time (entry, exit, start, completion) */
+    uint32_t *lastread;        /* per value (items, then load barriers' drains): the last item reading it */
+    uint32_t *live;            /* per position: values read both before and from it on */
+    uint32_t *die_off, *die;   /* per position: the values last read there */
+    uint32_t *noninv; uint32_t nnoninv, cnoninv;   /* items not shifted with their inputs (below) */
+    uint64_t *blk_end;         /* per 64 items: the latest exit or operation end among them */
+    uint32_t *drain_first;     /* per load barrier: the item that first asks for its drain */
+    uint64_t *bdrain;
+    uint64_t vmin, vmax;       /* the range of every replayed time */
+    int shortcuts;             /* the record above is complete */
     /* What-ifs already replayed, by their relaxations with repeats removed:
      * findings of one rule often remove the same cause (every occurrence of
      * legacy-stream-serialization removes its device's legacy barriers). */
@@ -118,8 +132,6 @@ typedef struct pass {
     int real;                  /* measured times, no replay */
     uint64_t *E, *X, *S, *F;   /* replayed times (NULL in the real pass) */
     uint64_t *M;               /* replayed marker completions */
-    uint8_t *mdone;
-    uint8_t *cdone, *odone;    /* 1: enter, 2: exit done (calls); 1: op done */
     uint8_t *cflag;            /* per call: 1 no host wait, 2 narrowed */
     const ss_relax *rx; uint32_t nrx;
     uint8_t *no_legacy, *no_queue;   /* per device */
@@ -137,7 +149,18 @@ typedef struct pass {
      * markers ended (NULL: none kept).  The replay walks the run in time
      * order, so most searches end near the previous one. */
     uint32_t *hint_op, *hint_mk;
+    /* position-based state: the item being replayed; items before p0 are
+     * the baseline's; an item of [p0, cur) was replayed here (proc) or lies
+     * in a segment that is the baseline shifted by a constant (segs) */
+    uint32_t cur, p0;
+    uint8_t *proc;
+    struct seg *segs; uint32_t nsegs, csegs;
+    int rec;                   /* the baseline: record what each item reads */
+    uint32_t *lastread;
+    uint8_t *abs_read;         /* rec: per item, 1 when it is not shift-invariant */
 } pass;
+
+typedef struct seg { uint32_t a, b; int64_t d; } seg;
 
 /* The HOST_TIME intervals [t0, t1) of one thread, as two sorted arrays with
  * prefix sums: the time they remove from [a, b) is F(b) - F(a), where
@@ -282,22 +305,80 @@ static int32_t last_before(const ss_replay *r, int32_t s, int64_t bound)
     return lo ? st->ops[lo - 1] : -1;
 }
 
+/* ---- values replayed before the current item -----------------------------
+ * A value at position pos < cur was replayed by this pass (proc), is the
+ * baseline's (pos < p0: nothing removed acts before p0), or lies in a
+ * segment where this pass is the baseline shifted by the segment's d. */
+static int replayed_here(const pass *p, uint32_t pos)
+{
+    return (p->proc[pos >> 3] >> (pos & 7)) & 1;
+}
+
+static int64_t shift_at(const pass *p, uint32_t pos)
+{
+    if (pos < p->p0) return 0;
+    uint32_t lo = 0, hi = p->nsegs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (p->segs[mid].b <= pos) lo = mid + 1; else hi = mid;
+    }
+    return lo < p->nsegs && p->segs[lo].a <= pos ? p->segs[lo].d : 0;
+}
+
+/* The baseline's value at pos as this pass has it (not replayed here). */
+static uint64_t shifted(const pass *p, uint32_t pos, uint64_t base)
+{
+    return base - (uint64_t)shift_at(p, pos);
+}
+
+/* Recording the baseline: the last reader of each value, and the items
+ * that read a measured time (a value not replayed yet, a first call's
+ * entry, a driver launch's start): those do not move with their inputs. */
+static void note_read(const pass *p, uint32_t slot)
+{
+    if (p->lastread && p->lastread[slot] < p->cur) p->lastread[slot] = p->cur;
+}
+
+static void note_abs(const pass *p)
+{
+    if (p->abs_read) p->abs_read[p->cur] = 1;
+}
+
 static uint64_t op_start(const pass *p, int32_t o)
 {
-    if (p->real || !p->odone[o]) return p->r->m->ops[o].start;
-    return p->S[o];
+    if (p->real) return p->r->m->ops[o].start;
+    uint32_t pos = p->r->posS[o];
+    if (pos >= p->cur) { note_abs(p); return p->r->m->ops[o].start; }
+    note_read(p, pos);
+    return replayed_here(p, pos) ? p->S[o] : shifted(p, pos, p->r->bval[pos]);
 }
 
 static uint64_t op_end(const pass *p, int32_t o)
 {
-    if (p->real || !p->odone[o]) return p->r->m->ops[o].end;
-    return p->F[o];
+    const ss_gpu_op *op = &p->r->m->ops[o];
+    if (p->real) return op->end;
+    uint32_t pos = p->r->posS[o];
+    if (pos >= p->cur) { note_abs(p); return op->end; }
+    note_read(p, pos);
+    return replayed_here(p, pos) ? p->F[o] : shifted(p, pos, p->r->bval[pos]) + (op->end - op->start);
 }
 
 static uint64_t call_enter(const pass *p, int32_t c)
 {
-    if (p->real || !(p->cdone[c] & 1)) return p->r->m->calls[c].rec->t_enter;
-    return p->E[c];
+    if (p->real) return p->r->m->calls[c].rec->t_enter;
+    uint32_t pos = p->r->posE[c];
+    if (pos >= p->cur) { note_abs(p); return p->r->m->calls[c].rec->t_enter; }
+    note_read(p, pos);
+    return replayed_here(p, pos) ? p->E[c] : shifted(p, pos, p->r->bval[pos]);
+}
+
+/* call c's replayed exit; `measured` when it is not replayed yet */
+static uint64_t call_exit(const pass *p, int32_t c, uint64_t measured)
+{
+    uint32_t pos = p->r->posX[c];
+    if (pos >= p->cur) { note_abs(p); return measured; }
+    note_read(p, pos);
+    return replayed_here(p, pos) ? p->X[c] : shifted(p, pos, p->r->bval[pos]);
 }
 
 static int32_t last_mark_before(const ss_replay *r, int32_t s, int64_t bound)
@@ -313,8 +394,11 @@ static int32_t last_mark_before(const ss_replay *r, int32_t s, int64_t bound)
 
 static uint64_t mark_end(const pass *p, int32_t k)
 {
-    if (p->real || !p->mdone[k]) return p->r->mk_real[k];
-    return p->M[k];
+    if (p->real) return p->r->mk_real[k];
+    uint32_t pos = p->r->posM[k];
+    if (pos >= p->cur) { note_abs(p); return p->r->mk_real[k]; }
+    note_read(p, pos);
+    return replayed_here(p, pos) ? p->M[k] : shifted(p, pos, p->r->bval[pos]);
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
@@ -370,12 +454,23 @@ static uint64_t barrier_drain(pass *p, int32_t b)
 {
     const ss_replay *r = p->r;
     if (p->real) return r->lb[b].drain;
-    if (p->drain[b]) return p->drain[b];
+    /* computed by the first operation that asks, kept for the others: a
+     * value of its own (slot nitems + b), born at that operation */
+    uint32_t first = p->rec ? (p->drain[b] ? 0 : p->cur) : r->drain_first[b];
+    if (first < p->cur) {
+        note_read(p, r->nitems + (uint32_t)b);
+        if (p->rec || replayed_here(p, first)) return p->drain[b];
+        return shifted(p, first, r->bdrain[b]);
+    }
     const rdevice *d = &r->dev[r->lb[b].device];
     uint64_t v = 0;
     for (uint32_t i = 0; i < d->nstreams; i++)
         v = max_u64(v, stream_done(p, d->streams[i], r->lb_key[b]));
     p->drain[b] = v ? v : 1;
+    if (p->rec) {
+        ((ss_replay *)r)->drain_first[b] = p->cur;   /* the baseline being recorded */
+        if (!v) note_abs(p);
+    }
     return v;
 }
 
@@ -418,7 +513,9 @@ static uint64_t op_ready(pass *p, int32_t o, int with_hw)
     const ss_replay *r = p->r;
     const ss_model *m = r->m;
     const ss_gpu_op *op = &m->ops[o];
-    uint64_t t = op->call >= 0 ? call_enter(p, op->call) : op->start;
+    uint64_t t;
+    if (op->call >= 0) t = call_enter(p, op->call);
+    else { t = op->start; note_abs(p); }
     if (r->op_pred[o] >= 0) t = max_u64(t, op_end(p, r->op_pred[o]));
     if (op->stream >= 0) {
         const rstream *st = &r->st[op->stream];
@@ -510,84 +607,247 @@ static uint64_t removed_host_time(const pass *p, uint32_t tid, uint64_t a, uint6
     return 0;
 }
 
-static uint64_t evaluate(pass *p)
+/* t + d, saying whether it saturated (the result is then not t's shift) */
+static uint64_t sadd_noting(const pass *p, uint64_t t, int64_t d)
+{
+    uint64_t v = sadd(t, d);
+    if (p->abs_read && (d >= 0 ? t > UINT64_MAX - (uint64_t)d : t <= (uint64_t)(-d))) note_abs(p);
+    return v;
+}
+
+/* Replays item i (p->cur == i): its time, and in *endv its exit or its
+ * operation's end (0: neither). */
+static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
 {
     const ss_replay *r = p->r;
     const ss_model *m = r->m;
-    uint64_t end = 0;
-    for (uint32_t i = 0; i < r->nitems; i++) {
-        const item *it = &r->items[i];
-        int32_t k = it->idx;
-        if (it->rank == I_MARK) {
-            p->M[k] = sadd(mark_ready(p, k), r->mk_lat[k]);
-            p->mdone[k] = 1;
-            continue;
-        }
-        if (it->rank == I_START) {
-            const ss_gpu_op *op = &m->ops[k];
-            uint64_t ready = op_ready(p, k, 1);
-            p->S[k] = sadd(ready, r->lat[k]);
-            p->F[k] = p->S[k] + (op->end - op->start);
-            p->odone[k] = 1;
-            end = max_u64(end, p->F[k]);
-            continue;
-        }
-        const ss_call *c = &m->calls[k];
-        uint64_t E = c->rec->t_enter, X = c->rec->t_exit < E ? E : c->rec->t_exit;
-        if (it->rank == I_ENTER) {
-            int32_t prev = r->call_prev[k];
-            if (prev < 0) {
-                p->E[k] = E - removed_host_time(p, c->rec->tid, 0, E);
-            } else {
-                const ss_call *pc = &m->calls[prev];
-                uint64_t px = pc->rec->t_exit < pc->rec->t_enter ? pc->rec->t_enter : pc->rec->t_exit;
-                uint64_t gap = E > px ? E - px : 0;
-                uint64_t cut = removed_host_time(p, c->rec->tid, px, E);
-                uint64_t base = (p->cdone[prev] & 2) ? p->X[prev] : px;
-                p->E[k] = base + (gap > cut ? gap - cut : 0);
-            }
-            p->cdone[k] |= 1;
-            continue;
-        }
-        /* exit */
-        if (!(p->cdone[k] & 1)) { p->E[k] = E; p->cdone[k] |= 1; }
-        uint64_t post = r->post[k], own = r->own[k];
-        uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
-        own = own > cut ? own - cut : 0;
-        uint64_t nowait = r->waited[k] ? post : own;
-        uint64_t x = p->E[k] + nowait;
-        if (!(p->cflag && p->cflag[k] == 1)) {
-            int32_t who;
-            uint64_t T2 = wait_target(p, k, &who);
-            /* The host learns of a completion some time after it (the
-             * driver's wake-up): a call now released by other work than in
-             * the measured run takes that work's measured wake-up, where a
-             * call was woken by it. */
-            if (who != r->wait_op[k] && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
-            if (T2 && T2 + post > x) x = T2 + post;
-        }
-        p->X[k] = x;
-        p->cdone[k] |= 2;
-        end = max_u64(end, x);
+    const item *it = &r->items[i];
+    int32_t k = it->idx;
+    p->proc[i >> 3] |= (uint8_t)(1u << (i & 7));
+    *endv = 0;
+    if (it->rank == I_MARK) {
+        p->M[k] = sadd_noting(p, mark_ready(p, k), r->mk_lat[k]);
+        return p->M[k];
     }
+    if (it->rank == I_START) {
+        const ss_gpu_op *op = &m->ops[k];
+        uint64_t ready = op_ready(p, k, 1);
+        p->S[k] = sadd_noting(p, ready, r->lat[k]);
+        p->F[k] = p->S[k] + (op->end - op->start);
+        *endv = p->F[k];
+        return p->S[k];
+    }
+    const ss_call *c = &m->calls[k];
+    uint64_t E = c->rec->t_enter, X = c->rec->t_exit < E ? E : c->rec->t_exit;
+    if (it->rank == I_ENTER) {
+        int32_t prev = r->call_prev[k];
+        if (prev < 0) {
+            note_abs(p);
+            p->E[k] = E - removed_host_time(p, c->rec->tid, 0, E);
+        } else {
+            const ss_call *pc = &m->calls[prev];
+            uint64_t px = pc->rec->t_exit < pc->rec->t_enter ? pc->rec->t_enter : pc->rec->t_exit;
+            uint64_t gap = E > px ? E - px : 0;
+            uint64_t cut = removed_host_time(p, c->rec->tid, px, E);
+            uint64_t base = call_exit(p, prev, px);
+            p->E[k] = base + (gap > cut ? gap - cut : 0);
+        }
+        return p->E[k];
+    }
+    /* exit (its entry not replayed yet: at the same time, exits go first) */
+    uint64_t Ek = call_enter(p, k);
+    uint64_t post = r->post[k], own = r->own[k];
+    uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
+    own = own > cut ? own - cut : 0;
+    uint64_t nowait = r->waited[k] ? post : own;
+    uint64_t x = Ek + nowait;
+    if (!(p->cflag && p->cflag[k] == 1)) {
+        int32_t who;
+        uint64_t T2 = wait_target(p, k, &who);
+        /* The host learns of a completion some time after it (the
+         * driver's wake-up): a call now released by other work than in
+         * the measured run takes that work's measured wake-up, where a
+         * call was woken by it. */
+        if (who != r->wait_op[k] && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
+        if (T2 && T2 + post > x) x = T2 + post;
+    }
+    p->X[k] = x;
+    *endv = x;
+    return x;
+}
+
+/* The baseline's latest exit or operation end among items [a, b). */
+static uint64_t baseline_end_in(const ss_replay *r, uint32_t a, uint32_t b)
+{
+    uint64_t e = 0;
+    while (a < b) {
+        if ((a & 63) == 0 && a + 64 <= b) {
+            e = max_u64(e, r->blk_end[a >> 6]);
+            a += 64;
+            continue;
+        }
+        const item *it = &r->items[a];
+        if (it->rank == I_EXIT) e = max_u64(e, r->bval[a]);
+        else if (it->rank == I_START)
+            e = max_u64(e, r->bval[a] + (r->m->ops[it->idx].end - r->m->ops[it->idx].start));
+        a++;
+    }
+    return e;
+}
+
+/* ---- shortcuts -------------------------------------------------------------
+ * A what-if replays from p0, the first item a removed cause can change
+ * (before it, the run is the baseline's).  From there it keeps the shift of
+ * every live value (replayed before the current item and read by an item
+ * from it on, as the baseline reads): baseline minus this pass.  When they
+ * all have one shift d, every item up to the next that a removed cause
+ * changes, or that does not move with its inputs (it reads a measured time,
+ * or saturates), is the baseline's minus d: max, plus a constant and the
+ * other operations of the replay commute with a shift, and d is below every
+ * replayed time, so no shifted time reaches 0, where the replay tests for
+ * "none".  Those items are skipped as one segment and the run's end taken
+ * from the baseline's latest end among them, minus d. */
+typedef struct dset { int64_t *d; uint32_t *c; uint32_t n, cap; } dset;
+
+static void dset_add(dset *s, int64_t d, uint32_t c)
+{
+    if (!c) return;
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->d[i] == d) { s->c[i] += c; return; }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->d = ss_xrealloc(s->d, s->cap * sizeof *s->d);
+        s->c = ss_xrealloc(s->c, s->cap * sizeof *s->c);
+    }
+    s->d[s->n] = d;
+    s->c[s->n++] = c;
+}
+
+static void dset_del(dset *s, int64_t d)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->d[i] == d) {
+            if (--s->c[i] == 0) {
+                s->d[i] = s->d[s->n - 1];
+                s->c[i] = s->c[s->n - 1];
+                s->n--;
+            }
+            return;
+        }
+}
+
+/* the shift of value j (an item, or a load barrier's drain), replayed before cur */
+static int64_t shift_of(const pass *p, uint32_t j)
+{
+    const ss_replay *r = p->r;
+    if (j >= r->nitems) {
+        uint32_t b = j - r->nitems, pos = r->drain_first[b];
+        if (replayed_here(p, pos)) return (int64_t)(r->bdrain[b] - p->drain[b]);
+        return shift_at(p, pos);
+    }
+    if (!replayed_here(p, j)) return shift_at(p, j);
+    const item *it = &r->items[j];
+    uint64_t v = it->rank == I_MARK ? p->M[it->idx] : it->rank == I_START ? p->S[it->idx]
+               : it->rank == I_ENTER ? p->E[it->idx] : p->X[it->idx];
+    return (int64_t)(r->bval[j] - v);
+}
+
+/* rpos: the sorted positions of the items a removed cause changes; no
+ * segment from jump_limit on (or at all: !jumps) */
+static uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpos, uint32_t jump_limit, int jumps)
+{
+    const ss_replay *r = p->r;
+    uint64_t end = p->p0 ? baseline_end_in(r, 0, p->p0) : 0;
+    dset live = { 0 };
+    if (jumps) dset_add(&live, 0, r->live[p->p0]);
+    uint32_t ri = 0, ni = 0;
+    {   /* first item at or after p0 that does not move with its inputs */
+        uint32_t lo = 0, hi = r->nnoninv;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (r->noninv[mid] < p->p0) lo = mid + 1; else hi = mid;
+        }
+        ni = lo;
+    }
+    for (uint32_t i = p->p0; i < r->nitems; ) {
+        p->cur = i;
+        if (jumps && live.n == 1 && i < jump_limit) {
+            while (ri < nrpos && rpos[ri] < i) ri++;
+            while (ni < r->nnoninv && r->noninv[ni] < i) ni++;
+            uint32_t n = jump_limit < r->nitems ? jump_limit : r->nitems;
+            if (ri < nrpos && rpos[ri] < n) n = rpos[ri];
+            if (ni < r->nnoninv && r->noninv[ni] < n) n = r->noninv[ni];
+            int64_t d = live.d[0];
+            uint64_t ad = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+            if (n > i && ad < r->vmin && ad < UINT64_MAX / 4 && r->vmax < UINT64_MAX / 4) {
+                seg sg = { i, n, d };
+                SS_PUSH(p->segs, p->nsegs, p->csegs, sg);
+                uint64_t e = baseline_end_in(r, i, n);
+                if (e) end = max_u64(end, e - (uint64_t)d);
+                live.n = 0;
+                dset_add(&live, d, r->live[n]);
+                i = n;
+                continue;
+            }
+        }
+        uint64_t endv, v = replay_item(p, i, &endv);
+        end = max_u64(end, endv);
+        if (jumps) {
+            if (r->lastread[i] > i) dset_add(&live, (int64_t)(r->bval[i] - v), 1);
+            const item *it = &r->items[i];
+            if (it->rank == I_START) {
+                int32_t b = r->op_barrier[it->idx];
+                if (b >= 0 && r->drain_first[b] == i && r->lastread[r->nitems + (uint32_t)b] > i)
+                    dset_add(&live, (int64_t)(r->bdrain[b] - p->drain[b]), 1);
+            }
+            for (uint32_t x = r->die_off[i]; x < r->die_off[i + 1]; x++) dset_del(&live, shift_of(p, r->die[x]));
+        }
+        i++;
+    }
+    free(live.d);
+    free(live.c);
     return end;
 }
 
-uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the first item after time t (none of a thread's time at or before t is
+ * in its interval) */
+static uint32_t first_item_after(const ss_replay *r, uint64_t t)
+{
+    uint32_t lo = 0, hi = r->nitems;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->items[mid].t <= t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int rec)
 {
     const ss_model *m = r->m;
-    pass p = { .r = r, .rx = rx, .nrx = n, .with_hw = 1 };
+    pass p = { .r = r, .rx = rx, .nrx = n, .with_hw = 1, .rec = rec };
     p.E = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
     p.X = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
     p.S = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
     p.F = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
-    p.cdone = ss_xcalloc(m->ncalls + 1, 1);
-    p.odone = ss_xcalloc(m->nops + 1, 1);
     p.drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     p.M = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
-    p.mdone = ss_xcalloc(r->nmk + 1, 1);
+    p.proc = ss_xcalloc(r->nitems / 8 + 1, 1);
     p.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
     p.hint_mk = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    if (rec) {
+        p.lastread = r->lastread;
+        p.abs_read = ss_xcalloc(r->nitems + 1, 1);
+    }
+    /* where each removed cause first acts; device-wide ones act anywhere */
+    uint32_t *rpos = ss_xcalloc(n + 1, sizeof(uint32_t)), nrpos = 0;
+    uint32_t p0 = r->nitems, jump_limit = r->nitems;
+    int jumps = r->shortcuts && !r->full && !rec;
     for (uint32_t i = 0; i < n; i++) {
         const ss_relax *x = &rx[i];
         switch (x->kind) {
@@ -597,11 +857,13 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
             if (!p.cflag) p.cflag = ss_xcalloc(m->ncalls, 1);
             if (x->kind == SS_RELAX_HOST_WAIT || p.cflag[x->call] != 1)
                 p.cflag[x->call] = x->kind == SS_RELAX_HOST_WAIT ? 1 : 2;
+            if (r->posX) rpos[nrpos++] = r->posX[x->call];
             break;
         case SS_RELAX_LEGACY_BARRIERS:
             if (x->index >= 0 && (uint32_t)x->index < m->nops) {
                 if (!p.no_legacy_op) p.no_legacy_op = ss_xcalloc(m->nops, 1);
                 p.no_legacy_op[x->index] = 1;
+                if (r->posS) rpos[nrpos++] = r->posS[x->index];
                 break;
             }
             /* the whole device */
@@ -611,31 +873,132 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
             uint8_t **arr = x->kind == SS_RELAX_LEGACY_BARRIERS ? &p.no_legacy : &p.no_queue;
             if (!*arr) *arr = ss_xcalloc((size_t)r->ndev, 1);
             (*arr)[x->device] = 1;
+            p0 = 0;
+            jumps = 0;
             break;
         }
         case SS_RELAX_LOAD_BARRIER:
             if (x->index < 0 || (uint32_t)x->index >= r->nlb) break;
             if (!p.no_barrier) p.no_barrier = ss_xcalloc(r->nlb, 1);
             p.no_barrier[x->index] = 1;
+            /* its drain is no value of this pass: no shift to keep */
+            jumps = 0;
+            if (r->drain_first && r->drain_first[x->index] < p0) p0 = r->drain_first[x->index];
+            break;
+        case SS_RELAX_HOST_TIME:
+            if (x->t1 > x->t0 && r->items) {
+                uint32_t f = first_item_after(r, x->t0);
+                if (f < p0) p0 = f;
+                if (f < jump_limit) jump_limit = f;
+            }
             break;
         case SS_RELAX_ASYNC_LAUNCHES:
             p.async_launches = 1;
+            p0 = 0;
+            jumps = 0;
             break;
         default:
             break;
         }
     }
+    for (uint32_t i = 0; i < nrpos; i++) if (rpos[i] < p0) p0 = rpos[i];
+    if (r->full || rec || !r->shortcuts) p0 = 0;
+    qsort(rpos, nrpos, sizeof(uint32_t), cmp_u32);
+    p.p0 = p0;
     index_host_cuts(&p);
     index_narrow_waits(&p);
-    uint64_t end = evaluate(&p);
+    uint64_t end = evaluate(&p, rpos, nrpos, jump_limit, jumps);
+    if (rec) {
+        /* the baseline: each value, what read it last, what does not shift */
+        ss_replay *rw = (ss_replay *)r;
+        rw->vmin = UINT64_MAX;
+        rw->vmax = 0;
+        for (uint32_t i = 0; i < r->nitems; i++) {
+            const item *it = &r->items[i];
+            uint64_t v = it->rank == I_MARK ? p.M[it->idx] : it->rank == I_START ? p.S[it->idx]
+                       : it->rank == I_ENTER ? p.E[it->idx] : p.X[it->idx];
+            rw->bval[i] = v;
+            uint64_t hi = it->rank == I_START ? p.F[it->idx] : v;
+            if (v < rw->vmin) rw->vmin = v;
+            if (hi > rw->vmax) rw->vmax = hi;
+            if (v > hi) rw->vmax = UINT64_MAX;   /* an end before its start wrapped */
+            if (p.abs_read[i]) SS_PUSH(rw->noninv, rw->nnoninv, rw->cnoninv, i);
+            uint64_t e = it->rank == I_EXIT || it->rank == I_START ? hi : 0;
+            if (e > rw->blk_end[i >> 6]) rw->blk_end[i >> 6] = e;
+        }
+        for (uint32_t b = 0; b < r->nlb; b++) rw->bdrain[b] = p.drain[b];
+        free(p.abs_read);
+    }
     for (uint32_t k = 0; k < p.ncuts; k++) {
         free(p.cuts[k].t0); free(p.cuts[k].t1); free(p.cuts[k].s0); free(p.cuts[k].s1);
     }
-    free(p.cuts); free(p.narrow);
-    free(p.E); free(p.X); free(p.S); free(p.F); free(p.cdone); free(p.odone); free(p.drain);
-    free(p.M); free(p.mdone); free(p.hint_op); free(p.hint_mk);
+    free(p.cuts); free(p.narrow); free(rpos); free(p.segs); free(p.proc);
+    free(p.E); free(p.X); free(p.S); free(p.F); free(p.drain);
+    free(p.M); free(p.hint_op); free(p.hint_mk);
     free(p.cflag); free(p.no_legacy); free(p.no_legacy_op); free(p.no_queue); free(p.no_barrier);
     return end;
+}
+
+uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
+{
+    return run_pass(r, rx, n, 0);
+}
+
+/* The replay with nothing removed, recorded for the shortcuts: positions,
+ * values, last readers, and per position the values live there and those
+ * whose last reader it is. */
+static void record_baseline(ss_replay *r)
+{
+    const ss_model *m = r->m;
+    uint32_t nv = r->nitems + r->nlb;
+    r->posE = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
+    r->posX = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
+    r->posS = ss_xcalloc(m->nops + 1, sizeof(uint32_t));
+    r->posM = ss_xcalloc(r->nmk + 1, sizeof(uint32_t));
+    for (uint32_t i = 0; i < r->nitems; i++) {
+        const item *it = &r->items[i];
+        uint32_t *pos = it->rank == I_MARK ? r->posM : it->rank == I_START ? r->posS
+                      : it->rank == I_ENTER ? r->posE : r->posX;
+        pos[it->idx] = i;
+    }
+    r->bval = ss_xcalloc(r->nitems + 1, sizeof(uint64_t));
+    r->blk_end = ss_xcalloc(r->nitems / 64 + 1, sizeof(uint64_t));
+    r->lastread = ss_xcalloc(nv + 1, sizeof(uint32_t));
+    r->drain_first = ss_xcalloc(r->nlb + 1, sizeof(uint32_t));
+    for (uint32_t b = 0; b < r->nlb; b++) r->drain_first[b] = UINT32_MAX;
+    r->bdrain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
+    r->base_end = run_pass(r, NULL, 0, 1);
+
+    /* a value lives from after the item that makes it to its last reader */
+    r->live = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
+    r->die_off = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
+    int64_t *delta = ss_xcalloc(r->nitems + 2, sizeof(int64_t));
+    uint32_t ndie = 0;
+    for (uint32_t j = 0; j < nv; j++) {
+        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
+        if (born >= r->nitems || r->lastread[j] <= born) continue;
+        delta[born + 1]++;
+        delta[r->lastread[j] + 1]--;
+        r->die_off[r->lastread[j] + 1]++;
+        ndie++;
+    }
+    int64_t acc = 0;
+    for (uint32_t i = 0; i <= r->nitems; i++) {
+        acc += delta[i];
+        r->live[i] = (uint32_t)acc;
+    }
+    free(delta);
+    for (uint32_t i = 0; i <= r->nitems; i++) r->die_off[i + 1] += r->die_off[i];
+    r->die = ss_xcalloc(ndie + 1, sizeof(uint32_t));
+    uint32_t *fill = ss_xcalloc(r->nitems + 1, sizeof(uint32_t));
+    for (uint32_t j = 0; j < nv; j++) {
+        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
+        if (born >= r->nitems || r->lastread[j] <= born) continue;
+        uint32_t q = r->lastread[j];
+        r->die[r->die_off[q] + fill[q]++] = j;
+    }
+    free(fill);
+    r->shortcuts = 1;
 }
 
 uint64_t ss_replay_end(const ss_replay *r) { return r->end; }
@@ -1133,7 +1496,7 @@ static ss_replay *build(const ss_model *m)
     ss_qsort(r->items, r->nitems, sizeof(item), cmp_items);
     free(real.hint_op);
     free(real.hint_mk);
-    r->base_end = ss_replay_run(r, NULL, 0);
+    record_baseline(r);
     return r;
 }
 
@@ -1165,6 +1528,9 @@ void ss_replay_free(ss_replay *r)
     free(r->post); free(r->own); free(r->waited); free(r->wait_op); free(r->wake);
     free(r->items); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
+    free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread);
+    free(r->live); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);
+    free(r->drain_first); free(r->bdrain);
     for (uint32_t i = 0; i < r->nmemo; i++) free(r->memo[i].rx);
     free(r->memo);
     free(r);
