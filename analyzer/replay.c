@@ -107,6 +107,7 @@ struct ss_replay {
     uint32_t *lastread;        /* per value (items, then load barriers' drains): the last item reading it */
     uint32_t *live;            /* per position: values read both before and from it on */
     uint32_t *die_off, *die;   /* per position: the values last read there */
+    uint8_t *outlives;         /* per value: read after the item that makes it (a bit) */
     uint32_t *noninv; uint32_t nnoninv, cnoninv;   /* items not shifted with their inputs (below) */
     uint64_t *blk_end;         /* per 64 items: the latest exit or operation end among them */
     uint32_t *drain_first;     /* per load barrier: the item that first asks for its drain */
@@ -797,11 +798,12 @@ static uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpos, uint32_t
         uint64_t endv, v = replay_item(p, i, &endv);
         end = max_u64(end, endv);
         if (jumps) {
-            if (r->lastread[i] > i) dset_add(&live, (int64_t)(r->bval[i] - v), 1);
+            if ((r->outlives[i >> 3] >> (i & 7)) & 1) dset_add(&live, (int64_t)(r->bval[i] - v), 1);
             const item *it = &r->items[i];
             if (it->rank == I_START) {
                 int32_t b = r->op_barrier[it->idx];
-                if (b >= 0 && r->drain_first[b] == i && r->lastread[r->nitems + (uint32_t)b] > i)
+                uint32_t slot = r->nitems + (uint32_t)b;
+                if (b >= 0 && r->drain_first[b] == i && ((r->outlives[slot >> 3] >> (slot & 7)) & 1))
                     dset_add(&live, (int64_t)(r->bdrain[b] - p->drain[b]), 1);
             }
             for (uint32_t x = r->die_off[i]; x < r->die_off[i + 1]; x++) dset_del(&live, shift_of(p, r->die[x]));
@@ -975,35 +977,43 @@ static void record_baseline(ss_replay *r)
     r->bdrain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     r->base_end = run_pass(r, NULL, 0, 1);
 
-    /* a value lives from after the item that makes it to its last reader */
+    /* a value lives from after the item that makes it to its last reader:
+     * per position, the values last read there (die_off[q]..die_off[q+1]),
+     * and the number live (born before, read from it on) */
     r->live = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
     r->die_off = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
-    int64_t *delta = ss_xcalloc(r->nitems + 2, sizeof(int64_t));
     uint32_t ndie = 0;
     for (uint32_t j = 0; j < nv; j++) {
         uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
         if (born >= r->nitems || r->lastread[j] <= born) continue;
-        delta[born + 1]++;
-        delta[r->lastread[j] + 1]--;
+        r->live[born + 1]++;                  /* births, summed below */
         r->die_off[r->lastread[j] + 1]++;
         ndie++;
     }
-    int64_t acc = 0;
+    uint32_t acc = 0;
     for (uint32_t i = 0; i <= r->nitems; i++) {
-        acc += delta[i];
-        r->live[i] = (uint32_t)acc;
+        acc += r->live[i] - (i ? r->die_off[i] : 0);
+        r->live[i] = acc;
     }
-    free(delta);
     for (uint32_t i = 0; i <= r->nitems; i++) r->die_off[i + 1] += r->die_off[i];
+    /* filled from each position's end down to its start; then one place
+     * down, the array gives each position's start */
     r->die = ss_xcalloc(ndie + 1, sizeof(uint32_t));
-    uint32_t *fill = ss_xcalloc(r->nitems + 1, sizeof(uint32_t));
     for (uint32_t j = 0; j < nv; j++) {
         uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
         if (born >= r->nitems || r->lastread[j] <= born) continue;
-        uint32_t q = r->lastread[j];
-        r->die[r->die_off[q] + fill[q]++] = j;
+        r->die[--r->die_off[r->lastread[j] + 1]] = j;
     }
-    free(fill);
+    memmove(r->die_off, r->die_off + 1, (r->nitems + 1) * sizeof(uint32_t));
+    r->die_off[r->nitems + 1] = ndie;
+    /* from here only whether a value outlives the item that makes it */
+    r->outlives = ss_xcalloc(nv / 8 + 1, 1);
+    for (uint32_t j = 0; j < nv; j++) {
+        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
+        if (born < r->nitems && r->lastread[j] > born) r->outlives[j >> 3] |= (uint8_t)(1u << (j & 7));
+    }
+    free(r->lastread);
+    r->lastread = NULL;
     r->shortcuts = 1;
 }
 
@@ -1534,7 +1544,7 @@ void ss_replay_free(ss_replay *r)
     free(r->post); free(r->own); free(r->waited); free(r->wait_op); free(r->wake);
     free(r->items); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
-    free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread);
+    free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);
     free(r->live); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);
     free(r->drain_first); free(r->bdrain);
     free(r->sE); free(r->sX); free(r->sS); free(r->sF); free(r->sM);

@@ -1,10 +1,10 @@
 #!/bin/bash
 # The what-if replay's shortcuts (a what-if already replayed is not replayed
-# again; a replay starts where its first removed cause can act and stops where
-# the rest of the run is the measured replay shifted) give every saving the
-# full replay gives: the JSON report of every fixture and of generated traces
-# is byte for byte the same with SYNCSIGHT_REPLAY_FULL=1 (every what-if
-# replayed in full, from the start to the end).
+# again; a replay starts where its first removed cause can act, and skips the
+# stretches where every live time is the baseline's shifted by one constant)
+# give every saving the full replay gives: the JSON report of every fixture
+# and of generated traces is byte for byte the same with
+# SYNCSIGHT_REPLAY_FULL=1 (every what-if replayed in full, start to end).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
