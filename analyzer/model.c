@@ -435,14 +435,32 @@ int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t)
     uint32_t lo = 0, hi = m->nallocs;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        if (m->allocs[mid].ptr <= addr) lo = mid + 1; else hi = mid;
+        if ((m->alloc_ptr ? m->alloc_ptr[mid] : m->allocs[mid].ptr) <= addr) lo = mid + 1; else hi = mid;
     }
     /* allocations sorted by ptr: look back over those starting at or below
-     * addr (bounded: address reuse creates many entries at one ptr) */
-    for (uint32_t steps = 0; lo > 0 && steps < 256; steps++) {
+     * addr, the latest first (bounded: address reuse creates many entries at
+     * one ptr; the 256 nearest are the candidates) */
+    uint32_t lim = lo > 256 ? lo - 256 : 0;
+    while (lo > lim) {
         /* no allocation at or below this one reaches addr: most addresses
-         * that are not pointers (scalar kernel arguments) stop here */
+         * that are not pointers (scalar kernel arguments) stop here (the
+         * bound only falls going down, so skipping entries misses no stop) */
         if (m->alloc_max_end && m->alloc_max_end[lo - 1] <= addr) break;
+        /* the entries at one ptr are in allocation order: those allocated
+         * after t, and a run of them all freed by t, hold nothing at t */
+        if (m->alloc_group) {
+            uint32_t g = m->alloc_group[lo - 1] > lim ? m->alloc_group[lo - 1] : lim;
+            if (m->allocs[lo - 1].t_alloc > t) {
+                uint32_t x = g, y = lo - 1;   /* first entry of [g, lo) allocated after t */
+                while (x < y) {
+                    uint32_t mid = x + (y - x) / 2;
+                    if (m->allocs[mid].t_alloc > t) y = mid; else x = mid + 1;
+                }
+                lo = x;
+                continue;
+            }
+            if (m->alloc_group_free[lo - 1] <= t) { lo = g; continue; }
+        }
         const ss_alloc *a = &m->allocs[--lo];
         if (addr - a->ptr < (a->size ? a->size : 1) && a->t_alloc <= t && t < a->t_free)
             return (int32_t)lo;
@@ -1684,6 +1702,16 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         uint64_t end = m->allocs[i].ptr + (m->allocs[i].size ? m->allocs[i].size : 1);
         m->alloc_max_end[i] = i && m->alloc_max_end[i - 1] > end ? m->alloc_max_end[i - 1] : end;
     }
+    m->alloc_ptr = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(uint64_t));
+    for (uint32_t i = 0; i < m->nallocs; i++) m->alloc_ptr[i] = m->allocs[i].ptr;
+    m->alloc_group = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(uint32_t));
+    m->alloc_group_free = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(uint64_t));
+    for (uint32_t i = 0; i < m->nallocs; i++) {
+        int same = i && m->allocs[i - 1].ptr == m->allocs[i].ptr;
+        m->alloc_group[i] = same ? m->alloc_group[i - 1] : i;
+        uint64_t f = m->allocs[i].t_free;
+        m->alloc_group_free[i] = same && m->alloc_group_free[i - 1] > f ? m->alloc_group_free[i - 1] : f;
+    }
     m->op_max_end = ss_xcalloc(m->nops ? m->nops : 1, sizeof(uint64_t));
     m->op_min_submit = ss_xcalloc(m->nops ? m->nops : 1, sizeof(uint64_t));
     for (uint32_t i = 0; i < m->nops; i++)
@@ -1781,10 +1809,11 @@ void ss_model_free(ss_model *m)
         free(m->timelines[i].submit); free(m->timelines[i].maxend); free(m->timelines[i].starts);
     }
     free(m->timelines); free(m->devices);
-    free(m->alloc_max_end); free(m->op_max_end); free(m->op_min_submit);
+    free(m->alloc_max_end); free(m->alloc_group); free(m->alloc_ptr); free(m->alloc_group_free); free(m->op_max_end); free(m->op_min_submit);
     if (m->kaccess && m->kaccess_free) m->kaccess_free(m->kaccess);
     ss_symbolizer_free(m->symbolizer);
     if (m->replay && m->replay_free) m->replay_free(m->replay);
+    if (m->ranges && m->ranges_free) m->ranges_free(m->ranges);
     if (m->iterations && m->iterations_free) m->iterations_free(m->iterations);
     ss_capture_free(m->capture);
     if (m->reader) ss_reader_close(m->reader);

@@ -286,6 +286,9 @@ typedef struct ss_model {
 
     /* Exact early exits for the hot lookups (built at load): */
     uint64_t *alloc_max_end;    /* per allocs[i]: max(ptr + size) over allocs[0..i] */
+    uint64_t *alloc_ptr;        /* per allocs[i]: its ptr, side by side for the search */
+    uint32_t *alloc_group;      /* per allocs[i]: the first entry with its ptr */
+    uint64_t *alloc_group_free; /* per allocs[i]: max t_free over that entry .. i */
     uint64_t *op_max_end;       /* per ops[i]: max end over ops[0..i] */
     uint64_t *op_min_submit;    /* per ops[i]: min submit over ops[i..nops) */
 
@@ -303,6 +306,8 @@ typedef struct ss_model {
      * load from the SS_REC_CAPTURE records; one span for a trace without. */
     struct ss_capture *capture;
     void (*iterations_free)(struct ss_iterations *);
+    struct ss_ranges_cache *ranges;     /* rule_common.c: the memory calls touch, recently asked for */
+    void (*ranges_free)(struct ss_ranges_cache *);
 } ss_model;
 
 /* Load `path`.  Returns NULL on failure with a one-line reason in err (without

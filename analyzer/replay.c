@@ -45,7 +45,9 @@ typedef struct rmark {
 
 typedef struct rstream {
     int32_t *ops; uint32_t nops, cops;     /* by key */
+    int64_t *opk;                          /* their keys, side by side: searched on every dependency */
     int32_t *marks; uint32_t nmarks, cmarks;   /* rmark indexes, by key */
+    int64_t *mkk; uint32_t nmkk, cmkk;         /* their keys */
     wait_dep *waits; uint32_t nwaits, cwaits;
     int32_t device;
     uint8_t kind;
@@ -97,7 +99,37 @@ struct ss_replay {
     int launch_blocking;
     uint64_t end;
     uint64_t base_end;         /* ss_replay_run with nothing removed */
+    int full;                  /* SYNCSIGHT_REPLAY_FULL=1: every what-if replayed in full, no shortcut */
+    /* The replay with nothing removed, kept so that a what-if replays only
+     * what its causes change (see "shortcuts" below): */
+    uint32_t *posE, *posX;     /* per call: the positions of its entry and exit in items */
+    uint32_t *posS, *posM;     /* per op: of its start; per marker: of its completion */
+    uint64_t *bval;            /* per item: its replayed time (entry, exit, start, completion) */
+    uint32_t *lastread;        /* per value (items, then load barriers' drains): the last item reading it */
+    uint32_t *live;            /* per position: values read both before and from it on */
+    uint32_t *die_off, *die;   /* per position: the values last read there */
+    uint8_t *outlives;         /* per value: read after the item that makes it (a bit) */
+    uint32_t *noninv; uint32_t nnoninv, cnoninv;   /* items not shifted with their inputs (below) */
+    uint64_t *blk_end;         /* per 64 items: the latest exit or operation end among them */
+    uint32_t *drain_first;     /* per load barrier: the item that first asks for its drain */
+    uint64_t *bdrain;
+    uint64_t vmin, vmax;       /* the range of every replayed time */
+    /* the passes' times, allocated once: a pass reads only what it wrote
+     * (proc), so they are never cleared (a what-if touching 2% of the run
+     * pays for 2% of them) */
+    uint64_t *sE, *sX, *sS, *sF, *sM;
+    int shortcuts;             /* the record above is complete */
+    /* What-ifs already replayed, by their relaxations with repeats removed:
+     * findings of one rule often remove the same cause (every occurrence of
+     * legacy-stream-serialization removes its device's legacy barriers). */
+    struct memo *memo; uint32_t nmemo, cmemo;
 };
+
+typedef struct memo {
+    uint64_t hash;
+    ss_relax *rx; uint32_t n;
+    uint64_t end;
+} memo;
 
 /* ---- one evaluation ------------------------------------------------------ */
 
@@ -106,8 +138,6 @@ typedef struct pass {
     int real;                  /* measured times, no replay */
     uint64_t *E, *X, *S, *F;   /* replayed times (NULL in the real pass) */
     uint64_t *M;               /* replayed marker completions */
-    uint8_t *mdone;
-    uint8_t *cdone, *odone;    /* 1: enter, 2: exit done (calls); 1: op done */
     uint8_t *cflag;            /* per call: 1 no host wait, 2 narrowed */
     const ss_relax *rx; uint32_t nrx;
     uint8_t *no_legacy, *no_queue;   /* per device */
@@ -121,7 +151,24 @@ typedef struct pass {
      * them all at every call made the replay quadratic in the trace). */
     struct host_cut *cuts; uint32_t ncuts;   /* HOST_TIME, per thread */
     uint32_t *narrow; uint32_t nnarrow;      /* NARROW_WAIT indices, by call */
+    /* per stream: where the last search of its operations and of its
+     * markers ended (NULL: none kept).  The replay walks the run in time
+     * order, so most searches end near the previous one. */
+    uint32_t *hint_op, *hint_mk;
+    /* position-based state: the item being replayed; items before p0 are
+     * the baseline's; an item of [p0, cur) was replayed here (proc) or lies
+     * in a segment that is the baseline shifted by a constant (segs) */
+    uint32_t cur, p0;
+    uint8_t *proc;
+    struct seg *segs; uint32_t nsegs, csegs;
+    int rec;                   /* the baseline: record what each item reads */
+    const ss_capture *cap;     /* a sampled trace's windows (pin_to_window), else NULL */
+    uint64_t *bank;            /* cap: per span, the least any of its first calls gained */
+    uint32_t *lastread;
+    uint8_t *abs_read;         /* rec: per item, 1 when it is not shift-invariant */
 } pass;
+
+typedef struct seg { uint32_t a, b; int64_t d; } seg;
 
 /* The HOST_TIME intervals [t0, t1) of one thread, as two sorted arrays with
  * prefix sums: the time they remove from [a, b) is F(b) - F(a), where
@@ -225,33 +272,121 @@ static void index_narrow_waits(pass *p)
     qsort(p->narrow, n, sizeof(uint32_t), cmp_narrow);
 }
 
+/* The number of keys below b in the sorted k[0..n), searched outward from
+ * *hint (doubling steps, then bisection) and left there: the same count as
+ * a bisection of the whole array. */
+static uint32_t count_keys_below(const int64_t *k, uint32_t n, int64_t b, uint32_t *hint)
+{
+    uint32_t h = *hint < n ? *hint : n, lo, hi;
+    if (h < n && k[h] < b) {
+        lo = h + 1;
+        hi = n;
+        for (uint32_t step = 1, q = h + 1; q < n; step *= 2, q = h + step) {
+            if (k[q] < b) lo = q + 1;
+            else { hi = q; break; }
+        }
+    } else {
+        hi = h;
+        lo = 0;
+        for (uint32_t step = 1; step <= h; step *= 2) {
+            uint32_t q = h - step;
+            if (k[q] >= b) hi = q;
+            else { lo = q + 1; break; }
+        }
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (k[mid] < b) lo = mid + 1; else hi = mid;
+    }
+    *hint = lo;
+    return lo;
+}
+
 static int32_t last_before(const ss_replay *r, int32_t s, int64_t bound)
 {
     const rstream *st = &r->st[s];
     uint32_t lo = 0, hi = st->nops;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        if (r->opkey[st->ops[mid]] < bound) lo = mid + 1; else hi = mid;
+        if (st->opk[mid] < bound) lo = mid + 1; else hi = mid;
     }
     return lo ? st->ops[lo - 1] : -1;
 }
 
+/* ---- values replayed before the current item -----------------------------
+ * A value at position pos < cur was replayed by this pass (proc), is the
+ * baseline's (pos < p0: nothing removed acts before p0), or lies in a
+ * segment where this pass is the baseline shifted by the segment's d. */
+static int replayed_here(const pass *p, uint32_t pos)
+{
+    return (p->proc[pos >> 3] >> (pos & 7)) & 1;
+}
+
+static int64_t shift_at(const pass *p, uint32_t pos)
+{
+    if (pos < p->p0) return 0;
+    uint32_t lo = 0, hi = p->nsegs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (p->segs[mid].b <= pos) lo = mid + 1; else hi = mid;
+    }
+    return lo < p->nsegs && p->segs[lo].a <= pos ? p->segs[lo].d : 0;
+}
+
+/* The baseline's value at pos as this pass has it (not replayed here). */
+static uint64_t shifted(const pass *p, uint32_t pos, uint64_t base)
+{
+    return base - (uint64_t)shift_at(p, pos);
+}
+
+/* Recording the baseline: the last reader of each value, and the items
+ * that read a measured time (a value not replayed yet, a first call's
+ * entry, a driver launch's start): those do not move with their inputs. */
+static void note_read(const pass *p, uint32_t slot)
+{
+    if (p->lastread && p->lastread[slot] < p->cur) p->lastread[slot] = p->cur;
+}
+
+static void note_abs(const pass *p)
+{
+    if (p->abs_read) p->abs_read[p->cur] = 1;
+}
+
 static uint64_t op_start(const pass *p, int32_t o)
 {
-    if (p->real || !p->odone[o]) return p->r->m->ops[o].start;
-    return p->S[o];
+    if (p->real) return p->r->m->ops[o].start;
+    uint32_t pos = p->r->posS[o];
+    if (pos >= p->cur) { note_abs(p); return p->r->m->ops[o].start; }
+    note_read(p, pos);
+    return replayed_here(p, pos) ? p->S[o] : shifted(p, pos, p->r->bval[pos]);
 }
 
 static uint64_t op_end(const pass *p, int32_t o)
 {
-    if (p->real || !p->odone[o]) return p->r->m->ops[o].end;
-    return p->F[o];
+    const ss_gpu_op *op = &p->r->m->ops[o];
+    if (p->real) return op->end;
+    uint32_t pos = p->r->posS[o];
+    if (pos >= p->cur) { note_abs(p); return op->end; }
+    note_read(p, pos);
+    return replayed_here(p, pos) ? p->F[o] : shifted(p, pos, p->r->bval[pos]) + (op->end - op->start);
 }
 
 static uint64_t call_enter(const pass *p, int32_t c)
 {
-    if (p->real || !(p->cdone[c] & 1)) return p->r->m->calls[c].rec->t_enter;
-    return p->E[c];
+    if (p->real) return p->r->m->calls[c].rec->t_enter;
+    uint32_t pos = p->r->posE[c];
+    if (pos >= p->cur) { note_abs(p); return p->r->m->calls[c].rec->t_enter; }
+    note_read(p, pos);
+    return replayed_here(p, pos) ? p->E[c] : shifted(p, pos, p->r->bval[pos]);
+}
+
+/* call c's replayed exit; `measured` when it is not replayed yet */
+static uint64_t call_exit(const pass *p, int32_t c, uint64_t measured)
+{
+    uint32_t pos = p->r->posX[c];
+    if (pos >= p->cur) { note_abs(p); return measured; }
+    note_read(p, pos);
+    return replayed_here(p, pos) ? p->X[c] : shifted(p, pos, p->r->bval[pos]);
 }
 
 static int32_t last_mark_before(const ss_replay *r, int32_t s, int64_t bound)
@@ -260,15 +395,18 @@ static int32_t last_mark_before(const ss_replay *r, int32_t s, int64_t bound)
     uint32_t lo = 0, hi = st->nmarks;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        if (r->mk[st->marks[mid]].key < bound) lo = mid + 1; else hi = mid;
+        if (st->mkk[mid] < bound) lo = mid + 1; else hi = mid;
     }
     return lo ? st->marks[lo - 1] : -1;
 }
 
 static uint64_t mark_end(const pass *p, int32_t k)
 {
-    if (p->real || !p->mdone[k]) return p->r->mk_real[k];
-    return p->M[k];
+    if (p->real) return p->r->mk_real[k];
+    uint32_t pos = p->r->posM[k];
+    if (pos >= p->cur) { note_abs(p); return p->r->mk_real[k]; }
+    note_read(p, pos);
+    return replayed_here(p, pos) ? p->M[k] : shifted(p, pos, p->r->bval[pos]);
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
@@ -293,10 +431,20 @@ static uint64_t sadd(uint64_t t, int64_t d)
  * back by the legacy barrier completes after the stream's last kernel). */
 static uint64_t stream_done_by(const pass *p, int32_t s, int64_t bound, int32_t *who)
 {
-    int32_t o = last_before(p->r, s, bound);
+    const rstream *st = &p->r->st[s];
+    int32_t o, k;
+    if (p->hint_op) {
+        uint32_t i = count_keys_below(st->opk, st->nops, bound, &p->hint_op[s]);
+        uint32_t j = count_keys_below(st->mkk, st->nmarks, bound, &p->hint_mk[s]);
+        o = i ? st->ops[i - 1] : -1;
+        k = j ? st->marks[j - 1] : -1;
+    } else {
+        o = last_before(p->r, s, bound);
+        k = last_mark_before(p->r, s, bound);
+    }
     uint64_t t = o >= 0 ? op_end(p, o) : 0;
     *who = o;
-    int32_t k = last_mark_before(p->r, s, bound);
+
     if (k >= 0 && mark_end(p, k) > t) {
         t = mark_end(p, k);
         *who = -1;   /* a marker: no operation of its own */
@@ -314,12 +462,23 @@ static uint64_t barrier_drain(pass *p, int32_t b)
 {
     const ss_replay *r = p->r;
     if (p->real) return r->lb[b].drain;
-    if (p->drain[b]) return p->drain[b];
+    /* computed by the first operation that asks, kept for the others: a
+     * value of its own (slot nitems + b), born at that operation */
+    uint32_t first = p->rec ? (p->drain[b] ? 0 : p->cur) : r->drain_first[b];
+    if (first < p->cur) {
+        note_read(p, r->nitems + (uint32_t)b);
+        if (p->rec || replayed_here(p, first)) return p->drain[b];
+        return shifted(p, first, r->bdrain[b]);
+    }
     const rdevice *d = &r->dev[r->lb[b].device];
     uint64_t v = 0;
     for (uint32_t i = 0; i < d->nstreams; i++)
         v = max_u64(v, stream_done(p, d->streams[i], r->lb_key[b]));
     p->drain[b] = v ? v : 1;
+    if (p->rec) {
+        ((ss_replay *)r)->drain_first[b] = p->cur;   /* the baseline being recorded */
+        if (!v) note_abs(p);
+    }
     return v;
 }
 
@@ -362,7 +521,9 @@ static uint64_t op_ready(pass *p, int32_t o, int with_hw)
     const ss_replay *r = p->r;
     const ss_model *m = r->m;
     const ss_gpu_op *op = &m->ops[o];
-    uint64_t t = op->call >= 0 ? call_enter(p, op->call) : op->start;
+    uint64_t t;
+    if (op->call >= 0) t = call_enter(p, op->call);
+    else { t = op->start; note_abs(p); }
     if (r->op_pred[o] >= 0) t = max_u64(t, op_end(p, r->op_pred[o]));
     if (op->stream >= 0) {
         const rstream *st = &r->st[op->stream];
@@ -471,120 +632,291 @@ static uint64_t pin_to_window(const ss_model *m, int32_t k, int32_t prev, uint64
     return 1;
 }
 
-static uint64_t evaluate(pass *p)
+/* t + d, saying whether it saturated (the result is then not t's shift) */
+static uint64_t sadd_noting(const pass *p, uint64_t t, int64_t d)
+{
+    uint64_t v = sadd(t, d);
+    if (p->abs_read && (d >= 0 ? t > UINT64_MAX - (uint64_t)d : t <= (uint64_t)(-d))) note_abs(p);
+    return v;
+}
+
+/* Replays item i (p->cur == i): its time, and in *endv its exit or its
+ * operation's end (0: neither). */
+static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
 {
     const ss_replay *r = p->r;
     const ss_model *m = r->m;
-    uint64_t end = 0;
-    const ss_capture *cap = ss_capture_sampled(m) && !p->real ? ss_capture_of(m) : NULL;
-    uint64_t *bank = NULL;
-    if (cap) {
-        bank = ss_xcalloc(cap->nspans, sizeof(uint64_t));
-        for (uint32_t s = 0; s < cap->nspans; s++) bank[s] = UINT64_MAX;
+    const item *it = &r->items[i];
+    int32_t k = it->idx;
+    p->proc[i >> 3] |= (uint8_t)(1u << (i & 7));
+    *endv = 0;
+    if (it->rank == I_MARK) {
+        p->M[k] = sadd_noting(p, mark_ready(p, k), r->mk_lat[k]);
+        return p->M[k];
     }
-    for (uint32_t i = 0; i < r->nitems; i++) {
-        const item *it = &r->items[i];
-        int32_t k = it->idx;
-        if (it->rank == I_MARK) {
-            p->M[k] = sadd(mark_ready(p, k), r->mk_lat[k]);
-            p->mdone[k] = 1;
+    if (it->rank == I_START) {
+        const ss_gpu_op *op = &m->ops[k];
+        uint64_t ready = op_ready(p, k, 1);
+        p->S[k] = sadd_noting(p, ready, r->lat[k]);
+        p->F[k] = p->S[k] + (op->end - op->start);
+        *endv = p->F[k];
+        return p->S[k];
+    }
+    const ss_call *c = &m->calls[k];
+    uint64_t E = c->rec->t_enter, X = c->rec->t_exit < E ? E : c->rec->t_exit;
+    if (it->rank == I_ENTER) {
+        int32_t prev = r->call_prev[k];
+        if (prev < 0) {
+            note_abs(p);
+            p->E[k] = E - removed_host_time(p, c->rec->tid, 0, E);
+        } else {
+            const ss_call *pc = &m->calls[prev];
+            uint64_t px = pc->rec->t_exit < pc->rec->t_enter ? pc->rec->t_enter : pc->rec->t_exit;
+            uint64_t gap = E > px ? E - px : 0;
+            uint64_t cut = removed_host_time(p, c->rec->tid, px, E);
+            uint64_t base = call_exit(p, prev, px);
+            p->E[k] = base + (gap > cut ? gap - cut : 0);
+        }
+        if (p->cap) pin_to_window(m, k, prev, &p->E[k], p->bank);
+        return p->E[k];
+    }
+    /* exit (its entry not replayed yet: at the same time, exits go first) */
+    uint64_t Ek = call_enter(p, k);
+    uint64_t post = r->post[k], own = r->own[k];
+    uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
+    own = own > cut ? own - cut : 0;
+    uint64_t nowait = r->waited[k] ? post : own;
+    uint64_t x = Ek + nowait;
+    if (!(p->cflag && p->cflag[k] == 1)) {
+        int32_t who;
+        uint64_t T2 = wait_target(p, k, &who);
+        /* The host learns of a completion some time after it (the
+         * driver's wake-up): a call now released by other work than in
+         * the measured run takes that work's measured wake-up, where a
+         * call was woken by it. */
+        if (who != r->wait_op[k] && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
+        if (T2 && T2 + post > x) x = T2 + post;
+    }
+    if (p->cap && x < X && !ss_capture_wait_known(m, k)) x = X;
+    p->X[k] = x;
+    *endv = x;
+    return x;
+}
+
+/* The baseline's latest exit or operation end among items [a, b). */
+static uint64_t baseline_end_in(const ss_replay *r, uint32_t a, uint32_t b)
+{
+    uint64_t e = 0;
+    while (a < b) {
+        if ((a & 63) == 0 && a + 64 <= b) {
+            e = max_u64(e, r->blk_end[a >> 6]);
+            a += 64;
             continue;
         }
-        if (it->rank == I_START) {
-            const ss_gpu_op *op = &m->ops[k];
-            uint64_t ready = op_ready(p, k, 1);
-            p->S[k] = sadd(ready, r->lat[k]);
-            p->F[k] = p->S[k] + (op->end - op->start);
-            p->odone[k] = 1;
-            end = max_u64(end, p->F[k]);
-            continue;
-        }
-        const ss_call *c = &m->calls[k];
-        uint64_t E = c->rec->t_enter, X = c->rec->t_exit < E ? E : c->rec->t_exit;
-        if (it->rank == I_ENTER) {
-            int32_t prev = r->call_prev[k];
-            if (prev < 0) {
-                p->E[k] = E - removed_host_time(p, c->rec->tid, 0, E);
-            } else {
-                const ss_call *pc = &m->calls[prev];
-                uint64_t px = pc->rec->t_exit < pc->rec->t_enter ? pc->rec->t_enter : pc->rec->t_exit;
-                uint64_t gap = E > px ? E - px : 0;
-                uint64_t cut = removed_host_time(p, c->rec->tid, px, E);
-                uint64_t base = (p->cdone[prev] & 2) ? p->X[prev] : px;
-                p->E[k] = base + (gap > cut ? gap - cut : 0);
+        const item *it = &r->items[a];
+        if (it->rank == I_EXIT) e = max_u64(e, r->bval[a]);
+        else if (it->rank == I_START)
+            e = max_u64(e, r->bval[a] + (r->m->ops[it->idx].end - r->m->ops[it->idx].start));
+        a++;
+    }
+    return e;
+}
+
+/* ---- shortcuts -------------------------------------------------------------
+ * A what-if replays from p0, the first item a removed cause can change
+ * (before it, the run is the baseline's).  From there it keeps the shift of
+ * every live value (replayed before the current item and read by an item
+ * from it on, as the baseline reads): baseline minus this pass.  When they
+ * all have one shift d, every item up to the next that a removed cause
+ * changes, or that does not move with its inputs (it reads a measured time,
+ * or saturates), is the baseline's minus d: max, plus a constant and the
+ * other operations of the replay commute with a shift, and d is below every
+ * replayed time, so no shifted time reaches 0, where the replay tests for
+ * "none".  Those items are skipped as one segment and the run's end taken
+ * from the baseline's latest end among them, minus d. */
+typedef struct dset { int64_t *d; uint32_t *c; uint32_t n, cap; } dset;
+
+static void dset_add(dset *s, int64_t d, uint32_t c)
+{
+    if (!c) return;
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->d[i] == d) { s->c[i] += c; return; }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->d = ss_xrealloc(s->d, s->cap * sizeof *s->d);
+        s->c = ss_xrealloc(s->c, s->cap * sizeof *s->c);
+    }
+    s->d[s->n] = d;
+    s->c[s->n++] = c;
+}
+
+static void dset_del(dset *s, int64_t d)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->d[i] == d) {
+            if (--s->c[i] == 0) {
+                s->d[i] = s->d[s->n - 1];
+                s->c[i] = s->c[s->n - 1];
+                s->n--;
             }
-            if (cap) pin_to_window(m, k, prev, &p->E[k], bank);
-            p->cdone[k] |= 1;
-            continue;
+            return;
         }
-        /* exit */
-        if (!(p->cdone[k] & 1)) { p->E[k] = E; p->cdone[k] |= 1; }
-        uint64_t post = r->post[k], own = r->own[k];
-        uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
-        own = own > cut ? own - cut : 0;
-        uint64_t nowait = r->waited[k] ? post : own;
-        uint64_t x = p->E[k] + nowait;
-        if (!(p->cflag && p->cflag[k] == 1)) {
-            int32_t who;
-            uint64_t T2 = wait_target(p, k, &who);
-            /* The host learns of a completion some time after it (the
-             * driver's wake-up): a call now released by other work than in
-             * the measured run takes that work's measured wake-up, where a
-             * call was woken by it. */
-            if (who != r->wait_op[k] && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
-            if (T2 && T2 + post > x) x = T2 + post;
-        }
-        if (cap && x < X && !ss_capture_wait_known(m, k)) x = X;
-        p->X[k] = x;
-        p->cdone[k] |= 2;
-        end = max_u64(end, x);
+}
+
+/* the shift of value j (an item, or a load barrier's drain), replayed before cur */
+static int64_t shift_of(const pass *p, uint32_t j)
+{
+    const ss_replay *r = p->r;
+    if (j >= r->nitems) {
+        uint32_t b = j - r->nitems, pos = r->drain_first[b];
+        if (replayed_here(p, pos)) return (int64_t)(r->bdrain[b] - p->drain[b]);
+        return shift_at(p, pos);
     }
-    if (cap) {
+    if (!replayed_here(p, j)) return shift_at(p, j);
+    const item *it = &r->items[j];
+    uint64_t v = it->rank == I_MARK ? p->M[it->idx] : it->rank == I_START ? p->S[it->idx]
+               : it->rank == I_ENTER ? p->E[it->idx] : p->X[it->idx];
+    return (int64_t)(r->bval[j] - v);
+}
+
+/* rpos: the sorted positions of the items a removed cause changes; no
+ * segment from jump_limit on (or at all: !jumps) */
+static uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpos, uint32_t jump_limit, int jumps)
+{
+    const ss_replay *r = p->r;
+    uint64_t end = p->p0 ? baseline_end_in(r, 0, p->p0) : 0;
+    dset live = { 0 };
+    if (jumps) dset_add(&live, 0, r->live[p->p0]);
+    if (p->cap) {
+        p->bank = ss_xcalloc(p->cap->nspans, sizeof(uint64_t));
+        for (uint32_t s = 0; s < p->cap->nspans; s++) p->bank[s] = UINT64_MAX;
+    }
+    uint32_t ri = 0, ni = 0;
+    {   /* first item at or after p0 that does not move with its inputs */
+        uint32_t lo = 0, hi = r->nnoninv;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (r->noninv[mid] < p->p0) lo = mid + 1; else hi = mid;
+        }
+        ni = lo;
+    }
+    for (uint32_t i = p->p0; i < r->nitems; ) {
+        p->cur = i;
+        if (jumps && live.n == 1 && i < jump_limit) {
+            while (ri < nrpos && rpos[ri] < i) ri++;
+            while (ni < r->nnoninv && r->noninv[ni] < i) ni++;
+            uint32_t n = jump_limit < r->nitems ? jump_limit : r->nitems;
+            if (ri < nrpos && rpos[ri] < n) n = rpos[ri];
+            if (ni < r->nnoninv && r->noninv[ni] < n) n = r->noninv[ni];
+            int64_t d = live.d[0];
+            uint64_t ad = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+            if (n > i && ad < r->vmin && ad < UINT64_MAX / 4 && r->vmax < UINT64_MAX / 4) {
+                seg sg = { i, n, d };
+                SS_PUSH(p->segs, p->nsegs, p->csegs, sg);
+                uint64_t e = baseline_end_in(r, i, n);
+                if (e) end = max_u64(end, e - (uint64_t)d);
+                live.n = 0;
+                dset_add(&live, d, r->live[n]);
+                i = n;
+                continue;
+            }
+        }
+        uint64_t endv, v = replay_item(p, i, &endv);
+        end = max_u64(end, endv);
+        if (jumps) {
+            if ((r->outlives[i >> 3] >> (i & 7)) & 1) dset_add(&live, (int64_t)(r->bval[i] - v), 1);
+            const item *it = &r->items[i];
+            if (it->rank == I_START) {
+                int32_t b = r->op_barrier[it->idx];
+                uint32_t slot = r->nitems + (uint32_t)b;
+                if (b >= 0 && r->drain_first[b] == i && ((r->outlives[slot >> 3] >> (slot & 7)) & 1))
+                    dset_add(&live, (int64_t)(r->bdrain[b] - p->drain[b]), 1);
+            }
+            for (uint32_t x = r->die_off[i]; x < r->die_off[i + 1]; x++) dset_del(&live, shift_of(p, r->die[x]));
+        }
+        i++;
+    }
+    free(live.d);
+    free(live.c);
+    if (p->cap) {
+        const ss_model *m = r->m;
         /* the GPU too must have gained that much when recording went OFF:
          * the last op of each stream in the span before; nothing when the
          * span lost GPU records at its end (its judged end is early) */
         uint32_t S = m->nstreams ? m->nstreams : 1;
-        int32_t *last = ss_xcalloc((size_t)cap->nspans * S, sizeof(int32_t));
-        for (size_t i = 0; i < (size_t)cap->nspans * S; i++) last[i] = -1;
+        int32_t *last = ss_xcalloc((size_t)p->cap->nspans * S, sizeof(int32_t));
+        for (size_t i = 0; i < (size_t)p->cap->nspans * S; i++) last[i] = -1;
         for (uint32_t o = 0; o < m->nops; o++) {
             int32_t sp = ss_capture_op_span(m, (int32_t)o), st = m->ops[o].stream;
-            if (sp < 0 || st < 0 || !p->odone[o]) continue;
+            if (sp < 0 || st < 0) continue;
             int32_t *l = &last[(size_t)sp * S + (size_t)st];
             if (*l < 0 || m->ops[*l].end <= m->ops[o].end) *l = (int32_t)o;
         }
         uint64_t banked = 0;
-        for (uint32_t s = 1; s < cap->nspans; s++) {
-            uint64_t b = bank[s] == UINT64_MAX ? 0 : bank[s];
-            const ss_capture_span *before = &cap->spans[s - 1];
+        for (uint32_t s = 1; s < p->cap->nspans; s++) {
+            uint64_t b = p->bank[s] == UINT64_MAX ? 0 : p->bank[s];
+            const ss_capture_span *before = &p->cap->spans[s - 1];
             if (before->judged_end < before->t_off) b = 0;
             for (uint32_t st = 0; st < m->nstreams && b; st++) {
                 int32_t o = last[(size_t)(s - 1) * S + st];
                 if (o < 0) continue;
-                uint64_t gained = p->F[o] < m->ops[o].end ? m->ops[o].end - p->F[o] : 0;
+                uint64_t f = op_end(p, o);
+                uint64_t gained = f < m->ops[o].end ? m->ops[o].end - f : 0;
                 if (gained < b) b = gained;
             }
             banked += b;
         }
         free(last);
-        free(bank);
         end = end > banked ? end - banked : 0;
     }
+    free(p->bank);
+    p->bank = NULL;
     return end;
 }
 
-uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the first item after time t (none of a thread's time at or before t is
+ * in its interval) */
+static uint32_t first_item_after(const ss_replay *r, uint64_t t)
+{
+    uint32_t lo = 0, hi = r->nitems;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->items[mid].t <= t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int rec)
 {
     const ss_model *m = r->m;
-    pass p = { .r = r, .rx = rx, .nrx = n, .with_hw = 1 };
-    p.E = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
-    p.X = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
-    p.S = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
-    p.F = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
-    p.cdone = ss_xcalloc(m->ncalls + 1, 1);
-    p.odone = ss_xcalloc(m->nops + 1, 1);
+    pass p = { .r = r, .rx = rx, .nrx = n, .with_hw = 1, .rec = rec };
+    ss_replay *rw = (ss_replay *)r;   /* its scratch times: single-threaded */
+    if (!rw->sE) {
+        rw->sE = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
+        rw->sX = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
+        rw->sS = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
+        rw->sF = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
+        rw->sM = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
+    }
+    p.E = rw->sE; p.X = rw->sX; p.S = rw->sS; p.F = rw->sF; p.M = rw->sM;
     p.drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
-    p.M = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
-    p.mdone = ss_xcalloc(r->nmk + 1, 1);
+    p.proc = ss_xcalloc(r->nitems / 8 + 1, 1);
+    p.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    p.hint_mk = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    if (rec) {
+        p.lastread = r->lastread;
+        p.abs_read = ss_xcalloc(r->nitems + 1, 1);
+    }
+    /* where each removed cause first acts; device-wide ones act anywhere */
+    uint32_t *rpos = ss_xcalloc(n + 1, sizeof(uint32_t)), nrpos = 0;
+    uint32_t p0 = r->nitems, jump_limit = r->nitems;
+    int jumps = r->shortcuts && !r->full && !rec;
     for (uint32_t i = 0; i < n; i++) {
         const ss_relax *x = &rx[i];
         switch (x->kind) {
@@ -594,11 +926,13 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
             if (!p.cflag) p.cflag = ss_xcalloc(m->ncalls, 1);
             if (x->kind == SS_RELAX_HOST_WAIT || p.cflag[x->call] != 1)
                 p.cflag[x->call] = x->kind == SS_RELAX_HOST_WAIT ? 1 : 2;
+            if (r->posX) rpos[nrpos++] = r->posX[x->call];
             break;
         case SS_RELAX_LEGACY_BARRIERS:
             if (x->index >= 0 && (uint32_t)x->index < m->nops) {
                 if (!p.no_legacy_op) p.no_legacy_op = ss_xcalloc(m->nops, 1);
                 p.no_legacy_op[x->index] = 1;
+                if (r->posS) rpos[nrpos++] = r->posS[x->index];
                 break;
             }
             /* the whole device */
@@ -608,39 +942,217 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
             uint8_t **arr = x->kind == SS_RELAX_LEGACY_BARRIERS ? &p.no_legacy : &p.no_queue;
             if (!*arr) *arr = ss_xcalloc((size_t)r->ndev, 1);
             (*arr)[x->device] = 1;
+            p0 = 0;
+            jumps = 0;
             break;
         }
         case SS_RELAX_LOAD_BARRIER:
             if (x->index < 0 || (uint32_t)x->index >= r->nlb) break;
             if (!p.no_barrier) p.no_barrier = ss_xcalloc(r->nlb, 1);
             p.no_barrier[x->index] = 1;
+            /* its drain is no value of this pass: no shift to keep */
+            jumps = 0;
+            if (r->drain_first && r->drain_first[x->index] < p0) p0 = r->drain_first[x->index];
+            break;
+        case SS_RELAX_HOST_TIME:
+            if (x->t1 > x->t0 && r->items) {
+                uint32_t f = first_item_after(r, x->t0);
+                if (f < p0) p0 = f;
+                if (f < jump_limit) jump_limit = f;
+            }
             break;
         case SS_RELAX_ASYNC_LAUNCHES:
             p.async_launches = 1;
+            p0 = 0;
+            jumps = 0;
             break;
         default:
             break;
         }
     }
+    for (uint32_t i = 0; i < nrpos; i++) if (rpos[i] < p0) p0 = rpos[i];
+    if (r->full || rec || !r->shortcuts) p0 = 0;
+    if (ss_capture_sampled(m)) {
+        /* Sampled traces (pin_to_window): a window's first calls and the
+         * waits on unseen work read measured times, and the savings banked
+         * per window need every op of this pass: replayed in full. */
+        p.cap = ss_capture_of(m);
+        p0 = 0;
+        jumps = 0;
+    }
+    qsort(rpos, nrpos, sizeof(uint32_t), cmp_u32);
+    p.p0 = p0;
     index_host_cuts(&p);
     index_narrow_waits(&p);
-    uint64_t end = evaluate(&p);
+    uint64_t end = evaluate(&p, rpos, nrpos, jump_limit, jumps);
+    if (rec) {
+        /* the baseline: each value, what read it last, what does not shift */
+        rw->vmin = UINT64_MAX;
+        rw->vmax = 0;
+        for (uint32_t i = 0; i < r->nitems; i++) {
+            const item *it = &r->items[i];
+            uint64_t v = it->rank == I_MARK ? p.M[it->idx] : it->rank == I_START ? p.S[it->idx]
+                       : it->rank == I_ENTER ? p.E[it->idx] : p.X[it->idx];
+            rw->bval[i] = v;
+            uint64_t hi = it->rank == I_START ? p.F[it->idx] : v;
+            if (v < rw->vmin) rw->vmin = v;
+            if (hi > rw->vmax) rw->vmax = hi;
+            if (v > hi) rw->vmax = UINT64_MAX;   /* an end before its start wrapped */
+            if (p.abs_read[i]) SS_PUSH(rw->noninv, rw->nnoninv, rw->cnoninv, i);
+            uint64_t e = it->rank == I_EXIT || it->rank == I_START ? hi : 0;
+            if (e > rw->blk_end[i >> 6]) rw->blk_end[i >> 6] = e;
+        }
+        for (uint32_t b = 0; b < r->nlb; b++) rw->bdrain[b] = p.drain[b];
+        free(p.abs_read);
+    }
     for (uint32_t k = 0; k < p.ncuts; k++) {
         free(p.cuts[k].t0); free(p.cuts[k].t1); free(p.cuts[k].s0); free(p.cuts[k].s1);
     }
-    free(p.cuts); free(p.narrow);
-    free(p.E); free(p.X); free(p.S); free(p.F); free(p.cdone); free(p.odone); free(p.drain);
-    free(p.M); free(p.mdone);
+    free(p.cuts); free(p.narrow); free(rpos); free(p.segs); free(p.proc);
+    free(p.drain); free(p.hint_op); free(p.hint_mk);
     free(p.cflag); free(p.no_legacy); free(p.no_legacy_op); free(p.no_queue); free(p.no_barrier);
     return end;
 }
 
+uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
+{
+    return run_pass(r, rx, n, 0);
+}
+
+/* The replay with nothing removed, recorded for the shortcuts: positions,
+ * values, last readers, and per position the values live there and those
+ * whose last reader it is. */
+static void record_baseline(ss_replay *r)
+{
+    const ss_model *m = r->m;
+    uint32_t nv = r->nitems + r->nlb;
+    r->posE = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
+    r->posX = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
+    r->posS = ss_xcalloc(m->nops + 1, sizeof(uint32_t));
+    r->posM = ss_xcalloc(r->nmk + 1, sizeof(uint32_t));
+    for (uint32_t i = 0; i < r->nitems; i++) {
+        const item *it = &r->items[i];
+        uint32_t *pos = it->rank == I_MARK ? r->posM : it->rank == I_START ? r->posS
+                      : it->rank == I_ENTER ? r->posE : r->posX;
+        pos[it->idx] = i;
+    }
+    r->bval = ss_xcalloc(r->nitems + 1, sizeof(uint64_t));
+    r->blk_end = ss_xcalloc(r->nitems / 64 + 1, sizeof(uint64_t));
+    r->lastread = ss_xcalloc(nv + 1, sizeof(uint32_t));
+    r->drain_first = ss_xcalloc(r->nlb + 1, sizeof(uint32_t));
+    for (uint32_t b = 0; b < r->nlb; b++) r->drain_first[b] = UINT32_MAX;
+    r->bdrain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
+    r->base_end = run_pass(r, NULL, 0, 1);
+
+    /* a value lives from after the item that makes it to its last reader:
+     * per position, the values last read there (die_off[q]..die_off[q+1]),
+     * and the number live (born before, read from it on) */
+    r->live = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
+    r->die_off = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
+    uint32_t ndie = 0;
+    for (uint32_t j = 0; j < nv; j++) {
+        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
+        if (born >= r->nitems || r->lastread[j] <= born) continue;
+        r->live[born + 1]++;                  /* births, summed below */
+        r->die_off[r->lastread[j] + 1]++;
+        ndie++;
+    }
+    uint32_t acc = 0;
+    for (uint32_t i = 0; i <= r->nitems; i++) {
+        acc += r->live[i] - (i ? r->die_off[i] : 0);
+        r->live[i] = acc;
+    }
+    for (uint32_t i = 0; i <= r->nitems; i++) r->die_off[i + 1] += r->die_off[i];
+    /* filled from each position's end down to its start; then one place
+     * down, the array gives each position's start */
+    r->die = ss_xcalloc(ndie + 1, sizeof(uint32_t));
+    for (uint32_t j = 0; j < nv; j++) {
+        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
+        if (born >= r->nitems || r->lastread[j] <= born) continue;
+        r->die[--r->die_off[r->lastread[j] + 1]] = j;
+    }
+    memmove(r->die_off, r->die_off + 1, (r->nitems + 1) * sizeof(uint32_t));
+    r->die_off[r->nitems + 1] = ndie;
+    /* from here only whether a value outlives the item that makes it */
+    r->outlives = ss_xcalloc(nv / 8 + 1, 1);
+    for (uint32_t j = 0; j < nv; j++) {
+        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
+        if (born < r->nitems && r->lastread[j] > born) r->outlives[j >> 3] |= (uint8_t)(1u << (j & 7));
+    }
+    free(r->lastread);
+    r->lastread = NULL;
+    r->shortcuts = 1;
+}
+
 uint64_t ss_replay_end(const ss_replay *r) { return r->end; }
+
+static int relax_eq(const ss_relax *a, const ss_relax *b)
+{
+    return a->kind == b->kind && a->call == b->call && a->stream == b->stream && a->device == b->device &&
+           a->index == b->index && a->tid == b->tid && a->t0 == b->t0 && a->t1 == b->t1;
+}
+
+static uint64_t relax_hash(const ss_relax *x)
+{
+    uint64_t h = ss_hash64(x->kind ^ ((uint64_t)(uint32_t)x->call << 8));
+    h = ss_hash64(h ^ (uint32_t)x->stream ^ ((uint64_t)(uint32_t)x->device << 32));
+    h = ss_hash64(h ^ (uint32_t)x->index ^ ((uint64_t)x->tid << 32));
+    h = ss_hash64(h ^ x->t0);
+    return ss_hash64(h ^ x->t1 ^ (x->t1 >> 31));
+}
+
+/* The relaxations in their order with repeats removed: the same what-if.
+ * A repeated flag (a call's host wait, an op's or device's barriers, a
+ * queue, a loading barrier, launch blocking) sets what it set already; a
+ * repeated narrowed wait waits again for the same work (the first of equal
+ * candidates stays the one that released the call).  HOST_TIME intervals
+ * add up (each removes its time), so they all stay. */
+static uint32_t relax_unique(const ss_relax *rx, uint32_t n, ss_relax *out)
+{
+    ss_u64map seen = { 0 };
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (rx[i].kind != SS_RELAX_HOST_TIME) {
+            uint64_t h = relax_hash(&rx[i]);
+            int64_t j = ss_u64map_get(&seen, h, -1);
+            if (j >= 0 && relax_eq(&out[j], &rx[i])) continue;
+            /* a hash shared by two different relaxations keeps both: a
+             * repeat left in changes nothing */
+            if (j < 0) ss_u64map_put(&seen, h, (int64_t)k);
+        }
+        out[k++] = rx[i];
+    }
+    ss_u64map_free(&seen);
+    return k;
+}
 
 uint64_t ss_replay_saving(const ss_replay *r, const ss_relax *rx, uint32_t n)
 {
     if (n == 0) return 0;
-    uint64_t e = ss_replay_run(r, rx, n);
+    if (r->full) {
+        uint64_t e = ss_replay_run(r, rx, n);
+        return e < r->base_end ? r->base_end - e : 0;
+    }
+    ss_relax *u = ss_xcalloc(n, sizeof *u);
+    uint32_t nu = relax_unique(rx, n, u);
+    uint64_t h = ss_hash64(nu);
+    for (uint32_t i = 0; i < nu; i++) h = ss_hash64(h ^ relax_hash(&u[i]));
+    /* the memo is a cache inside the replay, like the replay inside the
+     * model: filled on first use, single-threaded */
+    ss_replay *rw = (ss_replay *)r;
+    for (uint32_t i = 0; i < rw->nmemo; i++) {
+        const memo *x = &rw->memo[i];
+        if (x->hash != h || x->n != nu) continue;
+        uint32_t j = 0;
+        while (j < nu && relax_eq(&x->rx[j], &u[j])) j++;
+        if (j == nu) {
+            free(u);
+            return x->end < r->base_end ? r->base_end - x->end : 0;
+        }
+    }
+    uint64_t e = ss_replay_run(r, u, nu);
+    memo x = { h, u, nu, e };
+    SS_PUSH(rw->memo, rw->nmemo, rw->cmemo, x);
     return e < r->base_end ? r->base_end - e : 0;
 }
 
@@ -847,6 +1359,8 @@ static ss_replay *build(const ss_model *m)
     char buf[16];
     const char *lb = ss_model_env(m, "CUDA_LAUNCH_BLOCKING", buf, sizeof buf);
     r->launch_blocking = lb && lb[0] == '1';
+    const char *full = getenv("SYNCSIGHT_REPLAY_FULL");
+    r->full = full && full[0] == '1';
 
     /* devices and their streams */
     /* device numbers come from the trace: beyond MAX_DEVICES they are
@@ -890,8 +1404,12 @@ static ss_replay *build(const ss_model *m)
         }
     }
     sort_ctx = r;
-    for (uint32_t s = 0; s < m->nstreams; s++)
-        ss_qsort(r->st[s].ops, r->st[s].nops, sizeof(int32_t), cmp_stream_ops);
+    for (uint32_t s = 0; s < m->nstreams; s++) {
+        rstream *st = &r->st[s];
+        ss_qsort(st->ops, st->nops, sizeof(int32_t), cmp_stream_ops);
+        st->opk = ss_xcalloc(st->nops + 1, sizeof(int64_t));
+        for (uint32_t i = 0; i < st->nops; i++) st->opk[i] = r->opkey[st->ops[i]];
+    }
 
     /* event records and waits, host waits, per call */
     int32_t *rec_stream = ss_xcalloc(m->nevents + 1, sizeof(int32_t));
@@ -979,6 +1497,8 @@ static ss_replay *build(const ss_model *m)
     r->mk_real = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
     r->mk_lat = ss_xcalloc(r->nmk + 1, sizeof(int64_t));
     pass real = { .r = r, .real = 1 };
+    real.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    real.hint_mk = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
     for (uint32_t k = 0; k < r->nmk; k++) {
         rmark *x = &r->mk[k];
         rstream *st = &r->st[x->stream];
@@ -994,6 +1514,7 @@ static ss_replay *build(const ss_model *m)
         r->mk_real[k] = x->measured ? x->measured : ready;
         r->mk_lat[k] = x->measured ? sdiff(x->measured, ready) : 0;
         SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
+        SS_PUSH(st->mkk, st->nmkk, st->cmkk, x->key);
     }
 
     /* what the model alone says each op waited for */
@@ -1056,7 +1577,9 @@ static ss_replay *build(const ss_model *m)
         r->end = max_u64(r->end, m->ops[o].end);
     }
     ss_qsort(r->items, r->nitems, sizeof(item), cmp_items);
-    r->base_end = ss_replay_run(r, NULL, 0);
+    free(real.hint_op);
+    free(real.hint_mk);
+    record_baseline(r);
     return r;
 }
 
@@ -1077,6 +1600,8 @@ void ss_replay_free(ss_replay *r)
         free(r->st[s].ops);
         free(r->st[s].waits);
         free(r->st[s].marks);
+        free(r->st[s].opk);
+        free(r->st[s].mkk);
     }
     for (int32_t d = 0; d < r->ndev; d++) {
         free(r->dev[d].streams); free(r->dev[d].group); free(r->dev[d].legacy);
@@ -1086,5 +1611,11 @@ void ss_replay_free(ss_replay *r)
     free(r->post); free(r->own); free(r->waited); free(r->wait_op); free(r->wake);
     free(r->items); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
+    free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);
+    free(r->live); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);
+    free(r->drain_first); free(r->bdrain);
+    free(r->sE); free(r->sX); free(r->sS); free(r->sF); free(r->sM);
+    for (uint32_t i = 0; i < r->nmemo; i++) free(r->memo[i].rx);
+    free(r->memo);
     free(r);
 }

@@ -19,7 +19,12 @@
  * a cause (a relaxation) only ever moves things earlier.
  *
  * Built once per model (ss_replay_of); ss_replay_run() is O(calls + ops x
- * streams-per-device) per what-if.
+ * streams-per-device) per what-if at most.  With the replay that removes
+ * nothing recorded at build, a what-if replays only from the first item its
+ * causes change, and skips the stretches where the run is that replay
+ * shifted by a constant; ss_replay_saving() also answers a what-if it has
+ * replayed before from a memo.  SYNCSIGHT_REPLAY_FULL=1 turns both off (the
+ * same savings: tests/test_replay_shortcuts.sh).
  */
 #ifndef SYNCSIGHT_ANALYZER_REPLAY_H
 #define SYNCSIGHT_ANALYZER_REPLAY_H

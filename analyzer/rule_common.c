@@ -1,9 +1,11 @@
 /* What the rules share (declared in rule.h): GPU work in flight at a time,
  * the memory a call touches, labels of calls and ops. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "kernel_access.h"
 #include "rule.h"
+#include "util.h"
 
 #define INFLIGHT_SCAN_LIMIT 4096
 
@@ -149,13 +151,55 @@ static int ranges_related(const mem_range *x, const mem_range *y)
     return hi->lo < lo->reach && read_write_pair(lo->acc, hi->acc);
 }
 
+/* The rules ask about one call against many others nearby (every earlier op
+ * a barrier orders, every op in flight at a sync): the ranges of the calls
+ * asked about last are kept, a direct-mapped set by call index, so that a
+ * launch's pointer arguments are resolved against the allocations once
+ * rather than once a question.  A pure function of the model, cached in it
+ * (the analyzer is single-threaded). */
+#define RANGES_SLOTS 64
+struct ss_ranges_cache {
+    int32_t call[RANGES_SLOTS];
+    uint32_t n[RANGES_SLOTS];
+    mem_range r[RANGES_SLOTS][MAX_RANGES];
+};
+
+static void ranges_cache_free(struct ss_ranges_cache *c) { free(c); }
+
+static const mem_range *cached_ranges(const ss_model *m, int32_t call, uint32_t *n)
+{
+    ss_model *mm = (ss_model *)m;   /* a cache the model owns and frees, like the replay */
+    if (!mm->ranges) {
+        mm->ranges = ss_xcalloc(1, sizeof *mm->ranges);
+        for (uint32_t i = 0; i < RANGES_SLOTS; i++) mm->ranges->call[i] = -1;
+        mm->ranges_free = ranges_cache_free;
+    }
+    struct ss_ranges_cache *c = mm->ranges;
+    uint32_t slot = (uint32_t)call % RANGES_SLOTS;
+    if (c->call[slot] != call) {
+        c->n[slot] = call_ranges(m, &m->calls[call], c->r[slot]);
+        c->call[slot] = call;
+    }
+    *n = c->n[slot];
+    return c->r[slot];
+}
+
 int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b)
 {
     if (a < 0 || b < 0) return 0;
-    mem_range ra[MAX_RANGES], rb[MAX_RANGES];
-    uint32_t na = call_ranges(m, &m->calls[a], ra);
+    uint32_t na, nb;
+    const mem_range *ra = cached_ranges(m, a, &na);
     if (!na) return 0;
-    uint32_t nb = call_ranges(m, &m->calls[b], rb);
+    if ((uint32_t)a % RANGES_SLOTS == (uint32_t)b % RANGES_SLOTS) {
+        /* one slot: a's ranges would be overwritten by b's */
+        mem_range rb[MAX_RANGES];
+        nb = call_ranges(m, &m->calls[b], rb);
+        for (uint32_t i = 0; i < na; i++)
+            for (uint32_t j = 0; j < nb; j++)
+                if (ranges_related(&ra[i], &rb[j])) return 1;
+        return 0;
+    }
+    const mem_range *rb = cached_ranges(m, b, &nb);
     for (uint32_t i = 0; i < na; i++)
         for (uint32_t j = 0; j < nb; j++)
             if (ranges_related(&ra[i], &rb[j])) return 1;
