@@ -155,18 +155,18 @@ const char *ss_capture_line(const ss_model *m, char *buf, size_t len)
     if (!c || !c->sampled) return NULL;
     double tpct = c->run_ns ? 100.0 * (double)c->recorded_ns / (double)c->run_ns : 100.0;
     const ss_capture_span *head = &c->spans[0];
-    char calls[160];
+    char calls[200];
     if (c->count_partial)
         /* The calls made while OFF reached the shim through CUPTI callbacks
          * only, which were off: their number is not known. */
-        snprintf(calls, sizeof calls, "%" PRIu64 " hot calls; those made while not recording were not counted "
-                 "(they reach syncsight through CUPTI callbacks only)", c->recorded_hot_calls);
+        snprintf(calls, sizeof calls, " (%" PRIu64 " hot calls recorded; those made between windows reach syncsight "
+                 "only through CUPTI callbacks and were not counted)", c->recorded_hot_calls);
     else
-        snprintf(calls, sizeof calls, "%.0f%% of its hot calls, %" PRIu64 " of %s%" PRIu64,
+        snprintf(calls, sizeof calls, " and %.0f%% of its hot calls (%" PRIu64 " of %s%" PRIu64 ")",
                  c->total_hot_calls ? 100.0 * (double)c->recorded_hot_calls / (double)c->total_hot_calls : 100.0,
                  c->recorded_hot_calls, c->total_is_lower_bound ? "at least " : "", c->total_hot_calls);
     snprintf(buf, len,
-             "sampled: recorded %.0f%% of the run's time and %s (head of %" PRIu64 " hot calls, then %u window%s); "
+             "sampled: recorded %.0f%% of the run's time%s: a head of %" PRIu64 " hot calls, then %u window%s; "
              "counts and savings cover the recorded part",
              tpct, calls, head->hot_off - head->hot_on, c->windows, c->windows == 1 ? "" : "s");
     return buf ? buf : "";   /* asked only whether the trace is sampled */
