@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "syncsight/trace_io.h"
+#include "trace_builder.h"
 #include "model.h"
 #include "findings.h"
 #include "rule.h"
@@ -35,7 +35,7 @@ enum {
     CB_cudaStreamSynchronize_ptsz = 239, CB_cudaEventRecord_ptsz = 242, CB_cudaStreamWaitEvent_ptsz = 247,
     CB_cudaMemset = 49,
 };
-static const struct { uint32_t cbid; const char *name; } api_names[] = {
+static const tb_api_name api_names[] = {
     { CB_cudaMalloc, "cudaMalloc" }, { CB_cudaFree, "cudaFree" }, { CB_cudaMallocHost, "cudaMallocHost" },
     { CB_cudaFreeHost, "cudaFreeHost" }, { CB_cudaMemcpy, "cudaMemcpy" }, { CB_cudaMemcpyAsync, "cudaMemcpyAsync" },
     { CB_cudaMemsetAsync, "cudaMemsetAsync" }, { CB_cudaMemset, "cudaMemset" }, { CB_cudaStreamCreate, "cudaStreamCreate" },
@@ -53,77 +53,23 @@ static const struct { uint32_t cbid; const char *name; } api_names[] = {
     { CB_cudaEventRecord_ptsz, "cudaEventRecord_ptsz" }, { CB_cudaStreamWaitEvent_ptsz, "cudaStreamWaitEvent_ptsz" },
 };
 
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-                              fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
-
 /* ------------------------------------------------------------ trace builder */
 
-#define T0 1000000000ull                 /* header start: 1 s on the trace clock */
 #define US(x) (T0 + (uint64_t)((x) * 1000.0))
-#define MS(x) (T0 + (uint64_t)((x) * 1000000.0))
 #define TID 4242
 #define LEGACY_SID 7
 
-typedef struct tb {
-    ss_writer w;
-    uint8_t *buf;
-    uint32_t used, count, cap;
-    uint32_t next_corr;
-    char path[512];
-} tb;
-
 static const char *out_dir;
-
-static void tb_flush(tb *b)
-{
-    if (!b->used) return;
-    int rc = ss_writer_write_block(&b->w, b->buf, b->used, b->count);
-    CHECK(rc == 0, "write block: %d", rc);
-    b->used = b->count = 0;
-}
-
-static void *tb_rec(tb *b, uint16_t type, uint32_t fixed, uint32_t tail)
-{
-    void *r = ss_rec_reserve(b->buf, b->cap, &b->used, type, fixed, tail);
-    if (!r) { tb_flush(b); r = ss_rec_reserve(b->buf, b->cap, &b->used, type, fixed, tail); }
-    b->count++;
-    return r;
-}
 
 static void tb_open(tb *b, const char *name)
 {
-    memset(b, 0, sizeof *b);
-    b->cap = 1 << 16;
-    b->buf = calloc(1, b->cap);
-    b->next_corr = 100;
-    snprintf(b->path, sizeof b->path, "%s/%s.sstrace", out_dir, name);
-    unlink(b->path);
-    ss_file_header h;
-    ss_file_header_init(&h, T0, 0);
-    h.pid = 777;
-    int rc = ss_writer_open(&b->w, b->path, &h);
-    CHECK(rc == 0, "open %s: %d", b->path, rc);
-    for (size_t i = 0; i < sizeof api_names / sizeof api_names[0]; i++) {
-        uint32_t len = (uint32_t)strlen(api_names[i].name);
-        ss_api_name_rec *r = tb_rec(b, SS_REC_API_NAME, sizeof *r, len);
-        r->cbid = api_names[i].cbid;
-        r->len = len;
-        memcpy((char *)r + sizeof *r, api_names[i].name, len);
-    }
-    ss_context_rec *c = tb_rec(b, SS_REC_CONTEXT, sizeof *c, 0);
-    c->context_id = 1; c->device = 0; c->null_stream_id = LEGACY_SID;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, name);
+    tb_begin(b, path, api_names, sizeof api_names / sizeof api_names[0], LEGACY_SID);
     const char *kname = "_Z6kernelPi";
     ss_string_rec *s = tb_rec(b, SS_REC_STRING, sizeof *s, (uint32_t)strlen(kname));
     s->id = 1; s->len = (uint32_t)strlen(kname);
     memcpy((char *)s + sizeof *s, kname, s->len);
-}
-
-static void tb_close(tb *b)
-{
-    tb_flush(b);
-    ss_writer_close(&b->w);
-    free(b->buf);
 }
 
 /* One host call.  Returns its correlation id. */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "syncsight/trace_io.h"
+#include "trace_builder.h"
 #include "capture_windows.h"
 #include "findings.h"
 #include "hb.h"
@@ -24,75 +24,25 @@ enum {
     CB_cudaStreamWaitEvent = 147, CB_cudaDeviceSynchronize = 165, CB_cudaStreamCreateWithFlags = 198,
     CB_cudaLaunchKernel = 211,
 };
-static const struct { uint32_t cbid; const char *name; } api_names[] = {
+static const tb_api_name api_names[] = {
     { CB_cudaMalloc, "cudaMalloc" }, { CB_cudaEventCreate, "cudaEventCreate" },
     { CB_cudaEventRecord, "cudaEventRecord" }, { CB_cudaStreamSynchronize, "cudaStreamSynchronize" },
     { CB_cudaStreamWaitEvent, "cudaStreamWaitEvent" }, { CB_cudaDeviceSynchronize, "cudaDeviceSynchronize" },
     { CB_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags" }, { CB_cudaLaunchKernel, "cudaLaunchKernel" },
 };
 
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-                              fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
-
-#define T0 1000000000ull
-#define MS(x) (T0 + (uint64_t)((x) * 1000000.0))
 #define TID 4242
 #define DEV_BUF 0x7f0000000000ull
 
-typedef struct tb {
-    ss_writer w;
-    uint8_t *buf;
-    uint32_t used, count, cap, next_corr;
-    int sampled;              /* write the CAPTURE records */
-    char path[512];
-} tb;
-
 static char dir[] = "/tmp/ss_sampled_XXXXXX";
-
-static void tb_flush(tb *b)
-{
-    if (!b->used) return;
-    CHECK(ss_writer_write_block(&b->w, b->buf, b->used, b->count) == 0, "write block");
-    b->used = b->count = 0;
-}
-
-static void *tb_rec(tb *b, uint16_t type, uint32_t fixed, uint32_t tail)
-{
-    void *r = ss_rec_reserve(b->buf, b->cap, &b->used, type, fixed, tail);
-    if (!r) { tb_flush(b); r = ss_rec_reserve(b->buf, b->cap, &b->used, type, fixed, tail); }
-    b->count++;
-    return r;
-}
+static int write_captures;   /* the trace being built is the sampled twin: tb_capture writes */
 
 static void tb_open(tb *b, const char *name, int sampled)
 {
-    memset(b, 0, sizeof *b);
-    b->cap = 1 << 16;
-    b->buf = calloc(1, b->cap);
-    b->next_corr = 100;
-    b->sampled = sampled;
-    snprintf(b->path, sizeof b->path, "%s/%s%s.sstrace", dir, name, sampled ? "_sampled" : "");
-    ss_file_header h;
-    ss_file_header_init(&h, T0, 0);
-    h.pid = 777;
-    CHECK(ss_writer_open(&b->w, b->path, &h) == 0, "open %s", b->path);
-    for (size_t i = 0; i < sizeof api_names / sizeof api_names[0]; i++) {
-        uint32_t len = (uint32_t)strlen(api_names[i].name);
-        ss_api_name_rec *r = tb_rec(b, SS_REC_API_NAME, sizeof *r, len);
-        r->cbid = api_names[i].cbid;
-        r->len = len;
-        memcpy((char *)r + sizeof *r, api_names[i].name, len);
-    }
-    ss_context_rec *c = tb_rec(b, SS_REC_CONTEXT, sizeof *c, 0);
-    c->context_id = 1; c->device = 0; c->null_stream_id = 7;
-}
-
-static void tb_close(tb *b)
-{
-    tb_flush(b);
-    ss_writer_close(&b->w);
-    free(b->buf);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s%s.sstrace", dir, name, sampled ? "_sampled" : "");
+    write_captures = sampled;
+    tb_begin(b, path, api_names, sizeof api_names / sizeof api_names[0], 7);
 }
 
 static uint32_t tb_call(tb *b, uint32_t cbid, uint64_t t0, uint64_t t1, uint64_t stream, uint64_t event,
@@ -124,7 +74,7 @@ static void tb_launch(tb *b, uint64_t t, uint64_t stream, uint32_t sid, uint64_t
 
 static void tb_capture(tb *b, int on, uint64_t t, uint64_t hot, uint32_t reason, uint32_t window)
 {
-    if (!b->sampled) return;
+    if (!write_captures) return;
     ss_capture_rec *r = tb_rec(b, SS_REC_CAPTURE, sizeof *r, 0);
     r->h.flags = on ? SS_CAPTURE_ON : SS_CAPTURE_OFF;
     r->time = t; r->hot_calls = hot; r->reason = reason; r->window = window;
