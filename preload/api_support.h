@@ -113,6 +113,17 @@ static inline int ss_api_hot_admit(ss_api_tls *t)
     return state != SS_HOT_OFF;
 }
 
+/* The same for a call that reaches the shim through a CUPTI callback
+ * (statically linked cudart, the driver API): such calls made while OFF go
+ * uncounted, which every later CAPTURE record says (base.h). */
+static inline int ss_api_callback_admit(ss_api_tls *t, int hot)
+{
+    if (!hot)
+        return 1;
+    ss_hot_seen_via_callback();
+    return ss_api_hot_admit(t);
+}
+
 SS_HIDDEN ss_api_tls *ss_api_thread(void);
 
 /* Resolve a cudart entry point: dlsym(RTLD_NEXT), else through a cudart

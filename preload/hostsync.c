@@ -430,11 +430,7 @@ static uint64_t hs_do_release(hs_thread *t, uint64_t object, uint16_t what, _Ato
 __attribute__((noinline)) static void hs_release_slow(hs_thread *t, uint64_t object, uint16_t what,
                                                       uintptr_t caller)
 {
-    /* While sampled recording is OFF nothing is paired across the gap (the
-     * analyzer takes an OFF span as a barrier): releases and acquires of
-     * mutexes and semaphores are not recorded then (measured on the H100: a
-     * PyTorch loop's 32 threads made ~630 000 of them in 1 550 steps). */
-    if (ss_hot_state_now() == SS_HOT_OFF || hs_ignored(caller) || !ss_recording())
+    if (hs_ignored(caller) || !ss_recording())
         return;
     hs_do_release(t, object, what, NULL);
 }
@@ -442,7 +438,13 @@ __attribute__((noinline)) static void hs_release_slow(hs_thread *t, uint64_t obj
 /* Before the real release operation. */
 static inline void hs_release(const void *obj, uint16_t what, uintptr_t caller)
 {
-    if (!atomic_load_explicit(&hs_on, memory_order_relaxed))
+    /* While sampled recording is OFF nothing is paired across the gap (the
+     * analyzer takes an OFF span as a barrier): releases and acquires of
+     * mutexes, rwlocks, semaphores and barriers are not recorded then, at the
+     * cost of one load (measured on the H100: a PyTorch loop's 32 threads
+     * made ~630 000 of them in 1 550 steps), nor a join's acquire.  Thread
+     * starts, exits and OpenMP team edges, rare, are recorded always. */
+    if (!atomic_load_explicit(&hs_on, memory_order_relaxed) || ss_hot_state_now() == SS_HOT_OFF)
         return;
     hs_thread *t = tls_hs;            /* NULL: the thread never had anything to say */
     if (HS_LIKELY(t == NULL) || t->busy)
@@ -458,8 +460,6 @@ static inline void hs_release(const void *obj, uint16_t what, uintptr_t caller)
 __attribute__((noinline)) static void hs_acquire_seq(uint64_t object, uint64_t seq, uint16_t what,
                                                      uintptr_t caller, int check, int team)
 {
-    if (ss_hot_state_now() == SS_HOT_OFF)
-        return;                       /* see hs_release_slow */
     hs_thread *t = hs_self();
     if (!t || t->busy)
         return;
@@ -476,8 +476,8 @@ __attribute__((noinline)) static void hs_acquire_seq(uint64_t object, uint64_t s
 /* After the real acquire operation succeeded. */
 static inline void hs_acquire(const void *obj, uint16_t what, uintptr_t caller)
 {
-    if (!atomic_load_explicit(&hs_on, memory_order_relaxed))
-        return;
+    if (!atomic_load_explicit(&hs_on, memory_order_relaxed) || ss_hot_state_now() == SS_HOT_OFF)
+        return;                       /* OFF: see hs_release */
     uint64_t object = (uint64_t)(uintptr_t)obj;
     hs_slot *s = hs_find(object);
     if (HS_LIKELY(s == NULL)) {

@@ -648,9 +648,7 @@ static int ss_api_cb_enter(ss_api_tls *t, uint32_t cbid, int nvtx, const char *n
     t->cb_hot = (uint8_t)hot;
     t->cb_epoch = ss_sampling_epoch();
     /* A hot call is recorded or not as a whole, by the state at its entry. */
-    if (hot)
-        ss_hot_seen_via_callback();
-    t->cb_record = (uint8_t)(!hot || ss_api_hot_admit(t));
+    t->cb_record = (uint8_t)ss_api_callback_admit(t, hot);
     t->cb_nvtx = (uint8_t)(nvtx != 0 && t->cb_record);
     if (t->cb_nvtx)
         ss_nvtx_begin_call(cbid, name, category);
@@ -693,9 +691,7 @@ static void ss_api_drv_enter(ss_api_tls *t, uint32_t rcbid, int nvtx, const char
     t->drv_cbid = rcbid;
     t->drv_hot = (uint8_t)hot;
     t->drv_epoch = ss_sampling_epoch();
-    if (hot)
-        ss_hot_seen_via_callback();
-    t->drv_record = (uint8_t)(!hot || ss_api_hot_admit(t));
+    t->drv_record = (uint8_t)ss_api_callback_admit(t, hot);
     t->drv_nvtx = (uint8_t)(nvtx != 0 && t->drv_record);
     if (func != NULL && t->drv_record)
         t->launch_func = func;
@@ -757,26 +753,15 @@ def gen_cupti_file(entries):
     L.append("    }")
     L.append("}")
     L.append("")
-    for domain, array, prefix in (("runtime", "ss_api_cbids", "CUPTI_RUNTIME_TRACE_CBID_"),
-                                  ("driver", "ss_api_driver_cbids", "CUPTI_DRIVER_TRACE_CBID_")):
+    # Every callback id the table wants, and those sampling disables while
+    # OFF (cupti.c ss_cupti_set_hot), per domain.
+    for array, hot_only in (("ss_api_cbids", False), ("ss_api_driver_cbids", False),
+                            ("ss_api_hot_cbids", True), ("ss_api_hot_driver_cbids", True)):
+        driver = "driver" in array
+        prefix = "CUPTI_DRIVER_TRACE_CBID_" if driver else "CUPTI_RUNTIME_TRACE_CBID_"
         ids = []
         for e in entries:
-            if not e.cupti or e.driver != (domain == "driver"):
-                continue
-            ids.append(e.cbid_name)
-            if e.twin:
-                ids.append(e.twin[1])
-        L.append("const uint32_t %s[] = {" % array)
-        for i in ids:
-            L.append("    %s%s," % (prefix, i))
-        L.append("};")
-        L.append("const size_t %s_count = sizeof %s / sizeof %s[0];" % (array.replace("cbids", "cbid"), array, array))
-    # The callbacks sampling disables while OFF (cupti.c ss_cupti_set_hot).
-    for domain, array, prefix in (("runtime", "ss_api_hot_cbids", "CUPTI_RUNTIME_TRACE_CBID_"),
-                                  ("driver", "ss_api_hot_driver_cbids", "CUPTI_DRIVER_TRACE_CBID_")):
-        ids = []
-        for e in entries:
-            if not e.cupti or e.driver != (domain == "driver") or not is_hot(e):
+            if not e.cupti or e.driver != driver or (hot_only and not is_hot(e)):
                 continue
             ids.append(e.cbid_name)
             if e.twin:
