@@ -621,15 +621,14 @@ static uint64_t removed_host_time(const pass *p, uint32_t tid, uint64_t a, uint6
  * have waited for unseen work keeps its measured end.  What the recorded
  * part saved before a window is banked: per window, the least that any
  * thread's first call of it had gained. */
-static uint64_t pin_to_window(const ss_model *m, int32_t k, int32_t prev, uint64_t *e, uint64_t *bank)
+static void pin_to_window(const ss_model *m, int32_t k, int32_t prev, uint64_t *e, uint64_t *bank)
 {
     int32_t span = ss_capture_call_span(m, k);
-    if (span <= 0 || (prev >= 0 && ss_capture_call_span(m, prev) == span)) return 0;
+    if (span <= 0 || (prev >= 0 && ss_capture_call_span(m, prev) == span)) return;
     uint64_t measured = m->calls[k].rec->t_enter;
     uint64_t gained = *e < measured ? measured - *e : 0;
     if (gained < bank[span]) bank[span] = gained;
     if (*e < measured) *e = measured;
-    return 1;
 }
 
 /* t + d, saying whether it saturated (the result is then not t's shift) */
