@@ -14,6 +14,13 @@ post-processing at exit is timed separately: profiler_finalize_s).
 With --compile the model is torch.compile'd (Inductor: Triton kernels, fused
 elementwise work, fewer and larger launches); compilation happens in the
 warm-up steps, outside the timed loop, and the line says name=train_compiled.
+
+The line also gives the median and 90th percentile of the host time of one
+step (step_p50_us, step_p90_us): a median is not moved by the few steps a
+tool records in full, nor by a stall of the machine, so it tells what the
+steps the tool does not record cost.  BENCH_STEP_TIMES=FILE writes each
+step's end time (CLOCK_MONOTONIC ns, the clock of syncsight's traces), one
+per line, to put a step's cost beside the trace's recording windows.
 """
 import argparse
 import os
@@ -69,14 +76,23 @@ def main():
         from torch.profiler import ProfilerActivity, profile
         prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
         prof.__enter__()
+    ends = [0] * args.steps
+    clock = time.monotonic_ns
     t0 = time.monotonic()
     last = None
     for i in range(args.steps):
         v = step(i)
         if v is not None:
             last = v
+        ends[i] = clock()
     torch.cuda.synchronize()
     wall = time.monotonic() - t0
+    durations = sorted(b - a for a, b in zip(ends, ends[1:])) or [0]
+    p50 = durations[len(durations) // 2] / 1e3
+    p90 = durations[len(durations) * 9 // 10] / 1e3
+    if os.environ.get("BENCH_STEP_TIMES"):
+        with open(os.environ["BENCH_STEP_TIMES"], "w") as f:
+            f.write("".join(f"{t}\n" for t in ends))
     finalize = 0.0
     if prof is not None:
         t1 = time.monotonic()
@@ -85,7 +101,8 @@ def main():
         finalize = time.monotonic() - t1
     name = "train_compiled" if args.compile else "train_loop"
     print(f"BENCH name={name} wall_s={wall:.6f} calls=-1 steps={args.steps} warmup={args.warmup} "
-          f"profiler_finalize_s={finalize:.3f} last_loss={last}", flush=True)
+          f"profiler_finalize_s={finalize:.3f} step_p50_us={p50:.1f} step_p90_us={p90:.1f} last_loss={last}",
+          flush=True)
 
 
 if __name__ == "__main__":

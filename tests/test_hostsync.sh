@@ -54,6 +54,24 @@ run pthread "$T/prog"
 grep -q '^host_sync kind="release" what="mutex" tid=' "$T/pthread.txt" || { echo "FAIL: text dump lacks host_sync"; fail=1; }
 $PYTHON tests/hostsync_check.py pthread "$T/pthread.jsonl" "$T/pthread.out" || fail=1
 
+# Locks taken inside a library: recorded when it is the application's, not
+# when it is a CUDA library (the object holding the caller decides).
+for lib in app cuda; do
+    so=libhsapp.so; [ $lib = cuda ] && so=libcublasLt_hstest.so
+    mkdir -p "$T/$lib"
+    $CC $W -O1 -fPIC -shared -o "$T/$lib/$so" tests/hostsync_lib.c -pthread
+    $CC $W -O1 -pthread -o "$T/libprog_$lib" tests/hostsync_libprog.c "$T/$lib/$so" "$T/lib/libcudart.so.13" \
+        -Wl,-rpath,"$T/$lib" -Wl,-rpath,"$T/lib"
+    run "lib_$lib" "$T/libprog_$lib"
+    mu=$(printf '0x%x' "$(awk '/^handoff_mu /{print $2}' "$T/lib_$lib.out")")
+    n=$(grep -c "^host_sync kind=\"release\" what=\"mutex\" .*object=$mu " "$T/lib_$lib.txt" || true)
+    if [ $lib = app ] && [ "$n" -lt 1 ]; then
+        echo "FAIL: a lock released in an application library was not recorded"; fail=1
+    elif [ $lib = cuda ] && [ "$n" -ne 0 ]; then
+        echo "FAIL: $n releases recorded of a lock taken inside a CUDA library ($so)"; fail=1
+    fi
+done
+
 run off "$T/prog" SYNCSIGHT_HOST_SYNC=0
 $PYTHON tests/hostsync_check.py off "$T/off.jsonl" "$T/off.out" || fail=1
 
