@@ -442,22 +442,32 @@ static CUptiResult subscribe(char *holder, size_t holder_len)
     return p_cuptiSubscribe(&subscriber, on_callback, NULL);
 }
 
-/* The activity kinds, each under its SYNCSIGHT_ACTIVITY bit; `hot`: the
- * work of hot calls, disabled while sampling is OFF. */
+/* The activity kinds, each under its SYNCSIGHT_ACTIVITY bit, and what
+ * sampled recording does with them (docs/sampling.md):
+ *   KIND_ALWAYS     structure: on all along;
+ *   KIND_HOT        the work of hot calls: off while recording is OFF, on
+ *                   again in each window;
+ *   KIND_HEAD_ONLY  off at the end of the head and never on again.
+ * SYNCHRONIZATION is head-only: enabled again on a live context (a window)
+ * and then disabled, it left every later step of a PyTorch training loop
+ * 12-25% slower than before the window (H100, CUDA 13, 2026-11-22; the
+ * other kinds toggled alone left no such cost, docs/performance.md).  No
+ * rule reads its records; the head keeps them for `dump`. */
+enum { KIND_ALWAYS, KIND_HOT, KIND_HEAD_ONLY };
 static const struct { uint32_t bit; CUpti_ActivityKind kind; int hot; } kinds[] = {
     /* CONCURRENT_KERNEL, never KERNEL: KERNEL serializes every kernel and
      * would create the very serialization syncsight diagnoses. */
-    { SS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 1 },
-    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, 1 },
-    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, 1 },
-    { SS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, 1 },
-    { SS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 1 },
-    { SS_ACT_EVENT, CUPTI_ACTIVITY_KIND_CUDA_EVENT, 1 },
-    { SS_ACT_STREAM, CUPTI_ACTIVITY_KIND_STREAM, 0 },
-    { SS_ACT_CONTEXT, CUPTI_ACTIVITY_KIND_CONTEXT, 0 },
+    { SS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, KIND_HOT },
+    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, KIND_HOT },
+    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, KIND_HOT },
+    { SS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, KIND_HOT },
+    { SS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, KIND_HEAD_ONLY },
+    { SS_ACT_EVENT, CUPTI_ACTIVITY_KIND_CUDA_EVENT, KIND_HOT },
+    { SS_ACT_STREAM, CUPTI_ACTIVITY_KIND_STREAM, KIND_ALWAYS },
+    { SS_ACT_CONTEXT, CUPTI_ACTIVITY_KIND_CONTEXT, KIND_ALWAYS },
     /* JIT compilations of PTX at a kernel's first launch: rare, and the
      * only way to tell a JIT stall from a lazy module load. */
-    { SS_ACT_JIT, CUPTI_ACTIVITY_KIND_JIT, 0 },
+    { SS_ACT_JIT, CUPTI_ACTIVITY_KIND_JIT, KIND_ALWAYS },
 };
 
 static void enable_activity(void)
@@ -576,11 +586,14 @@ void ss_cupti_set_hot(int on)
             p_cuptiEnableCallback(on ? 1 : 0, subscriber,
                                   driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, ids[i]);
     }
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (kinds[i].hot && (kinds_enabled & (1u << i))) {
-            if (on)
-                p_cuptiActivityEnable(kinds[i].kind);
-            else
-                p_cuptiActivityDisable(kinds[i].kind);
-        }
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (kinds[i].hot == KIND_ALWAYS || !(kinds_enabled & (1u << i)))
+            continue;
+        if (!on)
+            p_cuptiActivityDisable(kinds[i].kind);
+        else if (kinds[i].hot == KIND_HOT)
+            p_cuptiActivityEnable(kinds[i].kind);
+        else
+            kinds_enabled &= ~(1u << i);      /* head-only: off for good */
+    }
 }
