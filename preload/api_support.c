@@ -452,8 +452,7 @@ static void ss_learn_layout(ss_klayout *out, uintptr_t key, int known_kernel)
         /* A host stub is code inside a loaded object; a cudaKernel_t is a
          * driver handle on the heap.  cudaLaunchKernel accepts both and the
          * CUPTI path cannot tell __cudaLaunchKernel from cudaLaunchKernel. */
-        Dl_info info;
-        is_kernel = dladdr(func, &info) == 0;
+        is_kernel = !ss_object_of(func, NULL, NULL);
     }
     if (is_kernel) {
         if (ss_drv.kernel_get_param_info == NULL)

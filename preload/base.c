@@ -3,6 +3,8 @@
  * recording switch (base.h).  See docs/shim.md for the settings.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,4 +205,45 @@ void ss_settings_read(void)
     int image = ss_env_int("SYNCSIGHT_CUBIN_IMAGE_MB", 8);
     ss_cfg.cubin_image_mb = image < 1 ? 8 : (image > 15 ? 15 : (uint32_t)image);
     parse_sample(getenv("SYNCSIGHT_SAMPLE"));
+}
+
+/* The leading fields of glibc's struct dl_find_object: the same offsets on
+ * every 64-bit target; the buffer is larger than glibc's struct.  Looked up
+ * at run time so that the shim still loads on a glibc older than 2.35. */
+typedef struct ss_found_object {
+    unsigned long long flags;
+    void *map_start;
+    void *map_end;
+    struct link_map *link_map;
+    unsigned long long rest[16];
+} ss_found_object;
+typedef int (*ss_find_object_fn)(void *address, ss_found_object *out);
+static ss_find_object_fn find_object;
+static int find_object_looked_up;
+
+int ss_object_of(const void *addr, const char **name, const void **start)
+{
+    if (!__atomic_load_n(&find_object_looked_up, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&find_object, (ss_find_object_fn)dlsym(RTLD_DEFAULT, "_dl_find_object"), __ATOMIC_RELAXED);
+        __atomic_store_n(&find_object_looked_up, 1, __ATOMIC_RELEASE);
+    }
+    ss_find_object_fn find = __atomic_load_n(&find_object, __ATOMIC_RELAXED);
+    if (find) {
+        ss_found_object o;
+        if (find((void *)addr, &o) != 0 || o.link_map == NULL)
+            return 0;
+        if (name)
+            *name = o.link_map->l_name ? o.link_map->l_name : "";
+        if (start)
+            *start = o.map_start;
+        return 1;
+    }
+    Dl_info info;
+    if (!dladdr(addr, &info))
+        return 0;
+    if (name)
+        *name = info.dli_fname ? info.dli_fname : "";
+    if (start)
+        *start = info.dli_fbase;
+    return 1;
 }

@@ -195,54 +195,16 @@ __attribute__((noreturn, cold)) static void hs_missing(const char *name)
 
 /* -------------------------------------------------- what is ignored */
 
-/* Which loaded object holds a code address.  dladdr() answers that and then
- * looks for the nearest symbol by scanning the object's whole dynamic symbol
- * table: in libtorch's libraries that scan made 28% of a PyTorch training
- * loop's CPU samples while host sync was recorded (perf on the H100,
- * docs/performance.md), once the per-caller cache below started to miss.
- * glibc 2.35's _dl_find_object() finds the object alone, without a lock, in
- * O(log objects) (it is made for unwinders).  It is looked up at run time so
- * that the shim still loads on an older glibc, which keeps dladdr().  Only
- * the leading fields are read; they sit at the same offsets on every 64-bit
- * target, and the buffer is larger than glibc's struct. */
-typedef struct hs_found_object {
-    unsigned long long flags;
-    void *map_start;
-    void *map_end;
-    struct link_map *link_map;
-    unsigned long long rest[16];
-} hs_found_object;
-typedef int (*hs_find_object_fn)(void *address, hs_found_object *out);
-static hs_find_object_fn hs_find_object;   /* NULL: glibc < 2.35 */
-static struct link_map *hs_self_map;       /* ours, as _dl_find_object names it */
-
-/* The object holding `addr`: its file name ("" for the main program) and
- * whether it is the shim itself; 0 when no object holds it (JIT code). */
-static int hs_object_of(uintptr_t addr, const char **name, int *self)
-{
-    if (hs_find_object) {
-        hs_found_object o;
-        if (hs_find_object((void *)addr, &o) != 0 || o.link_map == NULL)
-            return 0;
-        *self = o.link_map == hs_self_map;
-        *name = o.link_map->l_name ? o.link_map->l_name : "";
-        return 1;
-    }
-    Dl_info info;
-    if (!dladdr((void *)addr, &info))
-        return 0;
-    *self = info.dli_fbase == hs_self_base;
-    *name = info.dli_fname ? info.dli_fname : "";
-    return 1;
-}
-
 static int hs_classify(uintptr_t caller)
 {
+    /* Which object, by ss_object_of: dladdr's symbol scan here made 28% of a
+     * PyTorch training loop's samples while host sync was recorded (H100,
+     * docs/performance.md 2026-11-23), once call sites missed the cache. */
     const char *name;
-    int self;
-    if (!hs_object_of(caller, &name, &self))
+    const void *start;
+    if (!ss_object_of((const void *)caller, &name, &start))
         return 0;                      /* anonymous code (a JIT): the program's */
-    if (self)
+    if (start == hs_self_base)
         return 1;
     const char *slash = strrchr(name, '/');
     if (slash)
@@ -604,12 +566,6 @@ void ss_hostsync_init(void)
     if (!dladdr((void *)ss_hostsync_init, &info))
         return;
     hs_self_base = info.dli_fbase;
-    hs_find_object_fn find = (hs_find_object_fn)dlsym(RTLD_DEFAULT, "_dl_find_object");
-    hs_found_object self;
-    if (find && find((void *)ss_hostsync_init, &self) == 0 && self.link_map != NULL) {
-        hs_self_map = self.link_map;
-        hs_find_object = find;
-    }
     /* Only when our wrappers are the ones the program calls (LD_PRELOAD, not
      * CUDA_INJECTION64_PATH): otherwise there is nothing to see. */
     void *seen = dlsym(RTLD_DEFAULT, "pthread_mutex_unlock");
