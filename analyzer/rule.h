@@ -56,6 +56,12 @@ int ss_op_touches_alloc(const ss_model *m, int32_t op, int32_t alloc);
 /* Do two calls (or the calls of two ops) touch a common allocation?  Copies:
  * dst/src, memsets: dst, kernels: pointer params, frees: the freed block. */
 int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b);
+/* The same, saying how sure: CERTAIN when bytes both calls certainly touch
+ * are written by one of them and both accesses are known; POSSIBLE when the
+ * relation rests on a kernel taken as reading and writing (its code not
+ * classified) or on how far a pointer may reach. */
+enum { SS_SHARE_NONE, SS_SHARE_POSSIBLE, SS_SHARE_CERTAIN };
+int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b);
 int ss_ops_share_memory(const ss_model *m, int32_t a, int32_t b);
 
 /* "kernel name" / "memcpy HtoD" / API name of a call or op, cut to fit. */

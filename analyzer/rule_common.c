@@ -95,7 +95,9 @@ void ss_call_label(const ss_model *m, int32_t call, char *buf, size_t len)
  * depending on the other. */
 #define MAX_RANGES 260
 enum { MR_READ = 1, MR_WRITE = 2 };
-typedef struct mem_range { uint64_t lo, hi, reach; uint8_t acc; uint8_t exact; } mem_range;
+/* known: what it reads and writes is known (copies, memsets, frees, a kernel
+ * whose code was classified); 0: a kernel taken as reading and writing. */
+typedef struct mem_range { uint64_t lo, hi, reach; uint8_t acc; uint8_t exact; uint8_t known; } mem_range;
 static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
 {
     const ss_api_rec *r = c->rec;
@@ -104,13 +106,13 @@ static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
     case SS_API_COPY_SYNC: case SS_API_COPY_ASYNC:
         if (r->ptr2) {
             uint64_t hi = r->ptr2 + (r->bytes ? r->bytes : 1);
-            out[n++] = (mem_range){ r->ptr2, hi, hi, MR_READ, 1 };
+            out[n++] = (mem_range){ r->ptr2, hi, hi, MR_READ, 1, 1 };
         }
         /* fall through */
     case SS_API_MEMSET_SYNC: case SS_API_MEMSET_ASYNC:
         if (r->ptr) {
             uint64_t hi = r->ptr + (r->bytes ? r->bytes : 1);
-            out[n++] = (mem_range){ r->ptr, hi, hi, MR_WRITE, 1 };
+            out[n++] = (mem_range){ r->ptr, hi, hi, MR_WRITE, 1, 1 };
         }
         break;
     case SS_API_LAUNCH: {
@@ -118,14 +120,15 @@ static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
         uint32_t nk = ss_kernel_mem_accesses(m, c, k, MAX_RANGES);
         for (uint32_t i = 0; i < nk; i++)
             out[n++] = (mem_range){ k[i].lo, k[i].hi, k[i].reach,
-                                    (uint8_t)((k[i].read ? MR_READ : 0) | (k[i].write ? MR_WRITE : 0)), k[i].exact };
+                                    (uint8_t)((k[i].read ? MR_READ : 0) | (k[i].write ? MR_WRITE : 0)), k[i].exact,
+                                    (uint8_t)(k[i].known || k[i].exact) };
         break;
     }
     case SS_API_FREE:
         if (c->alloc >= 0) {
             const ss_alloc *al = &m->allocs[c->alloc];
             uint64_t hi = al->ptr + (al->size ? al->size : 1);
-            out[n++] = (mem_range){ al->ptr, hi, hi, MR_WRITE, 1 };
+            out[n++] = (mem_range){ al->ptr, hi, hi, MR_WRITE, 1, 1 };
         }
         break;
     default: break;
@@ -149,6 +152,14 @@ static int ranges_related(const mem_range *x, const mem_range *y)
      * kernel was handed the base of) */
     const mem_range *lo = x->lo <= y->lo ? x : y, *hi = lo == x ? y : x;
     return hi->lo < lo->reach && read_write_pair(lo->acc, hi->acc);
+}
+
+/* Related beyond doubt: bytes both certainly touch, one of them certainly
+ * writes, both accesses known (not a kernel taken as reading and writing,
+ * not a pointer's reach). */
+static int ranges_certainly_related(const mem_range *x, const mem_range *y)
+{
+    return x->known && y->known && ((x->acc | y->acc) & MR_WRITE) && x->lo < y->hi && y->lo < x->hi;
 }
 
 /* The rules ask about one call against many others nearby (every earlier op
@@ -204,6 +215,28 @@ int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b)
         for (uint32_t j = 0; j < nb; j++)
             if (ranges_related(&ra[i], &rb[j])) return 1;
     return 0;
+}
+
+int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b)
+{
+    if (a < 0 || b < 0) return SS_SHARE_NONE;
+    uint32_t na, nb;
+    const mem_range *ra = cached_ranges(m, a, &na), *rb;
+    if (!na) return SS_SHARE_NONE;
+    mem_range own[MAX_RANGES];
+    if ((uint32_t)a % RANGES_SLOTS == (uint32_t)b % RANGES_SLOTS) {
+        nb = call_ranges(m, &m->calls[b], own);     /* one slot: keep a's ranges */
+        rb = own;
+    } else {
+        rb = cached_ranges(m, b, &nb);
+    }
+    int how = SS_SHARE_NONE;
+    for (uint32_t i = 0; i < na; i++)
+        for (uint32_t j = 0; j < nb; j++) {
+            if (ranges_certainly_related(&ra[i], &rb[j])) return SS_SHARE_CERTAIN;
+            if (how == SS_SHARE_NONE && ranges_related(&ra[i], &rb[j])) how = SS_SHARE_POSSIBLE;
+        }
+    return how;
 }
 
 int ss_ops_share_memory(const ss_model *m, int32_t a, int32_t b)

@@ -33,21 +33,29 @@ static int is_work(uint8_t cls)
            cls == SS_API_MEMSET_SYNC || cls == SS_API_MEMSET_ASYNC;
 }
 
+/* `certain`: the dependency is beyond doubt (bytes both touch, one writes,
+ * both accesses known); otherwise it is possible only, and the message says
+ * so and why (principle: partial evidence is said to be partial). */
 static void report(const ss_model *m, ss_findings *out, int32_t ci, int32_t dep, uint32_t ndeps,
-                   uint32_t nstreams)
+                   uint32_t nstreams, int certain)
 {
-    char lx[192], ld[192], sx[96], sd[96], more[96] = "", msg[1400];
+    char lx[192], ld[192], sx[96], sd[96], more[96] = "", msg[1600];
     const ss_call *c = &m->calls[ci];
     ss_call_label(m, ci, lx, sizeof lx);
     ss_call_label(m, dep, ld, sizeof ld);
     if (ndeps > 1)
         snprintf(more, sizeof more, " (and %u more operations on %u streams)", ndeps - 1, nstreams);
     snprintf(msg, sizeof msg,
-             "%s on %s depends on %s on %s%s (common memory, one of them writes), and the only thing that orders "
+             "%s on %s %s %s on %s%s (%s), and the only thing that orders "
              "them is the legacy default stream's implicit barrier: no event, no stream wait, no host "
-             "synchronization in between. The program is correct only because of the legacy default stream",
-             lx, ss_stream_describe(m, c->stream, sx, sizeof sx), ld,
-             ss_stream_describe(m, m->calls[dep].stream, sd, sizeof sd), more);
+             "synchronization in between. %s",
+             lx, ss_stream_describe(m, c->stream, sx, sizeof sx), certain ? "depends on" : "possibly depends on", ld,
+             ss_stream_describe(m, m->calls[dep].stream, sd, sizeof sd), more,
+             certain ? "common memory, one of them writes"
+                     : "possible: they may share memory, but a kernel's reads and writes are not known (its code "
+                       "was not classified) or a pointer may reach into the other's bytes",
+             certain ? "The program is correct only because of the legacy default stream"
+                     : "If they do share memory, the program is correct only because of the legacy default stream");
     ss_occurrence o = {
         .rule = "relies-on-legacy-sync",
         .severity = SS_SEV_INFO,
@@ -99,6 +107,7 @@ static void run(const ss_model *m, ss_findings *out)
         const uint32_t *vf = ss_hb_stream_clock(full, s), *vb = ss_hb_stream_clock(bare, s);
         int32_t first = -1, dev = ss_model_call_device(m, c);
         uint32_t ndeps = 0, nstreams = 0, checks = 0;
+        int certain = 0;
         memset(seen, 0, A);
         for (uint32_t k = 0; k < A; k++) {
             if ((int32_t)k == s) continue;
@@ -113,6 +122,11 @@ static void run(const ss_model *m, ss_findings *out)
                 if (y < 0 || !is_work(m->calls[y].cls) || ss_model_call_device(m, &m->calls[y]) != dev) continue;
                 checks++;
                 if (!ss_calls_share_memory(m, y, (int32_t)i)) continue;
+                /* the producer named is a certain one where there is one */
+                if (!certain && ss_calls_share_memory_how(m, y, (int32_t)i) == SS_SHARE_CERTAIN) {
+                    certain = 1;
+                    first = y;
+                }
                 if (first < 0) first = y;
                 ndeps++;
                 if (!seen[k]) { seen[k] = 1; nstreams++; }
@@ -123,7 +137,7 @@ static void run(const ss_model *m, ss_findings *out)
                 passes[sk] = 0;
             }
         }
-        if (first >= 0) report(m, out, (int32_t)i, first, ndeps, nstreams);
+        if (first >= 0) report(m, out, (int32_t)i, first, ndeps, nstreams, certain);
     }
     for (uint32_t k = 0; k < A; k++) free(by_epoch[k].v);
     free(by_epoch); free(retired); free(frontier); free(passes); free(seen);

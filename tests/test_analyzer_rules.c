@@ -802,7 +802,7 @@ static void test_host_threads(void)
 /* relies-on-legacy-sync: a copy on a blocking stream fills buf, a kernel on
  * the legacy stream uses it; only the legacy barrier orders them.  The twin
  * orders them with an event: nothing to say. */
-static void write_relies(const char *name, int with_event)
+static void write_relies(const char *name, int with_event, int copy_consumer)
 {
     tb b;
     tb_open(&b, name);
@@ -818,23 +818,44 @@ static void write_relies(const char *name, int with_event)
         CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.02), .t1 = MS(1.03), .stream = 0xA1, .event = 0xE1);
         CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.04), .t1 = MS(1.05), .stream = 0, .event = 0xE1);
     }
-    uint64_t p[1] = { DEV_BUF };
-    tb_launch(&b, MS(1.1), 0, LEGACY_SID, MS(5.01), MS(6), p, 1);
+    if (copy_consumer) {
+        /* a copy reads what the first one wrote: certain */
+        uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.1), .t1 = MS(1.11), .stream = 0,
+                           .ptr = PINNED_BUF, .ptr2 = DEV_BUF, .bytes = 16384, .arg = 2,
+                           .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
+        tb_memcpy_rec(&b, c2, LEGACY_SID, MS(5.01), MS(6), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 16384);
+    } else {
+        /* a kernel whose code was not recorded: it may read or write DEV_BUF */
+        uint64_t p[1] = { DEV_BUF };
+        tb_launch(&b, MS(1.1), 0, LEGACY_SID, MS(5.01), MS(6), p, 1);
+    }
     CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(7), .t1 = MS(7.1));
     tb_close(&b);
 }
 
 static void test_relies_on_legacy(void)
 {
-    write_relies("relies_on_legacy", 0);
-    write_relies("relies_on_legacy_fixed", 1);
+    write_relies("relies_on_legacy", 0, 0);
+    write_relies("relies_on_legacy_fixed", 1, 0);
+    write_relies("relies_on_legacy_copy", 0, 1);
     char path[600];
     snprintf(path, sizeof path, "%s/relies_on_legacy.sstrace", out_dir);
     result r = analyze(path, &ss_rule_relies_on_legacy_sync);
     CHECK(r.f.n == 1 && r.f.v[0].severity == SS_SEV_INFO && r.f.v[0].cost_ms == 0,
           "relies-on-legacy-sync: %u findings", r.f.n);
-    if (r.f.n) CHECK(strstr(r.f.v[0].message, "legacy default") != NULL, "message: %s", r.f.v[0].message);
+    /* the kernel's accesses are not known: possible, and said so */
+    if (r.f.n) CHECK(strstr(r.f.v[0].message, "legacy default") != NULL &&
+                     strstr(r.f.v[0].message, "possibly depends on") != NULL &&
+                     strstr(r.f.v[0].message, "not classified") != NULL, "message: %s", r.f.v[0].message);
     done(&r);
+    /* a copy reads the bytes the other copy wrote: beyond doubt */
+    snprintf(path, sizeof path, "%s/relies_on_legacy_copy.sstrace", out_dir);
+    r = analyze(path, &ss_rule_relies_on_legacy_sync);
+    CHECK(r.f.n == 1, "relies-on-legacy-sync, copy consumer: %u findings", r.f.n);
+    if (r.f.n) CHECK(strstr(r.f.v[0].message, " depends on ") != NULL &&
+                     strstr(r.f.v[0].message, "possibl") == NULL, "message: %s", r.f.v[0].message);
+    done(&r);
+    snprintf(path, sizeof path, "%s/relies_on_legacy.sstrace", out_dir);
     /* the barrier delayed the kernel 4 ms, but the kernel needs what it waited for: no serialization warning,
      * and no race */
     r = analyze(path, &ss_rule_legacy_stream_serialization);
