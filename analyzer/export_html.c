@@ -236,6 +236,7 @@ static void write_data(hx *h, ss_process_result *res, const layout *L)
             ss_json_arr_end(j);
         }
         ss_json_arr_end(j);
+        free(st);
     }
 
     /* track names */
