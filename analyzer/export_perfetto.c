@@ -12,6 +12,9 @@
  *                                 cost and fix (args: the members of the JSON
  *                                 report, finding_json.c; lanes so that
  *                                 overlapping findings do not mis-nest);
+ *                                 a sampled trace: above them, a track
+ *                                 "syncsight recording" with a slice per
+ *                                 recorded span and per stretch not recorded;
  *   process "GPU <d> (pid <pid>)" one track per stream, named with its kind
  *                                 (legacy default / blocking / non-blocking /
  *                                 per-thread default) and device: kernels,
