@@ -531,17 +531,17 @@ static const char page_tail_0[] =
 "        for (let m = k; m < j; m++) { const b = X(tr.s[m] + tr.d[m]); if (b - X(tr.s[m]) >= 1) wide(m); else end = Math.max(end, b); }\n"
 "      ctx.fillStyle = COLORS[tr.cl[k]] || '#999'; ctx.fillRect(px, y + inset, Math.max(1, end - px), ROW - 2 * inset); rects++;\n"
 "      k = j;\n"
-"    }\n";
-
-/* sampled only: a process's unrecorded stretches shaded on each of its rows */
-static const char sampled_shade[] =
-"    if (r.q.p.gaps) shadeGaps(r.q.p.gaps, y, w);\n";
-
-static const char page_tail_1[] =
+"    }\n"
 "    ctx.restore();\n"
 "    label(trackName(tr.name, LABEL - 8), 4, y + ROW / 2, LABEL - 8, '#222');\n"
 "    tracksDrawn++;\n"
-"  });\n"
+"  });\n";
+
+/* sampled only: the processes' unrecorded stretches shaded on their rows */
+static const char sampled_shade[] =
+"  document.body.dataset.gapRectsDrawn = shadeGaps(w);\n";
+
+static const char page_tail_1[] =
 "  findings.forEach((F, i) => {\n"
 "    const f = F.f;\n"
 "    if (f.t > v1 || f.t + f.d < v0) return;\n"
@@ -640,14 +640,19 @@ static const char sampled_legend[] =
 "  g.strokeStyle = 'rgba(96,125,139,0.5)'; g.beginPath(); g.moveTo(0, 8); g.lineTo(8, 0); g.stroke();\n"
 "  return ctx.createPattern(c, 'repeat');\n"
 "})();\n"
-"function shadeGaps(gaps, y, w) {\n"
+"/* every stretch in view, on every row of its process; returns how many were drawn */\n"
+"function shadeGaps(w) {\n"
 "  let n = 0;\n"
-"  for (const g of gaps) {\n"
-"    if (g[0] > v1 || g[0] + g[1] < v0) continue;\n"
-"    const x0 = Math.max(X(g[0]), LABEL), x1 = Math.min(X(g[0] + g[1]), w);\n"
-"    ctx.fillStyle = GAP_FILL; ctx.fillRect(x0, y, Math.max(1, x1 - x0), ROW); n++;\n"
+"  ctx.fillStyle = GAP_FILL;\n"
+"  for (const r of rows) {\n"
+"    if (r.head || !r.q.p.gaps) continue;\n"
+"    for (const g of r.q.p.gaps) {\n"
+"      if (g[0] > v1 || g[0] + g[1] < v0) continue;\n"
+"      const x0 = Math.max(X(g[0]), LABEL), x1 = Math.min(X(g[0] + g[1]), w);\n"
+"      ctx.fillRect(x0, r.y, Math.max(1, x1 - x0), ROW); n++;\n"
+"    }\n"
 "  }\n"
-"  stats.gapRects = (stats.gapRects || 0) + n; document.body.dataset.gapRectsDrawn = stats.gapRects;\n"
+"  return n;\n"
 "}\n"
 "{ const s = el('span'), sw = el('i'); sw.style.background = 'repeating-linear-gradient(135deg, rgba(96,125,139,0.16) 0 4px, rgba(96,125,139,0.5) 4px 5px)';\n"
 "  s.append(sw, document.createTextNode('not recorded (sampled)')); s.title = 'a sampled trace: between its recording windows no CUDA call or GPU operation of the hot path was recorded; empty rows there do not mean idle';\n"

@@ -367,7 +367,7 @@ static void test_export(void)
     /* HTML: the unrecorded stretches in ms, and the script that shades them */
     char *html = export_of(cut, 1);
     CHECK(strstr(html, "\"gaps\":[[10,10],[30,10],[45,5.1]]") != NULL, "HTML gaps: %.80s", strstr(html, "\"gaps\"") ? strstr(html, "\"gaps\"") : "none");
-    CHECK(strstr(html, "shadeGaps(r.q.p.gaps") && strstr(html, "not recorded (sampled)"), "the page shades the gaps, with a legend line");
+    CHECK(strstr(html, "shadeGaps(w)") && strstr(html, "not recorded (sampled)"), "the page shades the gaps, with a legend line");
     free(html);
 
     /* the same records recorded in full: no recording track, nothing shaded */
