@@ -3,7 +3,8 @@
 # exports"), on the real fixtures:
 #   - tests/fixtures/sampled_pipeline.sstrace (a sampled H100 run: a head,
 #     three windows, the trace ends OFF): the track "syncsight recording"
-#     holds exactly the slices below (names, begin/end in µs), each boundary
+#     holds exactly the slices below (names, begin/end in µs; for the
+#     recording committed with them, by its sha256), each boundary
 #     one of the trace's own CAPTURE switches (`syncsight dump --json`) or the
 #     run's end; every sampled fixture: its HTML page's gaps are the Perfetto
 #     export's "not recorded" slices, and the recorded slices' hot calls are
@@ -74,9 +75,9 @@ for f in tests/fixtures/*.sstrace; do
     "$SYNCSIGHT" report --format json -o "$tmp/$name.report.json" "$f" 2>/dev/null
     [ $? -le 1 ] || { echo "FAIL $name: export or report failed"; fails=$((fails + 1)); continue; }
     "$SYNCSIGHT" dump --json "$f" | grep -E '"type":"(header|capture)"' > "$tmp/$name.capture"
-    "$PYTHON" - "$name" "$tmp/$name.json" "$tmp/$name.html" "$tmp/$name.report.json" "$tmp/$name.capture" <<'PY' || fails=$((fails + 1))
+    "$PYTHON" - "$name" "$tmp/$name.json" "$tmp/$name.html" "$tmp/$name.report.json" "$tmp/$name.capture" "$(trace_sum "$f")" <<'PY' || fails=$((fails + 1))
 import json, re, sys
-name, pf, page, rep, cap = sys.argv[1:6]
+name, pf, page, rep, cap, tsum = sys.argv[1:7]
 errors = []
 trace = json.load(open(pf))
 ev = trace["traceEvents"]
@@ -108,7 +109,7 @@ gaps = data["procs"][0].get("gaps")
 off = [(e["ts"] / 1e3, e["dur"] / 1e3) for e in sl if e["name"] == "not recorded (sampled)"]
 if gaps is None or len(gaps) != len(off) or any(abs(a - c) > 2e-6 or abs(b - d) > 2e-6 for (a, b), (c, d) in zip(gaps, off)):
     errors.append("HTML gaps %r, Perfetto %r" % (gaps, off))
-if name == "sampled_pipeline":
+if tsum == "c1a54e6be5e771b6ba20a92c24cccacae031927813d3cc85cb3823cbdca1e2bc":   # this recording of sampled_pipeline
     # the H100 run: head to 95.576162 ms after the header's start, windows at
     # 216.002306-246.079944, 336.010165-366.128833, 455.857684-485.953961 ms,
     # the run from -137.039681 to 548.131649 ms (ts 0 is the first record)
