@@ -191,14 +191,46 @@ void ss_capture_build(ss_model *m, const ss_capture_rec *const *recs, uint32_t n
     c->total_is_lower_bound = !on || c->count_partial;
     /* The share of the run's time recorded: it needs no count of the calls
      * made while OFF, which a static-cudart process cannot give. */
-    uint64_t t0 = m->t_first, t1 = m->t_last > m->t_first ? m->t_last : m->t_first;
-    c->run_ns = t1 - t0;
-    for (uint32_t k = 0; k < c->nspans; k++) {
-        uint64_t a = c->spans[k].t_on > t0 ? c->spans[k].t_on : t0;
-        uint64_t b = c->spans[k].t_off < t1 ? c->spans[k].t_off : t1;
-        if (b > a) c->recorded_ns += b - a;
-    }
+    c->run_ns = (m->t_last > m->t_first ? m->t_last : m->t_first) - m->t_first;
+    ss_capture_stretch *st;
+    uint32_t nst = ss_capture_stretches(m, &st);
+    for (uint32_t i = 0; i < nst; i++)
+        if (st[i].span >= 0) c->recorded_ns += st[i].t1 - st[i].t0;
+    free(st);
     if (c->sampled) build_knowledge(m, c);
+}
+
+/* Appends [a, b) clipped to [lo, hi) when something of it is left. */
+static void push_stretch(ss_capture_stretch **v, uint32_t *n, uint32_t *cap, uint64_t a, uint64_t b,
+                         uint64_t lo, uint64_t hi, int32_t span)
+{
+    if (a < lo) a = lo;
+    if (b > hi) b = hi;
+    if (b <= a) return;
+    ss_capture_stretch s = { a, b, span };
+    SS_PUSH(*v, *n, *cap, s);
+}
+
+uint32_t ss_capture_stretches(const ss_model *m, ss_capture_stretch **out)
+{
+    const ss_capture *c = m->capture;
+    uint64_t lo = m->t_first, hi = m->t_last > m->t_first ? m->t_last : m->t_first;
+    ss_capture_stretch *v = NULL;
+    uint32_t n = 0, cap = 0;
+    if (!c || !c->nspans) {
+        push_stretch(&v, &n, &cap, lo, hi, lo, hi, 0);
+    } else {
+        for (uint32_t k = 0; k < c->nspans; k++) {
+            const ss_capture_span *sp = &c->spans[k];
+            push_stretch(&v, &n, &cap, sp->t_on, sp->t_off, lo, hi, (int32_t)k);
+            /* OFF from this span's end to the next one's start, or to the
+             * run's end when the trace ends OFF */
+            if (sp->t_off != UINT64_MAX)
+                push_stretch(&v, &n, &cap, sp->t_off, k + 1 < c->nspans ? c->spans[k + 1].t_on : hi, lo, hi, -1);
+        }
+    }
+    *out = v;
+    return n;
 }
 
 void ss_capture_free(ss_capture *c)

@@ -55,6 +55,13 @@ typedef struct ss_capture {
     int32_t *call_span;         /* per call: its span, -1 when recorded while OFF (structural calls) */
 } ss_capture;
 
+/* One stretch of the run's time: a recorded span's part of it, or the time
+ * between two spans (or after the last one) when nothing hot was recorded. */
+typedef struct ss_capture_stretch {
+    uint64_t t0, t1;            /* [t0, t1), within the run [t_first, t_last] */
+    int32_t span;               /* its span; -1: not recorded (OFF) */
+} ss_capture_stretch;
+
 /* Built at load (model.c) from the CAPTURE records, freed with the model. */
 void ss_capture_build(ss_model *m, const ss_capture_rec *const *recs, uint32_t n);
 void ss_capture_free(ss_capture *c);
@@ -62,6 +69,12 @@ void ss_capture_free(ss_capture *c);
 /* The model's capture (never NULL after load). */
 static inline const ss_capture *ss_capture_of(const ss_model *m) { return m->capture; }
 static inline int ss_capture_sampled(const ss_model *m) { return m->capture && m->capture->sampled; }
+
+/* The run [t_first, t_last] cut into its recorded spans and the unrecorded
+ * stretches between and after them, in time order, empty ones left out
+ * (what recorded_ns adds up and the exports draw).  A trace recorded in full
+ * is one recorded stretch.  Returns the count; *out is to be freed. */
+uint32_t ss_capture_stretches(const ss_model *m, ss_capture_stretch **out);
 
 /* Is an API class one the shim records only while ON ("hot")? */
 int ss_capture_hot_class(uint8_t cls);

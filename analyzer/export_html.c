@@ -21,7 +21,8 @@
  *
  * Data layout (compact, one array per track):
  *   {t0, t1, view: [v0, v1], procs: [P...]}        job-wide extent and default view
- *   P = {trace, pid, host, exe, note, t0, t1, first_op, view, tracks, ev, names, findings}
+ *   P = {trace, pid, host, exe, note, t0, t1, first_op, view, [gaps,] tracks, ev, names, findings}
+ *   gaps      = [[start_ms, dur_ms]...] a sampled trace's unrecorded stretches (only then)
  *   tracks[i] = {name, kind: "api"|"nvtx"|"stream"}
  *   ev[i]     = [start_ms, dur_ms, name_index, class, start_ms, ...] sorted by start
  *   names     = interned labels (API names, kernel names, NVTX text)
@@ -37,6 +38,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "capture_windows.h"
 #include "escape.h"
 #include "export.h"
 #include "json.h"
@@ -220,6 +222,22 @@ static void write_data(hx *h, ss_process_result *res, const layout *L)
     if (why && line) snprintf(note, sizeof note, "%s; %s", why, line);
     else snprintf(note, sizeof note, "%s", why ? why : line ? line : "");
     ss_json_key(j, "note"); if (why || line) ss_json_str(j, note); else ss_json_null(j);
+    if (ss_capture_sampled(m)) {
+        /* the analyzer's own stretches (capture_windows.h): the page shades
+         * those not recorded, where empty rows do not mean idle */
+        ss_capture_stretch *st;
+        uint32_t nst = ss_capture_stretches(m, &st);
+        ss_json_key(j, "gaps"); ss_json_arr_begin(j);
+        for (uint32_t i = 0; i < nst; i++) {
+            if (st[i].span >= 0) continue;
+            ss_json_arr_begin(j);
+            ss_json_double(j, rel_ms(h, st[i].t0));
+            ss_json_double(j, (double)(st[i].t1 - st[i].t0) / 1e6);
+            ss_json_arr_end(j);
+        }
+        ss_json_arr_end(j);
+        free(st);
+    }
 
     /* track names */
     ss_json_key(j, "tracks"); ss_json_arr_begin(j);
@@ -391,7 +409,7 @@ static const char page_head[] =
 "<div id=\"tip\"></div>\n"
 "<script type=\"application/json\" id=\"syncsight-data\">";
 
-static const char page_tail[] =
+static const char page_tail_0[] =
 "</script>\n"
 "<script>\n"
 "'use strict';\n"
@@ -517,7 +535,13 @@ static const char page_tail[] =
 "    ctx.restore();\n"
 "    label(trackName(tr.name, LABEL - 8), 4, y + ROW / 2, LABEL - 8, '#222');\n"
 "    tracksDrawn++;\n"
-"  });\n"
+"  });\n";
+
+/* sampled only: the processes' unrecorded stretches shaded on their rows */
+static const char sampled_shade[] =
+"  document.body.dataset.gapRectsDrawn = shadeGaps(w);\n";
+
+static const char page_tail_1[] =
 "  findings.forEach((F, i) => {\n"
 "    const f = F.f;\n"
 "    if (f.t > v1 || f.t + f.d < v0) return;\n"
@@ -558,7 +582,14 @@ static const char page_tail[] =
 "  if (x < LABEL) { show(row.tr.name); return; }\n"
 "  const tr = row.tr, t = T(x), tol = 3 * (v1 - v0) / W();\n"
 "  let k = lowerBound(tr.s, t + tol) - 1, hit = -1;\n"
-"  for (let n = 0; k >= 0 && n < 64; k--, n++) if (tr.s[k] + tr.d[k] >= t - tol) { hit = k; break; }\n"
+"  for (let n = 0; k >= 0 && n < 64; k--, n++) if (tr.s[k] + tr.d[k] >= t - tol) { hit = k; break; }\n";
+
+/* sampled only: hovering an unrecorded stretch says so */
+static const char sampled_tip[] =
+"  const gap = hit < 0 && row.q.p.gaps ? row.q.p.gaps.find(g => g[0] <= t && t <= g[0] + g[1]) : null;\n"
+"  if (gap) { show('not recorded (sampled): ' + fmt(gap[0]) + ' \\u2013 ' + fmt(gap[0] + gap[1]) + '; calls and GPU work made then are not in the trace'); return; }\n";
+
+static const char page_tail_2[] =
 "  if (hit < 0) { tip.style.display = 'none'; return; }\n"
 "  show(tr.names[tr.nm[hit]] + '  start ' + fmt(tr.s[hit]) + ', ' + fmt(tr.d[hit]));\n"
 "});\n"
@@ -599,7 +630,35 @@ static const char page_tail[] =
 "}\n"
 "const legend = document.getElementById('legend');\n"
 "CLASSES.forEach((c, i) => { const s = el('span'), sw = el('i'); sw.style.background = COLORS[i]; s.append(sw, document.createTextNode(c)); legend.append(s); });\n"
-"['error', 'warning', 'info'].forEach(v => { const s = el('span'), sw = el('i', 'band'); sw.style.background = SEVCOLOR[v] + '0.13)'; sw.style.borderColor = SEVCOLOR[v] + '1)'; s.append(sw, document.createTextNode(v + ' finding')); legend.append(s); });\n"
+"['error', 'warning', 'info'].forEach(v => { const s = el('span'), sw = el('i', 'band'); sw.style.background = SEVCOLOR[v] + '0.13)'; sw.style.borderColor = SEVCOLOR[v] + '1)'; s.append(sw, document.createTextNode(v + ' finding')); legend.append(s); });\n";
+
+/* sampled only: the shading (hatched grey) and its legend line */
+static const char sampled_legend[] =
+"const GAP_FILL = (() => {\n"
+"  const c = document.createElement('canvas'); c.width = c.height = 8; const g = c.getContext('2d');\n"
+"  g.fillStyle = 'rgba(96,125,139,0.16)'; g.fillRect(0, 0, 8, 8);\n"
+"  g.strokeStyle = 'rgba(96,125,139,0.5)'; g.beginPath(); g.moveTo(0, 8); g.lineTo(8, 0); g.stroke();\n"
+"  return ctx.createPattern(c, 'repeat');\n"
+"})();\n"
+"/* every stretch in view, on every row of its process; returns how many were drawn */\n"
+"function shadeGaps(w) {\n"
+"  let n = 0;\n"
+"  ctx.fillStyle = GAP_FILL;\n"
+"  for (const r of rows) {\n"
+"    if (r.head || !r.q.p.gaps) continue;\n"
+"    for (const g of r.q.p.gaps) {\n"
+"      if (g[0] > v1 || g[0] + g[1] < v0) continue;\n"
+"      const x0 = Math.max(X(g[0]), LABEL), x1 = Math.min(X(g[0] + g[1]), w);\n"
+"      ctx.fillRect(x0, r.y, Math.max(1, x1 - x0), ROW); n++;\n"
+"    }\n"
+"  }\n"
+"  return n;\n"
+"}\n"
+"{ const s = el('span'), sw = el('i'); sw.style.background = 'repeating-linear-gradient(135deg, rgba(96,125,139,0.16) 0 4px, rgba(96,125,139,0.5) 4px 5px)';\n"
+"  s.append(sw, document.createTextNode('not recorded (sampled)')); s.title = 'a sampled trace: between its recording windows no CUDA call or GPU operation of the hot path was recorded; empty rows there do not mean idle';\n"
+"  legend.append(s); }\n";
+
+static const char page_tail_3[] =
 "document.body.dataset.legendItems = legend.children.length;\n"
 "const sel = document.getElementById('proc');\n"
 "if (multi) {\n"
@@ -651,6 +710,8 @@ int ss_export_html_job(FILE *out, ss_process_result *procs, uint32_t n)
     ss_json_kdouble(&j, "t0", t0);
     ss_json_kdouble(&j, "t1", t1);
     ss_json_key(&j, "view"); ss_json_arr_begin(&j); ss_json_double(&j, v0); ss_json_double(&j, v1); ss_json_arr_end(&j);
+    int sampled = 0;
+    for (uint32_t i = 0; i < n; i++) sampled |= ss_capture_sampled(procs[i].model);
     ss_json_key(&j, "procs"); ss_json_arr_begin(&j);
     for (uint32_t i = 0; i < n; i++) {
         hx h;
@@ -671,7 +732,15 @@ int ss_export_html_job(FILE *out, ss_process_result *procs, uint32_t n)
     ss_json_arr_end(&j);
     ss_json_obj_end(&j);
     int bad = fclose(js) != 0;
-    fputs(page_tail, out);
+    /* the sampled pieces only where they draw something: a page of traces
+     * recorded in full is what it was before sampled recording */
+    fputs(page_tail_0, out);
+    if (sampled) fputs(sampled_shade, out);
+    fputs(page_tail_1, out);
+    if (sampled) fputs(sampled_tip, out);
+    fputs(page_tail_2, out);
+    if (sampled) fputs(sampled_legend, out);
+    fputs(page_tail_3, out);
     free(shift);
     return bad ? -1 : 0;
 }

@@ -12,6 +12,9 @@
  *                                 cost and fix (args: the members of the JSON
  *                                 report, finding_json.c; lanes so that
  *                                 overlapping findings do not mis-nest);
+ *                                 a sampled trace: above them, a track
+ *                                 "syncsight recording" with a slice per
+ *                                 recorded span and per stretch not recorded;
  *   process "GPU <d> (pid <pid>)" one track per stream, named with its kind
  *                                 (legacy default / blocking / non-blocking /
  *                                 per-thread default) and device: kernels,
@@ -28,6 +31,7 @@
  */
 #include <string.h>
 
+#include "capture_windows.h"
 #include "export.h"
 #include "json.h"
 #include "rule.h"
@@ -40,6 +44,8 @@
 /* Pseudo thread ids of the findings lanes inside the program's process. */
 #define FINDINGS_TID_BASE 0x7fff0000u
 #define FINDINGS_MAX_LANES 32u
+/* ... and of a sampled trace's recording track, above the findings. */
+#define RECORDING_TID (FINDINGS_TID_BASE - 1u)
 
 typedef struct pf {
     FILE *out;
@@ -118,6 +124,55 @@ static void x_times(pf *p, ss_json *j, uint64_t t0, uint64_t t1)
 {
     ss_json_kdouble(j, "ts", ts_us(p, t0));
     ss_json_kdouble(j, "dur", t1 > t0 ? (double)(t1 - t0) / 1e3 : 0.0);
+}
+
+/* ---- sampled recording --------------------------------------------------- */
+
+/* A sampled trace (capture_windows.h): one slice per recorded span (the
+ * head, each window) and per unrecorded stretch between them, so that empty
+ * tracks there are not read as an idle GPU or host.  The stretches are the
+ * analyzer's own (ss_capture_stretches); a trace recorded in full has no
+ * such track. */
+static void write_recording_track(pf *p)
+{
+    const ss_model *m = p->m;
+    if (!ss_capture_sampled(m)) return;
+    const ss_capture *c = ss_capture_of(m);
+    ss_capture_stretch *st;
+    uint32_t n = ss_capture_stretches(m, &st);
+    static const char track[] = "syncsight recording";
+    meta_name(p, "thread_name", p->pid, RECORDING_TID, track, sizeof track - 1);
+    meta_sort(p, "thread_sort_index", p->pid, RECORDING_TID, -2000);
+    for (uint32_t i = 0; i < n; i++) {
+        char name[64];
+        const ss_capture_span *sp = st[i].span >= 0 ? &c->spans[st[i].span] : NULL;
+        if (!sp) snprintf(name, sizeof name, "not recorded (sampled)");
+        else if (sp->window == 0) snprintf(name, sizeof name, "head");
+        else snprintf(name, sizeof name, "window %u", sp->window);
+        ss_json *j = ev(p, "X", p->pid, RECORDING_TID);
+        ss_json_kstr(j, "name", name);
+        ss_json_kstr(j, "cat", "syncsight.capture");
+        x_times(p, j, st[i].t0, st[i].t1);
+        ss_json_kstr(j, "cname", sp ? "good" : "grey");
+        ss_json_key(j, "args"); ss_json_obj_begin(j);
+        if (sp) {
+            ss_json_kuint(j, "window", sp->window);
+            ss_json_kuint(j, "hot_calls", sp->hot_off > sp->hot_on ? sp->hot_off - sp->hot_on : 0);
+            if (sp->reason_on == SS_CAPTURE_FORCED_ON) ss_json_kstr(j, "opened_by", "a stream capture (forced on)");
+        } else {
+            const ss_capture_span *prev = i > 0 && st[i - 1].span >= 0 ? &c->spans[st[i - 1].span] : NULL;
+            const ss_capture_span *next = i + 1 < n && st[i + 1].span >= 0 ? &c->spans[st[i + 1].span] : NULL;
+            /* hot calls made unseen: known between two switches, unless some
+             * reach syncsight only through CUPTI callbacks (off while OFF) */
+            if (prev && next && !c->count_partial && next->hot_on >= prev->hot_off)
+                ss_json_kuint(j, "hot_calls_not_recorded", next->hot_on - prev->hot_off);
+            ss_json_kstr(j, "note", "no CUDA call, GPU operation or stack of the hot path was recorded here: "
+                                    "empty tracks do not mean an idle GPU (docs/sampling.md)");
+        }
+        ss_json_obj_end(j);
+        ev_end(p);
+    }
+    free(st);
 }
 
 /* ---- findings ------------------------------------------------------------ */
@@ -425,6 +480,7 @@ static void write_process(pf *p, ss_process_result *res)
     meta_name(p, "process_name", p->pid, 0, pname, strlen(pname));
     meta_sort(p, "process_sort_index", p->pid, 0, p->sort_base);
 
+    write_recording_track(p);
     write_findings_track(p);
     write_threads(p);
     write_streams(p);

@@ -3,10 +3,12 @@
  * on small hand-built traces: the recorded spans and hot-call counts, an OFF
  * span as a happens-before barrier, a stream's state unknown in a window
  * until work submitted in the window ends or a host wait covers it, and the
- * rules staying silent where the recorded part cannot support a finding.
+ * rules staying silent where the recorded part cannot support a finding;
+ * and the Perfetto and HTML exports' recorded and unrecorded stretches.
  * Each case also analyzes the same records without CAPTURE records, where
  * the rule does speak: the mechanism, not the trace, keeps it silent.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 
 #include "trace_builder.h"
 #include "capture_windows.h"
+#include "export.h"
 #include "findings.h"
 #include "hb.h"
 #include "model.h"
@@ -274,12 +277,115 @@ static void test_event(void)
           "a wait in a window on an event that may have been recorded while OFF");
 }
 
+/* The exports of a sampled trace: a head, two windows (the second forced
+ * on by a stream capture) and the OFF stretches between and after them. */
+static void write_export(int sampled)
+{
+    tb b;
+    tb_open(&b, "export", sampled);
+    tb_stream(&b, MS(0.1), 0xA1, 13);                      /* the run's first record */
+    tb_launch(&b, MS(1), 0xA1, 13, MS(1.01), MS(5), NULL, 0);
+    tb_capture(&b, 0, MS(10), 1, SS_CAPTURE_HEAD_DONE, 0);
+    tb_capture(&b, 1, MS(20), 7, SS_CAPTURE_WINDOW_OPEN, 1);
+    tb_launch(&b, MS(21), 0xA1, 13, MS(21.01), MS(22), NULL, 0);
+    tb_capture(&b, 0, MS(30), 9, SS_CAPTURE_WINDOW_CLOSE, 1);
+    tb_capture(&b, 1, MS(40), 12, SS_CAPTURE_FORCED_ON, 2);
+    tb_launch(&b, MS(41), 0xA1, 13, MS(41.01), MS(42), NULL, 0);
+    tb_capture(&b, 0, MS(45), 13, SS_CAPTURE_WINDOW_CLOSE, 2);
+    tb_call(&b, CB_cudaMalloc, MS(50), MS(50.1), 0, 0, NULL, 0);   /* structural: recorded while OFF; the run's end */
+    tb_close(&b);
+}
+
+static char *export_of(const char *path, int html)
+{
+    ss_process_result p = { path, load(path), { 0 } };
+    ss_findings_init(&p.findings);
+    ss_rules_run_all(p.model, &p.findings);
+    ss_findings_finish(&p.findings, p.model->t_last - p.model->t_first);
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    CHECK((html ? ss_export_html(f, &p) : ss_export_perfetto(f, &p)) == 0, "export failed");
+    fclose(f);
+    ss_findings_free(&p.findings);
+    ss_model_free(p.model);
+    return s;
+}
+
+/* a number after `key` in s, NAN when absent */
+static double num_after(const char *s, const char *key)
+{
+    const char *k = strstr(s, key);
+    return k ? strtod(k + strlen(key), NULL) : NAN;
+}
+
+static void test_export(void)
+{
+    write_export(0);
+    write_export(1);
+    char full[600], cut[600];
+    snprintf(full, sizeof full, "%s/export.sstrace", dir);
+    snprintf(cut, sizeof cut, "%s/export_sampled.sstrace", dir);
+
+    /* Perfetto: ts 0 is the header's start (T0); microseconds */
+    static const struct { const char *name; double ts, dur; long hot, unseen; int forced; } want[] = {
+        { "head", 100, 9900, 1, -1, 0 },
+        { "not recorded (sampled)", 10000, 10000, -1, 6, 0 },
+        { "window 1", 20000, 10000, 2, -1, 0 },
+        { "not recorded (sampled)", 30000, 10000, -1, 3, 0 },
+        { "window 2", 40000, 5000, 1, -1, 1 },
+        { "not recorded (sampled)", 45000, 5100, -1, -1, 0 },   /* to the run's end; the calls made then are unknown */
+    };
+    const size_t nwant = sizeof want / sizeof want[0];
+    char *pf = export_of(cut, 0);
+    size_t n = 0;
+    for (char *line = strtok(pf, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!strstr(line, "\"cat\":\"syncsight.capture\"")) continue;
+        if (n < nwant) {
+            char name[64];
+            snprintf(name, sizeof name, "\"name\":\"%s\"", want[n].name);
+            CHECK(strstr(line, name) != NULL, "slice %zu: %s, expected %s", n, line, want[n].name);
+            CHECK(strstr(line, "\"ph\":\"X\"") && strstr(line, "\"tid\":2147418111"), "slice %zu on its track: %s", n, line);
+            CHECK(fabs(num_after(line, "\"ts\":") - want[n].ts) < 1e-6 && fabs(num_after(line, "\"dur\":") - want[n].dur) < 1e-6,
+                  "slice %zu at %s, expected ts %.3f dur %.3f", n, line, want[n].ts, want[n].dur);
+            if (want[n].hot >= 0)
+                CHECK(num_after(line, "\"hot_calls\":") == (double)want[n].hot, "slice %zu: %s, %ld hot calls", n, line, want[n].hot);
+            if (want[n].unseen >= 0)
+                CHECK(num_after(line, "\"hot_calls_not_recorded\":") == (double)want[n].unseen, "slice %zu: %s, %ld unseen", n, line, want[n].unseen);
+            else
+                CHECK(!strstr(line, "hot_calls_not_recorded"), "slice %zu: %s: the calls made then are unknown", n, line);
+            CHECK(!strstr(line, "forced on") == !want[n].forced, "slice %zu: %s", n, line);
+        }
+        n++;
+    }
+    CHECK(n == nwant, "%zu recording slices, expected %zu", n, nwant);
+    free(pf);
+    pf = export_of(cut, 0);
+    CHECK(strstr(pf, "\"name\":\"syncsight recording\"") != NULL, "the recording track is named");
+    free(pf);
+
+    /* HTML: the unrecorded stretches in ms, and the script that shades them */
+    char *html = export_of(cut, 1);
+    CHECK(strstr(html, "\"gaps\":[[10,10],[30,10],[45,5.1]]") != NULL, "HTML gaps: %.80s", strstr(html, "\"gaps\"") ? strstr(html, "\"gaps\"") : "none");
+    CHECK(strstr(html, "shadeGaps(w)") && strstr(html, "not recorded (sampled)"), "the page shades the gaps, with a legend line");
+    free(html);
+
+    /* the same records recorded in full: no recording track, nothing shaded */
+    pf = export_of(full, 0);
+    CHECK(!strstr(pf, "syncsight.capture") && !strstr(pf, "syncsight recording"), "a full trace has no recording track");
+    free(pf);
+    html = export_of(full, 1);
+    CHECK(!strstr(html, "\"gaps\"") && !strstr(html, "shadeGaps") && !strstr(html, "not recorded"), "a full trace's page shades nothing");
+    free(html);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     test_spans_and_barrier();
     test_unknown_streams();
     test_event();
+    test_export();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (!getenv("KEEP") && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

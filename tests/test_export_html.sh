@@ -11,6 +11,8 @@
 #     its box (labels are shortened or ellipsized, never squeezed); the side
 #     panel never runs sideways nor cuts a line without a tooltip; a legend;
 #     the injected markup never becomes part of the DOM;
+#   - a sampled trace's unrecorded stretches are shaded on every row where
+#     they meet the view, with a legend line; a full trace shades nothing;
 #   - the default view starts at the first GPU operation (not at the program's
 #     start: item_in_loop spends 5.3 s importing torch before its loop);
 #   - #finding=0 (what a click does) zooms in to that finding's time span;
@@ -70,6 +72,14 @@ if what == "single":
     in_view = sum(1 for f in fs if f["t"] <= v1 and f["t"] + f["d"] >= v0)
     if num("findings-drawn") != in_view: errors.append("findings drawn %s, %d meet the view" % (attrs.get("findings-drawn"), in_view))
     if want_tracks and num("rects-drawn") < 1: errors.append("no rectangle drawn")
+    # a sampled trace: its unrecorded stretches shaded on every row, with a legend line; none otherwise
+    gaps = procs[0].get("gaps")
+    if gaps is not None:
+        shaded = sum(1 for g in gaps if not (g[0] > v1 or g[0] + g[1] < v0)) * want_tracks
+        if num("gap-rects-drawn") != shaded: errors.append("unrecorded stretches drawn %s times, expected %d" % (attrs.get("gap-rects-drawn"), shaded))
+        if "not recorded (sampled)" not in dom: errors.append("no legend line for the unrecorded stretches")
+    elif "gap-rects-drawn" in attrs or "not recorded (sampled)" in dom:
+        errors.append("a trace recorded in full drew unrecorded stretches")
     p = procs[0]
     if p["first_op"] is not None:
         width = v1 - v0
