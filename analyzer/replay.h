@@ -24,7 +24,9 @@
  * causes change, and skips the stretches where the run is that replay
  * shifted by a constant; ss_replay_saving() also answers a what-if it has
  * replayed before from a memo.  SYNCSIGHT_REPLAY_FULL=1 turns both off (the
- * same savings: tests/test_replay_shortcuts.sh).
+ * same savings: tests/test_replay_shortcuts.sh).  What-ifs are independent:
+ * ss_replay_savings() runs a batch of them on several threads
+ * (SYNCSIGHT_THREADS), with the same results as one by one.
  */
 #ifndef SYNCSIGHT_ANALYZER_REPLAY_H
 #define SYNCSIGHT_ANALYZER_REPLAY_H
@@ -93,6 +95,19 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n);
 uint64_t ss_replay_end(const ss_replay *r);
 /* ns the run would end sooner without these causes (>= 0). */
 uint64_t ss_replay_saving(const ss_replay *r, const ss_relax *rx, uint32_t n);
+
+/* Several what-ifs at once: w[i].saving = ss_replay_saving(w[i].r, w[i].rx,
+ * w[i].n).  The distinct ones not answered before are replayed in parallel
+ * (ss_thread_count() threads, each with its own scratch times); the savings
+ * are the same for any number of threads.  The replays must have been built
+ * (ss_replay_of) before; w may mix the replays of several models. */
+typedef struct ss_whatif {
+    const ss_replay *r;
+    const ss_relax *rx;
+    uint32_t n;
+    uint64_t saving;          /* out */
+} ss_whatif;
+void ss_replay_savings(ss_whatif *w, uint32_t n);
 
 /* When an operation could have started from what the model orders it after
  * (submission, stream order, events, legacy barriers), before hardware queues
