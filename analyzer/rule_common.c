@@ -156,7 +156,7 @@ static int ranges_related(const mem_range *x, const mem_range *y)
  * asked about last are kept, a direct-mapped set by call index, so that a
  * launch's pointer arguments are resolved against the allocations once
  * rather than once a question.  A pure function of the model, cached in it
- * (the analyzer is single-threaded). */
+ * (the rules run on one thread: only the what-if replays are parallel). */
 #define RANGES_SLOTS 64
 struct ss_ranges_cache {
     int32_t call[RANGES_SLOTS];
