@@ -11,6 +11,7 @@
  * stream s submitted before k" is then the last operation of s with a key
  * below k: a stream runs its operations in order, so that one ends last.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1336,7 +1337,7 @@ static void sort_items(item *v, uint32_t n)
     free(cnt);
 }
 
-static const ss_replay *sort_ctx;
+static _Thread_local const ss_replay *sort_ctx;   /* the replay being built, on this thread */
 static int cmp_stream_ops(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -1738,9 +1739,50 @@ static ss_replay *build(const ss_model *m)
     return r;
 }
 
+/* The build on its own thread: it reads the model's loaded tables and
+ * writes only the replay it makes, so the rules can run meanwhile (they
+ * write other fields of the model: their own caches). */
+typedef struct prefetch { pthread_t tid; const ss_model *m; ss_replay *r; } prefetch;
+
+static void *prefetch_main(void *arg)
+{
+    prefetch *p = arg;
+    p->r = build(p->m);
+    return NULL;
+}
+
+static void prefetch_join(ss_model *mm)
+{
+    prefetch *p = mm->replay_job;
+    if (!p) return;
+    pthread_join(p->tid, NULL);
+    mm->replay_job = NULL;
+    /* ss_replay_of joins before it builds: the model has no replay yet */
+    mm->replay = p->r;
+    mm->replay_free = ss_replay_free;
+    free(p);
+}
+
+static void prefetch_free(ss_model *mm) { prefetch_join(mm); }
+
+void ss_replay_prefetch(const ss_model *m)
+{
+    ss_model *mm = (ss_model *)m;
+    if (mm->replay || mm->replay_job || ss_thread_count() < 2) return;
+    prefetch *p = ss_xcalloc(1, sizeof *p);
+    p->m = m;
+    if (pthread_create(&p->tid, NULL, prefetch_main, p) != 0) {
+        free(p);   /* built on first use instead */
+        return;
+    }
+    mm->replay_job = p;
+    mm->replay_job_free = prefetch_free;
+}
+
 const ss_replay *ss_replay_of(const ss_model *m)
 {
     ss_model *mm = (ss_model *)m;   /* a cache the model owns and frees, like kaccess */
+    if (mm->replay_job) prefetch_join(mm);
     if (!mm->replay) {
         mm->replay = build(m);
         mm->replay_free = ss_replay_free;
