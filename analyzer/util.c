@@ -75,3 +75,46 @@ void ss_parallel_for(uint32_t n, unsigned threads, void (*fn)(void *ctx, uint32_
     pfor_run(&p, 0);
     for (unsigned k = 1; k < started; k++) pthread_join(tid[k], NULL);
 }
+
+/* Records are moved and their keys read with memcpy: the caller's record
+ * type is not known here (no aliasing of it through another struct). */
+static inline uint64_t key16(const unsigned char *v, size_t i)
+{
+    uint64_t k;
+    memcpy(&k, v + 16 * i, sizeof k);
+    return k;
+}
+
+void ss_radix_sort16(void *base, size_t n)
+{
+    enum { BITS = 11, NB = 1 << BITS };
+    unsigned char *v = base;
+    if (n < 2) return;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key16(v, i);
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
+    }
+    uint64_t span = hi - lo;
+    unsigned digits = 0;
+    while (digits * BITS < 64 && (span >> (digits * BITS))) digits++;
+    if (!digits) return;                 /* one key: already in order */
+    size_t (*cnt)[NB] = ss_xcalloc(digits, sizeof *cnt);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key16(v, i) - lo;
+        for (unsigned d = 0; d < digits; d++) cnt[d][(k >> (d * BITS)) & (NB - 1)]++;
+    }
+    unsigned char *tmp = ss_xcalloc(n, 16), *src = v, *dst = tmp;
+    for (unsigned d = 0; d < digits; d++) {
+        size_t sum = 0;
+        for (uint32_t b = 0; b < NB; b++) { size_t c = cnt[d][b]; cnt[d][b] = sum; sum += c; }
+        unsigned sh = d * BITS;
+        for (size_t i = 0; i < n; i++)
+            memcpy(dst + 16 * cnt[d][((key16(src, i) - lo) >> sh) & (NB - 1)]++, src + 16 * i, 16);
+        unsigned char *t = src; src = dst; dst = t;
+    }
+    if (src != v) memcpy(v, src, n * 16);
+    free(tmp);
+    free(cnt);
+}
