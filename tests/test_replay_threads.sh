@@ -1,7 +1,8 @@
 #!/bin/bash
 # The what-if replays run on a thread pool (SYNCSIGHT_THREADS, replay.h's
-# ss_replay_savings): the report must not depend on how many threads ran
-# them, nor on which thread ran which what-if.  Every fixture, the
+# ss_replay_savings), and the replay is built on its own thread while the
+# rules run (ss_replay_prefetch): the report must not depend on how many
+# threads ran them, nor on which thread ran which what-if.  Every fixture, the
 # multi-process fixture directory (what-ifs of several models in one batch)
 # and generated traces: the JSON report with 1 thread and with 4 byte for
 # byte the same, and with 4 threads and every what-if replayed in full
