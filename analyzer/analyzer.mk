@@ -15,7 +15,7 @@ ANALYZER_HDRS     := $(wildcard analyzer/*.h) $(wildcard include/syncsight/*.h)
 ANALYZER_OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(filter analyzer/%,$(ANALYZER_LIB_SRCS)) analyzer/main.c) \
                      $(patsubst $(BUILD)/gen/%.c,$(BUILD)/analyzer-gen/%.o,$(ANALYZER_GEN_SRCS))
 ANALYZER_COMMON_OBJS := $(patsubst %.c,$(BUILD)/analyzer/%.o,$(COMMON_SRCS))
-ANALYZER_CFLAGS   := $(BASE_CFLAGS) $(CFLAGS) $(SYMBOLIZE_CFLAGS)
+ANALYZER_CFLAGS   := $(BASE_CFLAGS) $(CFLAGS) $(SYMBOLIZE_CFLAGS) -pthread
 
 $(BUILD)/analyzer/%.o: analyzer/%.c $(ANALYZER_HDRS)
 	@mkdir -p $(dir $@)
@@ -30,7 +30,7 @@ $(BUILD)/analyzer/common/%.o: common/%.c $(ANALYZER_HDRS)
 	$(CC) $(ANALYZER_CFLAGS) -c -o $@ $<
 
 $(BUILD)/syncsight: $(ANALYZER_OBJS) $(ANALYZER_COMMON_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(SYMBOLIZE_LIBS) -lm
+	$(CC) $(CFLAGS) -pthread -o $@ $^ $(SYMBOLIZE_LIBS) -lm
 
 .PHONY: analyzer demo
 analyzer: $(BUILD)/syncsight

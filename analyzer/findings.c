@@ -225,15 +225,21 @@ void ss_findings_finish(ss_findings *f, uint64_t wall_ns)
         }
     }
     /* What-if replay: each finding's causes removed, then every cause of a
-     * process at once (the findings overlap: the total is not their sum). */
+     * process at once (the findings overlap: the total is not their sum).
+     * One batch: the replays are independent and run in parallel
+     * (ss_replay_savings), each result going to its own finding. */
     f->saving_total_ms = 0;
     f->saving_total_known = 0;
+    ss_whatif *w = NULL;
+    ss_relax **alls = NULL;
+    uint32_t nw = 0, cw = 0, nalls = 0, calls_ = 0;
     for (uint32_t i = 0; i < f->n; i++) {
         ss_finding *x = &f->v[i];
         if (!x->nrelax) continue;
-        x->saving_ms = ns_to_ms(ss_replay_saving(ss_replay_of(x->model), x->relax, x->nrelax));
-        x->saving_known = 1;
+        ss_whatif q = { ss_replay_of(x->model), x->relax, x->nrelax, 0 };
+        SS_PUSH(w, nw, cw, q);
     }
+    uint32_t nper = nw;
     for (uint32_t i = 0; i < f->n; i++) {
         const ss_model *m = f->v[i].model;
         int first = 1;
@@ -244,13 +250,26 @@ void ss_findings_finish(ss_findings *f, uint64_t wall_ns)
         for (uint32_t j = i; j < f->n; j++)
             if (f->v[j].model == m)
                 for (uint32_t k = 0; k < f->v[j].nrelax; k++) SS_PUSH(all, nall, call, f->v[j].relax[k]);
-        if (nall) {
-            double s = ns_to_ms(ss_replay_saving(ss_replay_of(m), all, nall));
-            if (s > f->saving_total_ms) f->saving_total_ms = s;
-            f->saving_total_known = 1;
-        }
-        free(all);
+        if (!nall) continue;
+        SS_PUSH(alls, nalls, calls_, all);
+        ss_whatif q = { ss_replay_of(m), all, nall, 0 };
+        SS_PUSH(w, nw, cw, q);
     }
+    ss_replay_savings(w, nw);
+    for (uint32_t i = 0, k = 0; i < f->n; i++) {
+        ss_finding *x = &f->v[i];
+        if (!x->nrelax) continue;
+        x->saving_ms = ns_to_ms(w[k++].saving);
+        x->saving_known = 1;
+    }
+    for (uint32_t k = nper; k < nw; k++) {
+        double s = ns_to_ms(w[k].saving);
+        if (s > f->saving_total_ms) f->saving_total_ms = s;
+        f->saving_total_known = 1;
+    }
+    for (uint32_t k = 0; k < nalls; k++) free(alls[k]);
+    free(alls);
+    free(w);
     ss_qsort(f->v, f->n, sizeof(ss_finding), cmp_finding);
     /* the fold map indexes are stale after sorting: no adds after finish */
     ss_u64map_free(&f->fold->map);

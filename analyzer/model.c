@@ -694,6 +694,57 @@ static int cmp_gpu_ptr(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Sorting tens of millions of calls and ops through comparators that read
+ * their records (in the mapped trace, 32-byte elements moved) took ~0.85 s
+ * of 10 M records: they are sorted as (time, index) pairs by a radix sort
+ * instead, and only runs of equal times through the comparator.  The
+ * comparators are total orders: the same result. */
+typedef struct time_idx { uint64_t t; uint64_t i; } time_idx;
+
+static time_idx *sorted_by_time(size_t n, uint64_t (*time_of)(const void *, size_t), const void *ctx)
+{
+    time_idx *k = ss_xcalloc(n, sizeof *k);
+    for (size_t i = 0; i < n; i++) k[i] = (time_idx){ time_of(ctx, i), i };
+    ss_radix_sort16(k, n);
+    return k;
+}
+
+/* the runs of equal times in k, each sorted by cmp (elements of `size` in v) */
+static void sort_ties(const time_idx *k, size_t n, void *v, size_t size, int (*cmp)(const void *, const void *))
+{
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && k[b].t == k[a].t; b++) {}
+        if (b - a > 1) qsort((char *)v + a * size, b - a, size, cmp);
+    }
+}
+
+static uint64_t call_time(const void *ctx, size_t i) { return ((const ss_call *)ctx)[i].rec->t_enter; }
+static uint64_t gpu_time(const void *ctx, size_t i) { return ((const ss_gpu_common *const *)ctx)[i]->start; }
+
+static void sort_calls(ss_model *m)
+{
+    if (m->ncalls < 2) return;
+    time_idx *k = sorted_by_time(m->ncalls, call_time, m->calls);
+    ss_call *v = ss_xcalloc(m->ncalls, sizeof(ss_call));
+    for (uint32_t i = 0; i < m->ncalls; i++) v[i] = m->calls[k[i].i];
+    sort_ties(k, m->ncalls, v, sizeof(ss_call), cmp_call);
+    free(k);
+    free(m->calls);
+    m->calls = v;
+}
+
+static void sort_gpu(const ss_gpu_common **g, uint32_t n)
+{
+    if (n < 2) return;
+    time_idx *k = sorted_by_time(n, gpu_time, g);
+    const ss_gpu_common **v = ss_xcalloc(n, sizeof *v);
+    for (uint32_t i = 0; i < n; i++) v[i] = g[k[i].i];
+    sort_ties(k, n, v, sizeof *v, cmp_gpu_ptr);
+    memcpy(g, v, n * sizeof *v);
+    free(v);
+    free(k);
+}
+
 static int cmp_nvtx(const void *a, const void *b)
 {
     const ss_nvtx_rec *x = ((const ss_nvtx *)a)->rec, *y = ((const ss_nvtx *)b)->rec;
@@ -1661,10 +1712,10 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         c->is_async = ends_with(base, "Async");
         c->stream = c->first_op = c->event = c->alloc = -1;
     }
-    ss_qsort(m->calls, m->ncalls, sizeof(ss_call), cmp_call);
+    sort_calls(m);
 
     /* GPU ops, sorted by start */
-    ss_qsort(L.gpu, L.ngpu, sizeof(*L.gpu), cmp_gpu_ptr);
+    sort_gpu(L.gpu, L.ngpu);
     m->nops = L.ngpu;
     m->ops = ss_xcalloc(L.ngpu, sizeof(ss_gpu_op));
     for (uint32_t i = 0; i < L.ngpu; i++) {
@@ -1812,6 +1863,7 @@ void ss_model_free(ss_model *m)
     free(m->alloc_max_end); free(m->alloc_group); free(m->alloc_ptr); free(m->alloc_group_free); free(m->op_max_end); free(m->op_min_submit);
     if (m->kaccess && m->kaccess_free) m->kaccess_free(m->kaccess);
     ss_symbolizer_free(m->symbolizer);
+    if (m->replay_job && m->replay_job_free) m->replay_job_free(m);
     if (m->replay && m->replay_free) m->replay_free(m->replay);
     if (m->ranges && m->ranges_free) m->ranges_free(m->ranges);
     if (m->iterations && m->iterations_free) m->iterations_free(m->iterations);

@@ -301,6 +301,10 @@ typedef struct ss_model {
     struct ss_symbolizer *symbolizer;
     struct ss_replay *replay;
     void (*replay_free)(struct ss_replay *);
+    /* replay.c: the replay being built on another thread (ss_replay_prefetch),
+     * and what waits for it and frees it when the model goes first */
+    void *replay_job;
+    void (*replay_job_free)(struct ss_model *);
     struct ss_iterations *iterations;   /* iterations.c: the repeated iteration */
     /* Sampled recording (capture_windows.h): the recorded spans, built at
      * load from the SS_REC_CAPTURE records; one span for a trace without. */

@@ -24,7 +24,9 @@
  * causes change, and skips the stretches where the run is that replay
  * shifted by a constant; ss_replay_saving() also answers a what-if it has
  * replayed before from a memo.  SYNCSIGHT_REPLAY_FULL=1 turns both off (the
- * same savings: tests/test_replay_shortcuts.sh).
+ * same savings: tests/test_replay_shortcuts.sh).  What-ifs are independent:
+ * ss_replay_savings() runs a batch of them on several threads
+ * (SYNCSIGHT_THREADS), with the same results as one by one.
  */
 #ifndef SYNCSIGHT_ANALYZER_REPLAY_H
 #define SYNCSIGHT_ANALYZER_REPLAY_H
@@ -84,6 +86,11 @@ typedef struct ss_load_barrier {
 /* The model's replay, built on first use (NULL only when out of memory is
  * impossible: it aborts like every analyzer allocation). */
 const ss_replay *ss_replay_of(const ss_model *m);
+/* Starts building it on another thread, when ss_thread_count() > 1, so that
+ * it is ready (or nearly) when first used: ss_replay_of waits for it.  The
+ * same replay as one built on first use; the model must not change meanwhile
+ * except for the rules' own caches. */
+void ss_replay_prefetch(const ss_model *m);
 void ss_replay_free(ss_replay *r);
 
 /* The replayed end of the run (trace clock ns) with these causes removed;
@@ -93,6 +100,19 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n);
 uint64_t ss_replay_end(const ss_replay *r);
 /* ns the run would end sooner without these causes (>= 0). */
 uint64_t ss_replay_saving(const ss_replay *r, const ss_relax *rx, uint32_t n);
+
+/* Several what-ifs at once: w[i].saving = ss_replay_saving(w[i].r, w[i].rx,
+ * w[i].n).  The distinct ones not answered before are replayed in parallel
+ * (ss_thread_count() threads, each with its own scratch times); the savings
+ * are the same for any number of threads.  The replays must have been built
+ * (ss_replay_of) before; w may mix the replays of several models. */
+typedef struct ss_whatif {
+    const ss_replay *r;
+    const ss_relax *rx;
+    uint32_t n;
+    uint64_t saving;          /* out */
+} ss_whatif;
+void ss_replay_savings(ss_whatif *w, uint32_t n);
 
 /* When an operation could have started from what the model orders it after
  * (submission, stream order, events, legacy barriers), before hardware queues

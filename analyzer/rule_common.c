@@ -163,54 +163,61 @@ static int ranges_certainly_related(const mem_range *x, const mem_range *y)
 }
 
 /* The rules ask about one call against many others nearby (every earlier op
- * a barrier orders, every op in flight at a sync): the ranges of the calls
- * asked about last are kept, a direct-mapped set by call index, so that a
- * launch's pointer arguments are resolved against the allocations once
- * rather than once a question.  A pure function of the model, cached in it
- * (the analyzer is single-threaded). */
-#define RANGES_SLOTS 64
+ * a barrier orders, every op in flight at a sync), and about each call
+ * several times from several rules: a call's ranges are resolved against
+ * the allocations once, when first asked for, and kept for the rest of the
+ * analysis (a 64-slot cache of the calls asked about last missed on a
+ * quarter of the questions and resolved each call about 4 times).  A pure
+ * function of the model, cached in it; the rules run on one thread (only
+ * the what-if replays are parallel). */
 struct ss_ranges_cache {
-    int32_t call[RANGES_SLOTS];
-    uint32_t n[RANGES_SLOTS];
-    mem_range r[RANGES_SLOTS][MAX_RANGES];
+    uint32_t *off;             /* per call: its ranges in v[off..off+n), UINT32_MAX not resolved yet */
+    uint16_t *n;
+    mem_range *v; uint32_t nv, cv;
 };
 
-static void ranges_cache_free(struct ss_ranges_cache *c) { free(c); }
+static void ranges_cache_free(struct ss_ranges_cache *c)
+{
+    if (!c) return;
+    free(c->off); free(c->n); free(c->v); free(c);
+}
 
 static const mem_range *cached_ranges(const ss_model *m, int32_t call, uint32_t *n)
 {
     ss_model *mm = (ss_model *)m;   /* a cache the model owns and frees, like the replay */
     if (!mm->ranges) {
         mm->ranges = ss_xcalloc(1, sizeof *mm->ranges);
-        for (uint32_t i = 0; i < RANGES_SLOTS; i++) mm->ranges->call[i] = -1;
+        mm->ranges->off = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
+        mm->ranges->n = ss_xcalloc(m->ncalls + 1, sizeof(uint16_t));
+        memset(mm->ranges->off, 0xff, (m->ncalls + 1) * sizeof(uint32_t));
         mm->ranges_free = ranges_cache_free;
     }
     struct ss_ranges_cache *c = mm->ranges;
-    uint32_t slot = (uint32_t)call % RANGES_SLOTS;
-    if (c->call[slot] != call) {
-        c->n[slot] = call_ranges(m, &m->calls[call], c->r[slot]);
-        c->call[slot] = call;
+    if (c->off[call] == UINT32_MAX) {
+        mem_range r[MAX_RANGES];
+        uint32_t k = call_ranges(m, &m->calls[call], r);
+        if (c->nv + k > c->cv) {
+            while (c->nv + k > c->cv) c->cv = c->cv ? c->cv * 2 : 1024;
+            c->v = ss_xrealloc(c->v, (size_t)c->cv * sizeof(mem_range));
+        }
+        if (k) memcpy(c->v + c->nv, r, k * sizeof(mem_range));
+        c->off[call] = c->nv;
+        c->n[call] = (uint16_t)k;
+        c->nv += k;
     }
-    *n = c->n[slot];
-    return c->r[slot];
+    *n = c->n[call];
+    return *n ? c->v + c->off[call] : NULL;
 }
 
 int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b)
 {
     if (a < 0 || b < 0) return 0;
     uint32_t na, nb;
-    const mem_range *ra = cached_ranges(m, a, &na);
+    cached_ranges(m, a, &na);
     if (!na) return 0;
-    if ((uint32_t)a % RANGES_SLOTS == (uint32_t)b % RANGES_SLOTS) {
-        /* one slot: a's ranges would be overwritten by b's */
-        mem_range rb[MAX_RANGES];
-        nb = call_ranges(m, &m->calls[b], rb);
-        for (uint32_t i = 0; i < na; i++)
-            for (uint32_t j = 0; j < nb; j++)
-                if (ranges_related(&ra[i], &rb[j])) return 1;
-        return 0;
-    }
+    /* b's resolution may move the array: a's ranges are found again after it */
     const mem_range *rb = cached_ranges(m, b, &nb);
+    const mem_range *ra = cached_ranges(m, a, &na);
     for (uint32_t i = 0; i < na; i++)
         for (uint32_t j = 0; j < nb; j++)
             if (ranges_related(&ra[i], &rb[j])) return 1;

@@ -1,6 +1,7 @@
 /* The rule registry (rule.h): every rule, in the order they run; SARIF lists
  * them and NVTXT numbers their categories in this order. */
 #include <stddef.h>
+#include "replay.h"
 #include "rule.h"
 
 const ss_rule *const ss_rules[] = {
@@ -21,6 +22,9 @@ const ss_rule *const ss_rules[] = {
 
 void ss_rules_run_all(const ss_model *m, ss_findings *out)
 {
+    /* The what-if replay is built while the rules that do not need it run
+     * (with SYNCSIGHT_THREADS=1, on first use, as before) */
+    ss_replay_prefetch(m);
     for (int i = 0; ss_rules[i]; i++) {
         out->sampled_need = ss_rules[i]->sampled;
         ss_rules[i]->run(m, out);

@@ -33,6 +33,20 @@ static inline void *ss_xcalloc(size_t n, size_t sz)
     return q;
 }
 
+/* Worker threads for independent jobs (the what-if replays): the
+ * SYNCSIGHT_THREADS environment variable when it is a number >= 1, else the
+ * online CPUs; at most SS_MAX_THREADS.  1 runs every job on the calling
+ * thread. */
+#define SS_MAX_THREADS 8
+unsigned ss_thread_count(void);
+
+/* fn(ctx, i, worker) for every i in [0, n), on up to `threads` threads:
+ * the calling thread is worker 0, the others 1..threads-1.  Jobs are handed
+ * out in index order, one at a time; which worker runs which job depends on
+ * timing, so fn may keep state per worker (scratch memory) but its result
+ * must not depend on the worker.  Returns when every job has run. */
+void ss_parallel_for(uint32_t n, unsigned threads, void (*fn)(void *ctx, uint32_t i, unsigned worker), void *ctx);
+
 /* printf into a malloc'ed string (exits on OOM, as above). */
 char *ss_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -47,6 +61,12 @@ static inline void ss_qsort(void *base, size_t n, size_t size, int (*cmp)(const 
     while (i < n && cmp(p + (i - 1) * size, p + i * size) <= 0) i++;
     if (i < n) qsort(base, n, size, cmp);
 }
+
+/* Stable sort of n 16-byte records by the uint64_t key each starts with
+ * (a radix sort: 11-bit digits of key - min, as many as the keys' span
+ * needs; records of equal keys keep their order).  Tens of millions of
+ * records in a fraction of qsort's time; the caller orders equal keys. */
+void ss_radix_sort16(void *v, size_t n);
 
 /* Append one element to a (ptr, n, cap) triple. */
 #define SS_PUSH(ptr, n, cap, value) do {                                    \

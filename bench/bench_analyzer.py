@@ -188,6 +188,7 @@ def main():
         "date": now.isoformat(timespec="seconds"), "machine": machine_info(),
         "command": f"syncsight {' '.join(analyzer_args)} TRACE", "syncsight_version": version,
         "fallback": fallback, "generator": f"ss-gen-trace --seed {args.seed}",
+        "syncsight_threads": os.environ.get("SYNCSIGHT_THREADS", "default (online CPUs, at most 8)"),
         "targets": {"records_per_s": TARGET_RECORDS_PER_S, "rss_bytes_per_record": TARGET_RSS_BYTES_PER_RECORD,
                     "linear": "ns/record at every size within 1.5x of the smallest"},
         "meets": {"records_per_s": meets_rate, "rss_bytes_per_record": meets_rss, "linear": linear},
@@ -203,7 +204,7 @@ def main():
         f"Command: `{result['command']}` on synthetic traces from `{result['generator']}` "
         f"(page cache warm: each trace was just written).  Machine: {result['machine']['cpu']}, "
         f"{result['machine']['cores']} cores, {result['machine']['mem_bytes'] / 2**30:.0f} GiB.  "
-        f"syncsight: {version or 'unknown'}.",
+        f"syncsight: {version or 'unknown'}.  SYNCSIGHT_THREADS: {result['syncsight_threads']}.",
         "",
     ]
     if fallback:
@@ -229,8 +230,9 @@ def main():
         "Peak RSS is the analyzer process's own ru_maxrss; it includes the pages of the memory-mapped trace",
         "that were resident, so a reader that maps the file counts the file's size up to the pages it has touched.",
         "\"anon B/record\" is the largest anonymous RSS (the analyzer's own memory) seen by polling",
-        "/proc/PID/status every 20 ms.  \"analyzer CPU s\": the analyzer's user + system time (single-threaded: on an",
-        "idle machine about its wall time; on a loaded one the better measure).",
+        "/proc/PID/status every 20 ms.  \"analyzer CPU s\": the analyzer's user + system time, summed over its",
+        "threads (the what-if replays run on SYNCSIGHT_THREADS threads; with 1, on an idle machine about its wall",
+        "time; on a loaded one the better measure).",
         "",
     ]
     with open(base_path + ".md", "w") as f:

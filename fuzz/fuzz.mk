@@ -26,7 +26,7 @@ FUZZ_ANALYZER_SRCS := $(filter-out analyzer/cmd_%.c analyzer/export%.c,$(ANALYZE
 
 $(BUILD)/fuzz/fuzz_analyzer: fuzz/fuzz_analyzer.c fuzz/fuzz_common.h $(COMMON_SRCS) $(FUZZ_ANALYZER_SRCS) $(wildcard analyzer/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ianalyzer $(SYMBOLIZE_CFLAGS) -o $@ fuzz/fuzz_analyzer.c $(FUZZ_ANALYZER_SRCS) $(COMMON_SRCS) $(SYMBOLIZE_LIBS) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ianalyzer $(SYMBOLIZE_CFLAGS) -o $@ fuzz/fuzz_analyzer.c $(FUZZ_ANALYZER_SRCS) $(COMMON_SRCS) $(SYMBOLIZE_LIBS) -pthread -lm
 
 # Seeds: recorded fixtures, small generated traces and their truncations.
 $(BUILD)/fuzz/seeds/.stamp: $(BUILD)/ss-gen-trace fuzz/make_seeds.sh $(wildcard tests/fixtures/*.sstrace)
