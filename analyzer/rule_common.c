@@ -228,15 +228,11 @@ int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b)
 {
     if (a < 0 || b < 0) return SS_SHARE_NONE;
     uint32_t na, nb;
-    const mem_range *ra = cached_ranges(m, a, &na), *rb;
+    cached_ranges(m, a, &na);
     if (!na) return SS_SHARE_NONE;
-    mem_range own[MAX_RANGES];
-    if ((uint32_t)a % RANGES_SLOTS == (uint32_t)b % RANGES_SLOTS) {
-        nb = call_ranges(m, &m->calls[b], own);     /* one slot: keep a's ranges */
-        rb = own;
-    } else {
-        rb = cached_ranges(m, b, &nb);
-    }
+    /* b's resolution may move the array: a's ranges are found again after it */
+    const mem_range *rb = cached_ranges(m, b, &nb);
+    const mem_range *ra = cached_ranges(m, a, &na);
     int how = SS_SHARE_NONE;
     for (uint32_t i = 0; i < na; i++)
         for (uint32_t j = 0; j < nb; j++) {
