@@ -72,7 +72,7 @@ done
 tmp=$(mktemp -d /tmp/syncsight-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 raw=$tmp/raw.tsv
-printf 'program\tconfig\trep\twall_s\tcalls\touter_s\trc\ttraces\ttrace_bytes\tapi_records\tnote\n' > "$raw"
+printf 'program\tconfig\trep\twall_s\tcalls\touter_s\trc\ttraces\ttrace_bytes\tapi_records\tnote\tstep_p50_us\n' > "$raw"
 
 # Nsight Systems: on the GPU machines only inside the Nsight Compute folder.
 if [ -z "${NSYS:-}" ]; then
@@ -151,7 +151,7 @@ run_one() {
     (cd "$dir" && env "${envs[@]}" "${cmd[@]}") > "$dir/out.txt" 2>&1
     rc=$?
     t1=$(date +%s.%N)
-    local line wall calls note=""
+    local line wall calls note="" step=NA
     line=$(grep -m1 '^BENCH ' "$dir/out.txt")
     if [ -z "$line" ]; then
         wall=NA; calls=NA; note="no timing line (exit $rc)"
@@ -161,6 +161,10 @@ run_one() {
     else
         wall=$(sed -n 's/.* wall_s=\([^ ]*\).*/\1/p' <<<"$line")
         calls=$(sed -n 's/.* calls=\([^ ]*\).*/\1/p' <<<"$line")
+        # the training loop's median step (bench/train_loop.py): not moved by
+        # the head's steps nor by a stall of the machine
+        step=$(sed -n 's/.* step_p50_us=\([^ ]*\).*/\1/p' <<<"$line")
+        [ -n "$step" ] || step=NA
         [ "$rc" != 0 ] && note="exit $rc after the timing line"
     fi
     # The traces the shim wrote: how many and how big; the number of API
@@ -183,8 +187,9 @@ run_one() {
     elif [ "$cfg" != none ] && [ "$cfg" != nsys ] && [ "$cfg" != torchprof ]; then
         note="${note:+$note; }NO TRACE WRITTEN"
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$prog" "$cfg" "$rep" "$wall" "$calls" \
-        "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "$rc" "$traces" "$bytes" "$apis" "$note" >> "$raw"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$prog" "$cfg" "$rep" "$wall" "$calls" \
+        "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "$rc" "$traces" "$bytes" "$apis" "$note" \
+        "$step" >> "$raw"
     printf 'run_bench: rep %s %-12s %-10s wall_s=%s\n' "$rep" "$prog" "$cfg" "$wall" >&2
 }
 

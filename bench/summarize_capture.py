@@ -58,7 +58,8 @@ def main():
     notes = []
     for r in rows:
         key = (r["program"], r["config"])
-        runs.setdefault(key, {"walls": [], "calls": [], "apis": [], "traces": [], "bytes": [], "outer": []})
+        runs.setdefault(key, {"walls": [], "calls": [], "apis": [], "traces": [], "bytes": [], "outer": [],
+                              "steps": []})
         if r["note"]:
             notes.append(f"{r['program']}/{r['config']} rep {r['rep']}: {r['note']}")
         if r["wall_s"] == "NA":
@@ -71,6 +72,9 @@ def main():
             d["apis"].append(int(r["api_records"]))
         d["traces"].append(int(r["traces"]))
         d["bytes"].append(int(r["trace_bytes"]))
+        # raw tables written before step times were printed have no such column
+        if r.get("step_p50_us") not in (None, "", "NA"):
+            d["steps"].append(float(r["step_p50_us"]))
 
     lines = [
         "# Capture overhead",
@@ -103,8 +107,10 @@ def main():
                 calls_note = "unknown (no full-recording trace)"
         lines += [f"## {PROGRAM_TEXT[prog]}", "",
                   f"CUDA calls in the timed loop: {calls if calls is not None else '?'} ({calls_note}).", "",
-                  "| configuration | runs | median s | min-max s | slowdown | ns/call | whole process s | trace MB |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "| configuration | runs | median s | min-max s | slowdown | ns/call | whole process s | trace MB |"
+                  + (" median step us (slowdown) |" if base["steps"] else ""),
+                  "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if base["steps"] else "")]
+        base_step = statistics.median(base["steps"]) if base["steps"] else None
         slow = {}
         for cfg in CONFIG_ORDER:
             d = runs.get((prog, cfg))
@@ -115,8 +121,16 @@ def main():
             slow[cfg] = pct
             per_call = "-" if cfg == "none" or not calls else f"{(med - base_med) * 1e9 / calls:.0f}"
             mb = f"{statistics.median(d['bytes']) / 1e6:.1f}" if d["traces"] and max(d["traces"]) else "-"
+            step = ""
+            if base_step:
+                if d["steps"]:
+                    sm = statistics.median(d["steps"])
+                    step = f" {sm:.0f}" + ("" if cfg == "none" else f" ({(sm / base_step - 1) * 100:+.1f}%)") + " |"
+                else:
+                    step = " - |"
             lines.append(f"| {CONFIG_TEXT[cfg]} | {len(d['walls'])} | {med:.4f} | {min(d['walls']):.4f}-{max(d['walls']):.4f} | "
-                         f"{'-' if cfg == 'none' else f'{pct:+.1f}%'} | {per_call} | {statistics.median(d['outer']):.2f} | {mb} |")
+                         f"{'-' if cfg == 'none' else f'{pct:+.1f}%'} | {per_call} | {statistics.median(d['outer']):.2f} | {mb} |"
+                         + step)
         lines.append("")
         if prog == "launch_bound" and "default" in slow:
             if "nsys" in slow and slow["nsys"] > 0:
