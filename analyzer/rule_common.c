@@ -209,22 +209,10 @@ static const mem_range *cached_ranges(const ss_model *m, int32_t call, uint32_t 
     return *n ? c->v + c->off[call] : NULL;
 }
 
-int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b)
-{
-    if (a < 0 || b < 0) return 0;
-    uint32_t na, nb;
-    cached_ranges(m, a, &na);
-    if (!na) return 0;
-    /* b's resolution may move the array: a's ranges are found again after it */
-    const mem_range *rb = cached_ranges(m, b, &nb);
-    const mem_range *ra = cached_ranges(m, a, &na);
-    for (uint32_t i = 0; i < na; i++)
-        for (uint32_t j = 0; j < nb; j++)
-            if (ranges_related(&ra[i], &rb[j])) return 1;
-    return 0;
-}
-
-int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b)
+/* How two calls' memory relates; `want_certain` 0 stops at the first
+ * related pair (SS_SHARE_POSSIBLE then stands for "related"), 1 looks on
+ * for a pair related beyond doubt. */
+static int share_memory(const ss_model *m, int32_t a, int32_t b, int want_certain)
 {
     if (a < 0 || b < 0) return SS_SHARE_NONE;
     uint32_t na, nb;
@@ -236,10 +224,23 @@ int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b)
     int how = SS_SHARE_NONE;
     for (uint32_t i = 0; i < na; i++)
         for (uint32_t j = 0; j < nb; j++) {
-            if (ranges_certainly_related(&ra[i], &rb[j])) return SS_SHARE_CERTAIN;
-            if (how == SS_SHARE_NONE && ranges_related(&ra[i], &rb[j])) how = SS_SHARE_POSSIBLE;
+            if (want_certain && ranges_certainly_related(&ra[i], &rb[j])) return SS_SHARE_CERTAIN;
+            if (how == SS_SHARE_NONE && ranges_related(&ra[i], &rb[j])) {
+                if (!want_certain) return SS_SHARE_POSSIBLE;
+                how = SS_SHARE_POSSIBLE;
+            }
         }
     return how;
+}
+
+int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b)
+{
+    return share_memory(m, a, b, 0) != SS_SHARE_NONE;
+}
+
+int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b)
+{
+    return share_memory(m, a, b, 1);
 }
 
 int ss_ops_share_memory(const ss_model *m, int32_t a, int32_t b)

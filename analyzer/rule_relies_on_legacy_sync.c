@@ -121,9 +121,10 @@ static void run(const ss_model *m, ss_findings *out)
                 int32_t y = by_epoch[k].v[e - 1];
                 if (y < 0 || !is_work(m->calls[y].cls) || ss_model_call_device(m, &m->calls[y]) != dev) continue;
                 checks++;
-                if (!ss_calls_share_memory(m, y, (int32_t)i)) continue;
-                /* the producer named is a certain one where there is one */
-                if (!certain && ss_calls_share_memory_how(m, y, (int32_t)i) == SS_SHARE_CERTAIN) {
+                /* how sure, until a certain producer is found: it is the one named */
+                int how = certain ? ss_calls_share_memory(m, y, (int32_t)i) : ss_calls_share_memory_how(m, y, (int32_t)i);
+                if (!how) continue;
+                if (how == SS_SHARE_CERTAIN) {
                     certain = 1;
                     first = y;
                 }
