@@ -218,16 +218,18 @@ typedef struct ss_found_object {
     unsigned long long rest[16];
 } ss_found_object;
 typedef int (*ss_find_object_fn)(void *address, ss_found_object *out);
-static ss_find_object_fn find_object;
-static int find_object_looked_up;
+/* Not looked up yet while it points at itself; NULL: glibc < 2.35.  Two
+ * threads looking it up at once find the same. */
+static void *find_object = &find_object;
 
 int ss_object_of(const void *addr, const char **name, const void **start)
 {
-    if (!__atomic_load_n(&find_object_looked_up, __ATOMIC_ACQUIRE)) {
-        __atomic_store_n(&find_object, (ss_find_object_fn)dlsym(RTLD_DEFAULT, "_dl_find_object"), __ATOMIC_RELAXED);
-        __atomic_store_n(&find_object_looked_up, 1, __ATOMIC_RELEASE);
+    void *f = __atomic_load_n(&find_object, __ATOMIC_RELAXED);
+    if (f == &find_object) {
+        f = dlsym(RTLD_DEFAULT, "_dl_find_object");
+        __atomic_store_n(&find_object, f, __ATOMIC_RELAXED);
     }
-    ss_find_object_fn find = __atomic_load_n(&find_object, __ATOMIC_RELAXED);
+    ss_find_object_fn find = (ss_find_object_fn)f;
     if (find) {
         ss_found_object o;
         if (find((void *)addr, &o) != 0 || o.link_map == NULL)

@@ -50,7 +50,7 @@
 
 static _Atomic int hs_on;               /* set once by ss_hostsync_init */
 static _Atomic int hs_ompt_on;          /* our OMPT tool is libomp's (hs_ompt_init) */
-static void *hs_self_base;              /* our load address (dladdr) */
+static void *hs_self_base;              /* our lowest mapped address (ss_object_of) */
 static _Atomic uint64_t hs_next_seq;
 static _Atomic uint64_t hs_next_key;    /* thread-creation and team numbers */
 static pthread_key_t hs_key;
@@ -139,8 +139,8 @@ static int hs_collect(struct dl_phdr_info *info, size_t size, void *arg)
 
 static int hs_in_self(const void *p)
 {
-    Dl_info info;
-    return hs_self_base != NULL && dladdr(p, &info) && info.dli_fbase == hs_self_base;
+    const void *start;
+    return hs_self_base != NULL && ss_object_of(p, NULL, &start) && start == hs_self_base;
 }
 
 /* dlvsym (glibc's pthread_cond_* have an old and a new version), then
@@ -562,10 +562,10 @@ void ss_hostsync_init(void)
     const char *v = getenv("SYNCSIGHT_HOST_SYNC");
     if (v && v[0] == '0' && v[1] == '\0')
         return;
-    Dl_info info;
-    if (!dladdr((void *)ss_hostsync_init, &info))
+    const void *self;
+    if (!ss_object_of((const void *)ss_hostsync_init, NULL, &self))
         return;
-    hs_self_base = info.dli_fbase;
+    hs_self_base = (void *)self;
     /* Only when our wrappers are the ones the program calls (LD_PRELOAD, not
      * CUDA_INJECTION64_PATH): otherwise there is nothing to see. */
     void *seen = dlsym(RTLD_DEFAULT, "pthread_mutex_unlock");
