@@ -897,6 +897,35 @@ static uint32_t first_item_after(const ss_replay *r, uint64_t t)
     return lo;
 }
 
+/* The item from which a removed cause can act: its call's exit, its op's
+ * start, its load barrier's first drain, the first item after its host
+ * time; 0 for a device-wide cause; r->nitems when it acts nowhere.  A
+ * replay is the baseline up to the earliest of its causes'. */
+static uint32_t first_acting_item(const ss_replay *r, const ss_relax *x)
+{
+    const ss_model *m = r->m;
+    switch (x->kind) {
+    case SS_RELAX_HOST_WAIT:
+    case SS_RELAX_NARROW_WAIT:
+        return x->call >= 0 && (uint32_t)x->call < m->ncalls && r->posX ? r->posX[x->call] : r->nitems;
+    case SS_RELAX_LEGACY_BARRIERS:
+        if (x->index >= 0 && (uint32_t)x->index < m->nops)
+            return r->posS ? r->posS[x->index] : r->nitems;
+        /* the whole device */
+        return x->device >= 0 && x->device < r->ndev ? 0 : r->nitems;
+    case SS_RELAX_HW_QUEUES:
+        return x->device >= 0 && x->device < r->ndev ? 0 : r->nitems;
+    case SS_RELAX_ASYNC_LAUNCHES:
+        return 0;
+    case SS_RELAX_LOAD_BARRIER:
+        return x->index >= 0 && (uint32_t)x->index < r->nlb && r->drain_first ? r->drain_first[x->index] : r->nitems;
+    case SS_RELAX_HOST_TIME:
+        return x->t1 > x->t0 && r->items ? first_item_after(r, x->t0) : r->nitems;
+    default:
+        return r->nitems;
+    }
+}
+
 /* One what-if on worker `worker`'s scratch times (only that worker uses
  * them; everything else of the replay is read-only here, except in the
  * recording pass, which runs alone while the replay is built). */
@@ -951,7 +980,6 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
             uint8_t **arr = x->kind == SS_RELAX_LEGACY_BARRIERS ? &p.no_legacy : &p.no_queue;
             if (!*arr) *arr = ss_xcalloc((size_t)r->ndev, 1);
             (*arr)[x->device] = 1;
-            p0 = 0;
             jumps = 0;
             break;
         }
@@ -961,25 +989,25 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
             p.no_barrier[x->index] = 1;
             /* its drain is no value of this pass: no shift to keep */
             jumps = 0;
-            if (r->drain_first && r->drain_first[x->index] < p0) p0 = r->drain_first[x->index];
             break;
         case SS_RELAX_HOST_TIME:
             if (x->t1 > x->t0 && r->items) {
                 uint32_t f = first_item_after(r, x->t0);
-                if (f < p0) p0 = f;
                 if (f < jump_limit) jump_limit = f;
             }
             break;
         case SS_RELAX_ASYNC_LAUNCHES:
             p.async_launches = 1;
-            p0 = 0;
             jumps = 0;
             break;
         default:
             break;
         }
     }
-    for (uint32_t i = 0; i < nrpos; i++) if (rpos[i] < p0) p0 = rpos[i];
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t q = first_acting_item(r, &rx[i]);
+        if (q < p0) p0 = q;
+    }
     if (r->full || rec || !r->shortcuts) p0 = 0;
     if (ss_capture_sampled(m)) {
         /* Sampled traces (pin_to_window): a window's first calls and the
@@ -1142,31 +1170,21 @@ static uint32_t whatif_cost(const ss_replay *r, const ss_relax *rx, uint32_t n)
 {
     if (r->full || !r->shortcuts || ss_capture_sampled(r->m)) return r->nitems;
     uint32_t p0 = r->nitems;
-    for (uint32_t i = 0; i < n && p0; i++) {
-        const ss_relax *x = &rx[i];
-        uint32_t q = r->nitems;
-        switch (x->kind) {
-        case SS_RELAX_HOST_WAIT: case SS_RELAX_NARROW_WAIT:
-            if (x->call >= 0 && (uint32_t)x->call < r->m->ncalls) q = r->posX[x->call];
-            break;
-        case SS_RELAX_LEGACY_BARRIERS:
-            q = x->index >= 0 && (uint32_t)x->index < r->m->nops ? r->posS[x->index] : 0;
-            break;
-        case SS_RELAX_HW_QUEUES: case SS_RELAX_ASYNC_LAUNCHES:
-            q = 0;
-            break;
-        case SS_RELAX_LOAD_BARRIER:
-            if (x->index >= 0 && (uint32_t)x->index < r->nlb) q = r->drain_first[x->index];
-            break;
-        case SS_RELAX_HOST_TIME:
-            if (x->t1 > x->t0 && r->items) q = first_item_after(r, x->t0);
-            break;
-        default:
-            break;
-        }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t q = first_acting_item(r, &rx[i]);
         if (q < p0) p0 = q;
     }
-    return r->nitems - (p0 < r->nitems ? p0 : r->nitems);
+    return r->nitems - p0;
+}
+
+/* Two what-ifs (relaxations with repeats removed, and their hash) ask the
+ * same. */
+static int same_whatif(uint64_t ha, const ss_relax *a, uint32_t na, uint64_t hb, const ss_relax *b, uint32_t nb)
+{
+    if (ha != hb || na != nb) return 0;
+    for (uint32_t q = 0; q < na; q++)
+        if (!relax_eq(&a[q], &b[q])) return 0;
+    return 1;
 }
 
 /* One what-if of a batch (ss_replay_savings). */
@@ -1226,17 +1244,14 @@ void ss_replay_savings(ss_whatif *w, uint32_t n)
             int hit = 0;
             for (uint32_t k = 0; k < r->nmemo && !hit; k++) {
                 const memo *x = &r->memo[k];
-                if (x->hash != h || x->n != j->nu) continue;
-                uint32_t q = 0;
-                while (q < j->nu && relax_eq(&x->rx[q], &j->u[q])) q++;
-                if (q == j->nu) { j->end = x->end; hit = 1; }
+                if (same_whatif(x->hash, x->rx, x->n, h, j->u, j->nu)) { j->end = x->end; hit = 1; }
             }
             for (uint32_t k = 0; k < i && !hit; k++) {
                 const wjob *o = &b.job[k];
-                if (!o->pending || o->same >= 0 || w[k].r != r || o->hash != h || o->nu != j->nu) continue;
-                uint32_t q = 0;
-                while (q < j->nu && relax_eq(&o->u[q], &j->u[q])) q++;
-                if (q == j->nu) { j->same = (int32_t)k; hit = 1; }
+                if (o->pending && o->same < 0 && w[k].r == r && same_whatif(o->hash, o->u, o->nu, h, j->u, j->nu)) {
+                    j->same = (int32_t)k;
+                    hit = 1;
+                }
             }
             if (hit) {
                 if (j->same < 0) {
