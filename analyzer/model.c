@@ -701,49 +701,28 @@ static int cmp_gpu_ptr(const void *a, const void *b)
  * comparators are total orders: the same result. */
 typedef struct time_idx { uint64_t t; uint64_t i; } time_idx;
 
-static time_idx *sorted_by_time(size_t n, uint64_t (*time_of)(const void *, size_t), const void *ctx)
+/* The n elements of `size` bytes in v, in a new array sorted by
+ * time_of(element), ties by cmp. */
+static void *sorted_by_time(const void *v, size_t n, size_t size, uint64_t (*time_of)(const void *),
+                            int (*cmp)(const void *, const void *))
 {
-    time_idx *k = ss_xcalloc(n, sizeof *k);
-    for (size_t i = 0; i < n; i++) k[i] = (time_idx){ time_of(ctx, i), i };
+    const char *base = v;
+    char *sorted = ss_xcalloc(n ? n : 1, size);
+    time_idx *k = ss_xcalloc(n ? n : 1, sizeof *k);
+    for (size_t i = 0; i < n; i++) k[i] = (time_idx){ time_of(base + i * size), i };
     ss_radix_sort16(k, n);
-    return k;
-}
-
-/* the runs of equal times in k, each sorted by cmp (elements of `size` in v) */
-static void sort_ties(const time_idx *k, size_t n, void *v, size_t size, int (*cmp)(const void *, const void *))
-{
+    for (size_t i = 0; i < n; i++) memcpy(sorted + i * size, base + k[i].i * size, size);
+    /* the runs of equal times, each sorted by cmp */
     for (size_t a = 0, b; a < n; a = b) {
         for (b = a + 1; b < n && k[b].t == k[a].t; b++) {}
-        if (b - a > 1) qsort((char *)v + a * size, b - a, size, cmp);
+        if (b - a > 1) qsort(sorted + a * size, b - a, size, cmp);
     }
-}
-
-static uint64_t call_time(const void *ctx, size_t i) { return ((const ss_call *)ctx)[i].rec->t_enter; }
-static uint64_t gpu_time(const void *ctx, size_t i) { return ((const ss_gpu_common *const *)ctx)[i]->start; }
-
-static void sort_calls(ss_model *m)
-{
-    if (m->ncalls < 2) return;
-    time_idx *k = sorted_by_time(m->ncalls, call_time, m->calls);
-    ss_call *v = ss_xcalloc(m->ncalls, sizeof(ss_call));
-    for (uint32_t i = 0; i < m->ncalls; i++) v[i] = m->calls[k[i].i];
-    sort_ties(k, m->ncalls, v, sizeof(ss_call), cmp_call);
     free(k);
-    free(m->calls);
-    m->calls = v;
+    return sorted;
 }
 
-static void sort_gpu(const ss_gpu_common **g, uint32_t n)
-{
-    if (n < 2) return;
-    time_idx *k = sorted_by_time(n, gpu_time, g);
-    const ss_gpu_common **v = ss_xcalloc(n, sizeof *v);
-    for (uint32_t i = 0; i < n; i++) v[i] = g[k[i].i];
-    sort_ties(k, n, v, sizeof *v, cmp_gpu_ptr);
-    memcpy(g, v, n * sizeof *v);
-    free(v);
-    free(k);
-}
+static uint64_t call_time(const void *c) { return ((const ss_call *)c)->rec->t_enter; }
+static uint64_t gpu_time(const void *g) { return (*(const ss_gpu_common *const *)g)->start; }
 
 static int cmp_nvtx(const void *a, const void *b)
 {
@@ -1712,10 +1691,14 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         c->is_async = ends_with(base, "Async");
         c->stream = c->first_op = c->event = c->alloc = -1;
     }
-    sort_calls(m);
+    ss_call *calls = sorted_by_time(m->calls, m->ncalls, sizeof(ss_call), call_time, cmp_call);
+    free(m->calls);
+    m->calls = calls;
 
     /* GPU ops, sorted by start */
-    sort_gpu(L.gpu, L.ngpu);
+    const ss_gpu_common **gpu = sorted_by_time(L.gpu, L.ngpu, sizeof *L.gpu, gpu_time, cmp_gpu_ptr);
+    memcpy(L.gpu, gpu, L.ngpu * sizeof *L.gpu);
+    free(gpu);
     m->nops = L.ngpu;
     m->ops = ss_xcalloc(L.ngpu, sizeof(ss_gpu_op));
     for (uint32_t i = 0; i < L.ngpu; i++) {
