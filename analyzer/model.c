@@ -701,14 +701,14 @@ static int cmp_gpu_ptr(const void *a, const void *b)
  * comparators are total orders: the same result. */
 typedef struct time_idx { uint64_t t; uint64_t i; } time_idx;
 
-/* The n elements of `size` bytes in v, in a new array sorted by
+/* The n (>= 2) elements of `size` bytes in v, in a new array sorted by
  * time_of(element), ties by cmp. */
 static void *sorted_by_time(const void *v, size_t n, size_t size, uint64_t (*time_of)(const void *),
                             int (*cmp)(const void *, const void *))
 {
     const char *base = v;
-    char *sorted = ss_xcalloc(n ? n : 1, size);
-    time_idx *k = ss_xcalloc(n ? n : 1, sizeof *k);
+    char *sorted = ss_xcalloc(n, size);
+    time_idx *k = ss_xcalloc(n, sizeof *k);
     for (size_t i = 0; i < n; i++) k[i] = (time_idx){ time_of(base + i * size), i };
     ss_radix_sort16(k, n);
     for (size_t i = 0; i < n; i++) memcpy(sorted + i * size, base + k[i].i * size, size);
@@ -1691,14 +1691,18 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         c->is_async = ends_with(base, "Async");
         c->stream = c->first_op = c->event = c->alloc = -1;
     }
-    ss_call *calls = sorted_by_time(m->calls, m->ncalls, sizeof(ss_call), call_time, cmp_call);
-    free(m->calls);
-    m->calls = calls;
+    if (m->ncalls > 1) {
+        ss_call *calls = sorted_by_time(m->calls, m->ncalls, sizeof(ss_call), call_time, cmp_call);
+        free(m->calls);
+        m->calls = calls;
+    }
 
     /* GPU ops, sorted by start */
-    const ss_gpu_common **gpu = sorted_by_time(L.gpu, L.ngpu, sizeof *L.gpu, gpu_time, cmp_gpu_ptr);
-    memcpy(L.gpu, gpu, L.ngpu * sizeof *L.gpu);
-    free(gpu);
+    if (L.ngpu > 1) {
+        const ss_gpu_common **gpu = sorted_by_time(L.gpu, L.ngpu, sizeof *L.gpu, gpu_time, cmp_gpu_ptr);
+        memcpy(L.gpu, gpu, L.ngpu * sizeof *L.gpu);
+        free(gpu);
+    }
     m->nops = L.ngpu;
     m->ops = ss_xcalloc(L.ngpu, sizeof(ss_gpu_op));
     for (uint32_t i = 0; i < L.ngpu; i++) {
