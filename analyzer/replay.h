@@ -24,7 +24,7 @@
  * causes change, and skips the stretches where the run is that replay
  * shifted by a constant; ss_replay_saving() also answers a what-if it has
  * replayed before from a memo.  SYNCSIGHT_REPLAY_FULL=1 turns both off (the
- * same savings: tests/test_replay_shortcuts.sh).  What-ifs are independent:
+ * same savings: tests/test_replay_invariance.sh).  What-ifs are independent:
  * ss_replay_savings() runs a batch of them on several threads
  * (SYNCSIGHT_THREADS), with the same results as one by one.
  */

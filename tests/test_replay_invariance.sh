@@ -1,0 +1,67 @@
+#!/bin/bash
+# The what-if replay's answers do not depend on how it is run:
+#   - its shortcuts (a what-if already replayed is not replayed again; a
+#     replay starts where its first removed cause can act, and skips the
+#     stretches where every live time is the baseline's shifted by one
+#     constant) give every saving the full replay gives
+#     (SYNCSIGHT_REPLAY_FULL=1: every what-if replayed in full, start to end);
+#   - its threads (the what-ifs on a pool, replay.h's ss_replay_savings; the
+#     replay built beside the rules, ss_replay_prefetch) change nothing, nor
+#     does which thread ran which what-if.
+# Every fixture, the multi-process fixture directory (what-ifs of several
+# models in one batch) and generated traces are reported with
+# SYNCSIGHT_THREADS=1, then with the full replay, with 4 threads, and with 4
+# threads and the full replay (no memo: more replays side by side); every
+# JSON report must be byte for byte the first.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+SYNCSIGHT=${SYNCSIGHT:-$BUILD/syncsight}
+export SYNCSIGHT_SYMBOL_PATH=${SYNCSIGHT_SYMBOL_PATH:-tests/fixtures/bin}
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+${MAKE:-make} --no-print-directory "$BUILD/ss-gen-trace" BUILD="$BUILD" > /dev/null || exit 1
+
+fail=0 n=0 savings=0
+run() {   # OUTFILE TRACE ENV...: the report's exit code
+    local out=$1 trace=$2
+    shift 2
+    env "$@" "$SYNCSIGHT" report --format json "$trace" > "$out" 2> "$out.err"
+    echo $?
+}
+compare() {   # NAME TRACE
+    local name=$1 trace=$2 ref variant rc
+    ref=$(run "$OUT/ref.json" "$trace" SYNCSIGHT_THREADS=1)
+    n=$((n + 1))
+    for variant in "SYNCSIGHT_THREADS=1 SYNCSIGHT_REPLAY_FULL=1" "SYNCSIGHT_THREADS=4" \
+                   "SYNCSIGHT_THREADS=4 SYNCSIGHT_REPLAY_FULL=1"; do
+        # shellcheck disable=SC2086  # the variant is a list of assignments
+        rc=$(run "$OUT/var.json" "$trace" $variant)
+        if [ "$ref" -ne "$rc" ] || ! cmp -s "$OUT/ref.json" "$OUT/var.json"; then
+            echo "FAIL $name: the report with $variant differs from the one with SYNCSIGHT_THREADS=1 (exit $ref vs $rc)"
+            diff "$OUT/ref.json" "$OUT/var.json" | head -n 20 | sed 's/^/    /'
+            fail=1
+        fi
+    done
+    savings=$((savings + $(grep -c '"saving_ms"' "$OUT/ref.json")))
+}
+
+for trace in tests/fixtures/*.sstrace; do
+    [ -e "$trace" ] || continue
+    compare "$(basename "$trace" .sstrace)" "$trace"
+done
+[ -d tests/fixtures/torchrun_2ranks ] && compare torchrun_2ranks tests/fixtures/torchrun_2ranks
+for seed in 1 2 3; do
+    "$BUILD/ss-gen-trace" -n 60000 --seed $seed -o "$OUT/gen$seed.sstrace" 2>/dev/null || exit 1
+    compare "generated-60k-seed$seed" "$OUT/gen$seed.sstrace"
+done
+"$BUILD/ss-gen-trace" -n 20000 --threads 1 --seed 5 -o "$OUT/gen1t.sstrace" 2>/dev/null || exit 1
+compare "generated-20k-1-thread" "$OUT/gen1t.sstrace"
+
+# the comparison means something only where there were savings to compare
+if [ "$savings" -lt 100 ]; then
+    echo "FAIL only $savings savings in $n reports: nothing was compared"
+    fail=1
+fi
+[ $fail -eq 0 ] && echo "ok: $n reports with $savings savings, the same with the full replay and with 4 threads"
+exit $fail
