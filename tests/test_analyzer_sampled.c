@@ -104,6 +104,16 @@ static uint32_t findings_of(const char *path, const ss_rule *rule)
     return n;
 }
 
+/* Each case's trace written twice, recorded in full (NAME.sstrace) and
+ * sampled (NAME_sampled.sstrace, as tb_open names them), and their paths. */
+static void write_pair(void (*write)(int sampled), const char *name, char full[600], char cut[600])
+{
+    write(0);
+    write(1);
+    snprintf(full, 600, "%s/%s.sstrace", dir, name);
+    snprintf(cut, 600, "%s/%s_sampled.sstrace", dir, name);
+}
+
 /* A producer kernel on stream A writes a buffer in the head; recording is
  * OFF from 10 to 20 ms (the program synchronized there, unseen); in the
  * window a consumer kernel on stream B reads it.  The recorded calls say
@@ -128,11 +138,8 @@ static void write_barrier(int sampled)
 
 static void test_spans_and_barrier(void)
 {
-    write_barrier(0);
-    write_barrier(1);
     char full[600], cut[600];
-    snprintf(full, sizeof full, "%s/barrier.sstrace", dir);
-    snprintf(cut, sizeof cut, "%s/barrier_sampled.sstrace", dir);
+    write_pair(write_barrier, "barrier", full, cut);
 
     ss_model *m = load(full);
     CHECK(!ss_capture_sampled(m), "a trace without CAPTURE records is not sampled");
@@ -204,11 +211,8 @@ static void write_unknown(int sampled)
 
 static void test_unknown_streams(void)
 {
-    write_unknown(0);
-    write_unknown(1);
     char full[600], cut[600];
-    snprintf(full, sizeof full, "%s/unknown.sstrace", dir);
-    snprintf(cut, sizeof cut, "%s/unknown_sampled.sstrace", dir);
+    write_pair(write_unknown, "unknown", full, cut);
     ss_model *m = load(cut);
     int32_t a = -1, dsync1 = -1, dsync2 = -1, ssync2 = -1;
     for (uint32_t i = 0; i < m->ncalls; i++) {
@@ -267,11 +271,8 @@ static void write_event(int sampled)
 
 static void test_event(void)
 {
-    write_event(0);
-    write_event(1);
     char full[600], cut[600];
-    snprintf(full, sizeof full, "%s/event.sstrace", dir);
-    snprintf(cut, sizeof cut, "%s/event_sampled.sstrace", dir);
+    write_pair(write_event, "event", full, cut);
     CHECK(findings_of(full, &ss_rule_unrecorded_event_wait) == 1, "unrecorded-event-wait, full records");
     CHECK(findings_of(cut, &ss_rule_unrecorded_event_wait) == 0,
           "a wait in a window on an event that may have been recorded while OFF");
@@ -321,11 +322,8 @@ static double num_after(const char *s, const char *key)
 
 static void test_export(void)
 {
-    write_export(0);
-    write_export(1);
     char full[600], cut[600];
-    snprintf(full, sizeof full, "%s/export.sstrace", dir);
-    snprintf(cut, sizeof cut, "%s/export_sampled.sstrace", dir);
+    write_pair(write_export, "export", full, cut);
 
     /* Perfetto: ts 0 is the header's start (T0); microseconds */
     static const struct { const char *name; double ts, dur; long hot, unseen; int forced; } want[] = {
