@@ -6,8 +6,9 @@
 STEP_TIMES: one step end time per line, CLOCK_MONOTONIC nanoseconds (the
 trace's clock), as bench/train_loop.py writes them under BENCH_STEP_TIMES.
 TRACE: the syncsight trace of the same process.  Prints, for each stretch
-of the run between two CAPTURE switches (the head, each window, each
-unrecorded stretch), how many steps ended in it and their median and mean
+of the run (the head, each window: the recorded spans the analyzer reports,
+`report --format json`; the unrecorded stretch after each), from when (ms
+since the trace's start), how many steps ended in it and their median and mean
 duration: what a step costs while recording and while not (the method of
 docs/performance.md, 2026-11-23).  A step is put in the stretch its end
 falls in.  Exit codes: 0 done, 1 bad input, 2 usage.
@@ -19,33 +20,38 @@ import subprocess
 import sys
 
 
-def read_spans(syncsight, trace):
+def trace_start_ns(syncsight, trace):
+    """The trace's start (CLOCK_MONOTONIC ns): its header, the first line of
+    `dump --json`; the rest of the dump is not read."""
     try:
-        out = subprocess.run([syncsight, "dump", "--json", trace], check=True, capture_output=True,
+        with subprocess.Popen([syncsight, "dump", "--json", trace], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) as p:
+            first = p.stdout.readline()
+            p.kill()
+        return int(json.loads(first)["start_ns"])
+    except (OSError, ValueError, KeyError) as e:
+        raise SystemExit(f"steps_by_span: {trace}: no trace header ({e})")
+
+
+def read_spans(syncsight, trace):
+    """(begin_ns, label, begin in ms since the trace's start) of each stretch: the recorded spans as the analyzer
+    computes them (`report --format json`: capture.spans), and the
+    unrecorded stretch after each."""
+    try:
+        out = subprocess.run([syncsight, "report", "--format", "json", trace], capture_output=True,
                              text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        raise SystemExit(f"steps_by_span: {trace}: cannot dump the trace ({e})")
-    start, switches = None, []
-    for line in out.splitlines():
-        if '"type":"header"' not in line and '"type":"capture"' not in line:
-            continue
-        rec = json.loads(line)
-        if rec["type"] == "header":
-            start = int(rec["start_ns"])
-        else:
-            switches.append(rec)
-    if start is None:
-        raise SystemExit(f"steps_by_span: {trace}: no header record")
-    # (begin_ns, label): the run starts ON (the head, window 0)
-    spans = [(start, "head")]
-    for s in switches:
-        t = start + int(round(float(s["t_ms"]) * 1e6))
-        if s["state"] == "on":
-            label = f"window {s['window']}" + (" (forced on)" if s["reason"] == "forced_on" else "")
-        else:
-            label = "not recorded"
-        spans.append((t, label))
-    return spans
+        capture = json.loads(out)["traces"][0].get("capture") or {}
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        raise SystemExit(f"steps_by_span: {trace}: no report of its recorded spans ({e})")
+    start = trace_start_ns(syncsight, trace)
+    if not capture.get("sampled"):
+        return [(float("-inf"), "recorded in full", 0.0)]
+    out = []
+    for s in capture["spans"]:
+        label = "head" if s["window"] == 0 else f"window {s['window']}"
+        out.append((start + s["start_ms"] * 1e6, label, s["start_ms"]))
+        out.append((start + s["end_ms"] * 1e6, "not recorded", s["end_ms"]))
+    return out
 
 
 def main():
@@ -72,9 +78,8 @@ def main():
         else:
             rows.append((k, [dur_us]))
     print("stretch\tstarts_ms\tsteps\tmedian_us\tmean_us")
-    t0 = spans[0][0]
     for k, d in rows:
-        print(f"{spans[k][1]}\t{(spans[k][0] - t0) / 1e6:.1f}\t{len(d)}\t{statistics.median(d):.1f}\t"
+        print(f"{spans[k][1]}\t{spans[k][2]:.1f}\t{len(d)}\t{statistics.median(d):.1f}\t"
               f"{statistics.mean(d):.1f}")
     return 0
 
