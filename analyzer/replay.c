@@ -1753,8 +1753,6 @@ static void prefetch_join(ss_model *mm)
     free(p);
 }
 
-static void prefetch_free(ss_model *mm) { prefetch_join(mm); }
-
 void ss_replay_prefetch(const ss_model *m)
 {
     ss_model *mm = (ss_model *)m;
@@ -1766,7 +1764,7 @@ void ss_replay_prefetch(const ss_model *m)
         return;
     }
     mm->replay_job = p;
-    mm->replay_job_free = prefetch_free;
+    mm->replay_job_free = prefetch_join;   /* the model frees the replay it leaves */
 }
 
 const ss_replay *ss_replay_of(const ss_model *m)
