@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "api_support.h"
+#include "hostsync.h"
 
 #define HS_CALLER() ((uintptr_t)__builtin_return_address(0))
 #define HS_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -64,9 +65,13 @@ static hs_slot hs_bucket;               /* SS_HSYNC_BUCKET: objects without a sl
 static _Atomic int hs_full;
 static _Atomic int hs_used;             /* the table holds something (fork reset) */
 
-/* Per thread.  Direct-mapped cache: per object, the epoch this thread last
- * published to it and the newest seq it acquired (or released) of it. */
-#define HS_CACHE   64u
+/* Per thread, per object: the epoch this thread last published to it and
+ * the newest seq it acquired (or released) of it.  Set-associative
+ * (hostsync.h), most recently used first in each set: an entry lost costs records, never a
+ * wrong one, and when it was direct-mapped a lock and the thread's own lock
+ * whose addresses met in one slot (1 run in 64, by ASLR) evicted each other
+ * on every lock: 3.2 million records for a million lock pairs where ~700
+ * were needed (CI, test_hostsync). */
 #define HS_PENDING 16u
 #define HS_OMPT_LEVELS 8u               /* OMPT nesting levels followed per thread */
 typedef struct hs_centry { uint64_t key, pub, acq; } hs_centry;
@@ -89,18 +94,11 @@ typedef struct hs_thread {
     struct hs_team *legacy;             /* GOMP_parallel_start .. _end, innermost */
     uint64_t legacy_bits;               /* per nesting level: 1 = wrapped */
     uint32_t legacy_depth;
-    hs_centry cache[HS_CACHE];
+    hs_centry cache[HS_CACHE_SETS * HS_CACHE_WAYS];
     hs_pend pending[HS_PENDING];
 } hs_thread;
 
 static __thread hs_thread *tls_hs;
-
-static inline uint32_t hs_hash(uint64_t k)
-{
-    k ^= k >> 31;
-    k *= 0x9e3779b97f4a7c15ull;
-    return (uint32_t)(k >> 40);
-}
 
 static void hs_thread_free(void *p)
 {
@@ -348,20 +346,28 @@ static void hs_write(uint16_t kind, uint64_t object, uint64_t seq, uint16_t what
     ss_rec_commit(r);
 }
 
-static inline hs_centry *hs_centry_at(hs_thread *t, uint64_t key)
+/* key's entry, or NULL: nothing known of it. */
+static inline const hs_centry *hs_centry_find(const hs_thread *t, uint64_t key)
 {
-    return &t->cache[hs_hash(key) & (HS_CACHE - 1)];
+    const hs_centry *set = &t->cache[hs_cache_set(key) * HS_CACHE_WAYS];
+    for (uint32_t w = 0; w < HS_CACHE_WAYS; w++)
+        if (set[w].key == key)
+            return &set[w];
+    return NULL;
 }
 
+/* key's entry, moved first in its set; new (nothing known) in place of the
+ * set's least recently used one when it had none. */
 static inline hs_centry *hs_centry_get(hs_thread *t, uint64_t key)
 {
-    hs_centry *e = hs_centry_at(t, key);
-    if (e->key != key) {
-        e->key = key;
-        e->pub = 0;
-        e->acq = 0;
-    }
-    return e;
+    hs_centry *set = &t->cache[hs_cache_set(key) * HS_CACHE_WAYS];
+    uint32_t w = 0;
+    while (w < HS_CACHE_WAYS - 1 && set[w].key != key)
+        w++;
+    hs_centry e = set[w].key == key ? set[w] : (hs_centry){ key, 0, 0 };
+    memmove(&set[1], &set[0], w * sizeof *set);
+    set[0] = e;
+    return &set[0];
 }
 
 /* Write the pending acquires (t->busy held).  The thread now knows more:
@@ -381,9 +387,9 @@ static void hs_flush(hs_thread *t)
     t->epoch = old + 1;
     if (n == 1) {
         uint64_t k = t->pending[0].object;
-        hs_centry *e = hs_centry_at(t, k);
-        if (old == 0 || (e->key == k && e->pub == old)) {
-            e = hs_centry_get(t, k);
+        const hs_centry *known = hs_centry_find(t, k);
+        if (old == 0 || (known != NULL && known->pub == old)) {
+            hs_centry *e = hs_centry_get(t, k);
             e->pub = old + 1;
             if (e->acq < t->pending[0].seq)
                 e->acq = t->pending[0].seq;
@@ -421,8 +427,8 @@ static inline int hs_release_needed(const hs_thread *t, uint64_t object)
     for (uint32_t i = 0; i < t->npending; i++)
         if (t->pending[i].object != object)
             return 1;
-    const hs_centry *e = &t->cache[hs_hash(object) & (HS_CACHE - 1)];
-    uint64_t pub = e->key == object ? e->pub : 0;
+    const hs_centry *e = hs_centry_find(t, object);
+    uint64_t pub = e != NULL ? e->pub : 0;
     return t->epoch > pub;
 }
 
@@ -482,13 +488,12 @@ __attribute__((noinline)) static void hs_acquire_seq(uint64_t object, uint64_t s
     hs_thread *t = hs_self();
     if (!t || t->busy)
         return;
-    hs_centry *c = hs_centry_at(t, object);
-    if (c->key == object && seq <= c->acq)
+    const hs_centry *c = hs_centry_find(t, object);
+    if (c != NULL && seq <= c->acq)
         return;
     if (check && hs_ignored(caller))
         return;
-    c = hs_centry_get(t, object);
-    c->acq = seq;
+    hs_centry_get(t, object)->acq = seq;
     hs_add_pending(t, object, seq, what, team);
 }
 

@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include <cuda_runtime_api.h>
 
+#include "hostsync.h"                   /* the shim's per-thread cache sets */
+
 static int failures;
 #define CHECK(cond, ...)                                   \
     do {                                                   \
@@ -90,17 +92,34 @@ static pthread_mutex_t busy_mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile long busy_counter;
 static volatile int busy_done;
 
+/* The busy thread's own locks: the shim's per-thread cache must hold them
+ * and busy_mu at once, so they are chosen to fall in busy_mu's cache set,
+ * filling all its ways (a direct-mapped cache, as it was, wrote records on
+ * every lock then; by address that happened in 1 run of 64). */
+#define BUSY_OWN (HS_CACHE_WAYS - 1u)
+static pthread_mutex_t own_pool[64 * HS_CACHE_SETS];
+
 static void *busy_clean(void *arg)
 {
     (void)arg;
     say("busy_clean", tid());
-    pthread_mutex_t own = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_t *own[BUSY_OWN];
+    unsigned nown = 0;
+    uint32_t set = hs_cache_set((uint64_t)(uintptr_t)&busy_mu);
+    for (size_t k = 0; k < sizeof own_pool / sizeof own_pool[0] && nown < BUSY_OWN; k++)
+        if (hs_cache_set((uint64_t)(uintptr_t)&own_pool[k]) == set) {
+            pthread_mutex_init(&own_pool[k], NULL);
+            own[nown++] = &own_pool[k];
+        }
+    CHECK(nown == BUSY_OWN, "found %u locks in busy_mu's cache set, wanted %u", nown, BUSY_OWN);
     for (long i = 0; i < 1000000; i++) {
         pthread_mutex_lock(&busy_mu);
         busy_counter++;
         pthread_mutex_unlock(&busy_mu);
-        pthread_mutex_lock(&own);
-        pthread_mutex_unlock(&own);
+        for (unsigned k = 0; k < nown; k++) {
+            pthread_mutex_lock(own[k]);
+            pthread_mutex_unlock(own[k]);
+        }
     }
     busy_done = 1;
     return NULL;

@@ -25,7 +25,7 @@ W="-std=gnu11 -Wall -Wextra -Werror -Iinclude -I$CUDA_HOME/include -g"
 
 . tests/fake_cuda.sh
 build_fake_cuda "$T/lib" || { echo "FAIL: cannot build the fake CUDA libraries"; exit 1; }
-$CC $W -O1 -pthread -o "$T/prog" tests/hostsync_prog.c "$T/lib/libcudart.so.13" -Wl,-rpath,"$T/lib"
+$CC $W -O1 -pthread -Ipreload -o "$T/prog" tests/hostsync_prog.c "$T/lib/libcudart.so.13" -Wl,-rpath,"$T/lib"
 have_omp=1
 $CC $W -O1 -fopenmp -o "$T/omp_prog" tests/hostsync_omp_prog.c "$T/lib/libcudart.so.13" -Wl,-rpath,"$T/lib" \
     2> "$T/omp.cc.err" || have_omp=0
