@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "sass.h"
+#include "syncsight/hash64.h"
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -1331,12 +1332,6 @@ void ss_sass_cache_free(void)
     g_images = NULL; g_nimages = g_capimages = 0;
 }
 
-static uint64_t fnv1a(const uint8_t *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 1099511628211ull; }
-    return h;
-}
 
 /* Classify every kernel of the image from one disassembly. */
 static void analyze_image(image_entry *ie, const uint8_t *img, size_t len)
@@ -1402,7 +1397,7 @@ int ss_sass_classify(const uint8_t *img, size_t len, const char *mangled,
     ss_cubin_kernel k;
     if (ss_cubin_kernel_info(img, len, mangled, &k, err, errlen) != 0) return -1;
     ss_cubin_kernel_free(&k);
-    uint64_t h = fnv1a(img, len);
+    uint64_t h = ss_xxh64(img, len, 0);
     image_entry *ie = NULL;
     for (uint32_t i = 0; i < g_nimages; i++)
         if (g_images[i].hash == h && g_images[i].len == len) { ie = &g_images[i]; break; }

@@ -10,6 +10,7 @@
 #                        bench/results/capture-<date>.md, or under $BENCH_OUT (a directory).
 #   make test-bench      CPU self-test of the generator and the reader check.
 #   make bench-hostsync  CPU: cost of the shim's pthread/semaphore wrappers (below).
+#   make bench-cubin     CPU: what recording a module's image costs the loading thread.
 #   make fuzz / fuzz-ci  see fuzz/fuzz.mk (included by the top-level Makefile).
 
 BENCH_RECORDS ?= 1000000
@@ -107,3 +108,28 @@ bench-hostsync: $(BUILD)/bench/hostsync_bench $(BUILD)/libsyncsight.so
 		$(BUILD)/bench/hostsync_bench $(HOSTSYNC_ITERS) > $$d/off; \
 	printf '%-20s %12s %12s %16s\n' "ns per pair" "no shim" "shim" "HOST_SYNC=0"; \
 	join $$d/plain $$d/shim | join - $$d/off | awk '{ printf "%-20s %12s %12s %16s\n", $$1, $$2, $$3, $$4 }'
+
+# ---- module images (preload/cubin.c): CPU, no GPU ---------------------------
+#   make bench-cubin [CUBIN_IMAGES=N CUBIN_KIB=K]
+#       ms the loading thread spends in the MODULE_LOADED callback for N distinct
+#       images of K KiB (default 96 x 384 KiB = 36 MiB, what a PyTorch training
+#       process loads), under the shim with the fake libcupti, and with image
+#       capture off (SYNCSIGHT_CUBIN_MB=0) (docs/performance.md, "Module images").
+CUBIN_IMAGES ?= 96
+CUBIN_KIB    ?= 384
+
+$(BUILD)/bench/cubin_load_bench: bench/cubin_load_bench.c tests/api_fake_cudart.c tests/api_fake_cuda.c \
+		tests/api_fake_cupti.c tests/fake_cuda.sh | check-cuda
+	@mkdir -p $(@D)/fakecupti
+	@. tests/fake_cuda.sh && CC="$(CC)" CUDA_HOME="$(CUDA_HOME)" build_fake_cuda $(@D)/fakecupti with-cupti
+	$(CC) $(BASE_CFLAGS) -O2 -I$(CUDA_HOME)/include -o $@ $< -Wl,--no-as-needed $(@D)/fakecupti/libcudart.so.13 \
+		$(@D)/fakecupti/libcuda.so.1 -Wl,--as-needed -Wl,-rpath,$(abspath $(@D)/fakecupti) -ldl
+
+.PHONY: bench-cubin
+bench-cubin: $(BUILD)/bench/cubin_load_bench $(BUILD)/libsyncsight.so
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	for mb in 64 0; do \
+		SYNCSIGHT_OUTPUT_DIR=$$d/o$$mb SYNCSIGHT_CUPTI_LIB=$(abspath $(BUILD)/bench/fakecupti/libcupti.so.13) \
+		SYNCSIGHT_CUBIN_MB=$$mb SYNCSIGHT_CUBIN_IMAGE_MB=8 LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) \
+			$(BUILD)/bench/cubin_load_bench $(CUBIN_IMAGES) $(CUBIN_KIB) | sed "s/^/SYNCSIGHT_CUBIN_MB=$$mb: /"; \
+	done

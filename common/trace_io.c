@@ -25,52 +25,102 @@
 
 /* ------------------------------------------------------------------ CRC-32 */
 
-/* CRC-32 (IEEE, reflected 0xEDB88320): zlib's crc32(), the same polynomial
- * and values, so traces written before and after read alike.
- *
- * zlib is reached with dlopen("libz.so.1") rather than linked: the runtime
- * library is on every glibc Linux (libelf, Python, PyTorch need it) while its
- * header and the libz.so link name come with zlib1g-dev, which a fresh
- * machine may lack; a link dependency would also have to be added to every
- * program that builds this file (the shim, the analyzer, tests, tools, GPU
- * scripts), and the shim, preloaded into every traced process, stays linked
- * with libc alone.  The prototype is zlib's (stable since 1.0):
- * uLong crc32(uLong crc, const Bytef *buf, uInt len).  Where libz.so.1 cannot
- * be loaded, the bytewise loop below gives the same values (slowly): traces
- * are still written and read. */
+/* CRC-32 (IEEE, reflected 0xEDB88320), the same polynomial and values
+ * whichever library computes it, so traces written before and after read
+ * alike.  In order of preference:
+ *   - libdeflate's libdeflate_crc32 (libdeflate.so.0: libtiff's dependency,
+ *     on most desktop and CUDA images): carry-less multiply (PCLMUL/VPCLMUL),
+ *     11-14 GB/s on the 2-vCPU EPYC VM where zlib 1.2.13 runs at 3-4 GB/s;
+ *     it is what a 36 MiB set of module images costs the loading thread
+ *     (bench-cubin, docs/performance.md "Module images");
+ *   - zlib's crc32 (libz.so.1, on every glibc Linux: libelf, Python and
+ *     PyTorch need it);
+ *   - a bytewise table loop: the same values, slowly.
+ * Both libraries are reached with dlopen rather than linked: their headers
+ * and link names come with -dev packages a fresh machine may lack, a link
+ * dependency would have to reach every program that builds this file (the
+ * shim, the analyzer, tests, tools, GPU scripts), and the shim, preloaded
+ * into every traced process, stays linked with libc alone.  The prototypes
+ * are stable: zlib's uLong crc32(uLong crc, const Bytef *buf, uInt len)
+ * since 1.0, libdeflate's uint32_t libdeflate_crc32(uint32_t crc, const void
+ * *buf, size_t len) since 1.0 (initial value 0, as zlib's). */
 typedef unsigned long (*zlib_crc32_fn)(unsigned long crc, const unsigned char *buf, unsigned int len);
+typedef uint32_t (*deflate_crc32_fn)(uint32_t crc, const void *buf, size_t len);
 
+enum { CRC_UNRESOLVED, CRC_LIBDEFLATE, CRC_ZLIB, CRC_TABLE };
+static const char *const crc_names[] = { "unresolved", "libdeflate", "zlib", "table" };
+static deflate_crc32_fn crc_deflate;
 static zlib_crc32_fn crc_zlib;
 static uint32_t crc_table[256];
-static int crc_state;              /* 0: not resolved yet, 1: zlib, 2: table */
+static int crc_state;              /* CRC_* */
 
-/* Idempotent (a pure function of the machine): threads racing through it
- * store the same values. */
-static void crc_init(void)
+static void *crc_lookup(const char *lib_name, const char *symbol)
 {
-    zlib_crc32_fn fn = NULL;
-    void *lib = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+    void *fn = NULL;
+    void *lib = dlopen(lib_name, RTLD_NOW | RTLD_LOCAL);
     if (lib)
-        *(void **)&fn = dlsym(lib, "crc32");
-    if (fn) {
-        __atomic_store_n(&crc_zlib, fn, __ATOMIC_RELAXED);
-        __atomic_store_n(&crc_state, 1, __ATOMIC_RELEASE);
-        return;
-    }
+        fn = dlsym(lib, symbol);
+    return fn;
+}
+
+static void crc_table_init(void)
+{
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
         for (int k = 0; k < 8; k++)
             c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
         crc_table[i] = c;
     }
-    __atomic_store_n(&crc_state, 2, __ATOMIC_RELEASE);
+}
+
+/* Idempotent (a pure function of the machine): threads racing through it
+ * store the same values. */
+static void crc_init(void)
+{
+    void *fn = crc_lookup("libdeflate.so.0", "libdeflate_crc32");
+    if (fn) {
+        __atomic_store_n(&crc_deflate, (deflate_crc32_fn)fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&crc_state, CRC_LIBDEFLATE, __ATOMIC_RELEASE);
+        return;
+    }
+    fn = crc_lookup("libz.so.1", "crc32");
+    if (fn) {
+        __atomic_store_n(&crc_zlib, (zlib_crc32_fn)fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&crc_state, CRC_ZLIB, __ATOMIC_RELEASE);
+        return;
+    }
+    crc_table_init();
+    __atomic_store_n(&crc_state, CRC_TABLE, __ATOMIC_RELEASE);
 }
 
 const char *ss_crc32_impl(void)
 {
     if (!__atomic_load_n(&crc_state, __ATOMIC_ACQUIRE))
         crc_init();
-    return __atomic_load_n(&crc_state, __ATOMIC_ACQUIRE) == 1 ? "zlib" : "table";
+    return crc_names[__atomic_load_n(&crc_state, __ATOMIC_ACQUIRE)];
+}
+
+int ss_crc32_select(const char *impl)
+{
+    if (strcmp(impl, "libdeflate") == 0) {
+        void *fn = crc_lookup("libdeflate.so.0", "libdeflate_crc32");
+        if (!fn)
+            return -1;
+        __atomic_store_n(&crc_deflate, (deflate_crc32_fn)fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&crc_state, CRC_LIBDEFLATE, __ATOMIC_RELEASE);
+    } else if (strcmp(impl, "zlib") == 0) {
+        void *fn = crc_lookup("libz.so.1", "crc32");
+        if (!fn)
+            return -1;
+        __atomic_store_n(&crc_zlib, (zlib_crc32_fn)fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&crc_state, CRC_ZLIB, __ATOMIC_RELEASE);
+    } else if (strcmp(impl, "table") == 0) {
+        crc_table_init();
+        __atomic_store_n(&crc_state, CRC_TABLE, __ATOMIC_RELEASE);
+    } else {
+        return -1;
+    }
+    return 0;
 }
 
 uint32_t ss_crc32(uint32_t crc, const void *data, size_t len)
@@ -81,7 +131,9 @@ uint32_t ss_crc32(uint32_t crc, const void *data, size_t len)
         state = __atomic_load_n(&crc_state, __ATOMIC_ACQUIRE);
     }
     const uint8_t *p = data;
-    if (state == 1) {
+    if (state == CRC_LIBDEFLATE)
+        return __atomic_load_n(&crc_deflate, __ATOMIC_RELAXED)(crc, p, len);
+    if (state == CRC_ZLIB) {
         zlib_crc32_fn fn = __atomic_load_n(&crc_zlib, __ATOMIC_RELAXED);
         /* uInt lengths: a larger buffer goes in 1 GiB pieces (CRCs chain) */
         unsigned long c = crc;

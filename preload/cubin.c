@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "producers.h"
+#include "syncsight/hash64.h"
 #include "writer.h"
 
 #define CUBIN_SLOTS    1024u               /* power of two */
@@ -40,14 +41,6 @@ static uint32_t          cubin_used;
 static uint64_t          cubin_bytes;          /* image bytes reserved for the file */
 static _Atomic uint64_t  cubin_skipped;        /* images not recorded */
 static _Atomic int       cubin_note_taken;
-
-static uint64_t fnv1a64(const uint8_t *p, size_t len)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
 
 enum { CUBIN_SEEN, CUBIN_WRITE, CUBIN_SKIP };
 
@@ -94,7 +87,7 @@ void ss_cubin_on_module_loaded(const void *image, size_t size, uint32_t module_i
         atomic_fetch_add_explicit(&cubin_skipped, 1, memory_order_relaxed);
         return;
     }
-    uint64_t hash = fnv1a64(image, size);
+    uint64_t hash = ss_xxh64(image, size, 0);
     int verdict = cubin_admit(hash, (uint32_t)size);
     if (verdict == CUBIN_SKIP)
         atomic_fetch_add_explicit(&cubin_skipped, 1, memory_order_relaxed);

@@ -277,7 +277,7 @@ int ss_output_start(void)
     ss_file_header_init(&hdr, ss_now(), (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
     if (hooks.before_open)
         hooks.before_open(&hdr);
-    /* The block checksum is zlib's, dlopen'ed at its first use: here, once,
+    /* The block checksum's library is dlopen'ed at its first use: here, once,
      * rather than inside the first flush. */
     (void)ss_crc32_impl();
     int rc = make_trace_path(trace_path, sizeof trace_path);

@@ -44,12 +44,4 @@ static inline void fake_image_fill(uint32_t module_id, uint8_t *buf)
     }
 }
 
-static inline uint64_t fake_fnv1a64(const uint8_t *p, size_t n)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 #endif

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "syncsight/trace_io.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -290,10 +291,10 @@ static void test_reserve_bounds(void)
     CHECK(ss_crc32(0, "123456789", 9) == 0xCBF43926u, "CRC-32 check value");
 }
 
-/* ss_crc32 (zlib's where libz.so.1 loads) against a bitwise reference of the
- * polynomial the format names, over lengths and alignments that exercise
- * every code path, and chained in pieces (the writer checksums gathered
- * parts in turn). */
+/* ss_crc32, in each implementation this machine can load (libdeflate,
+ * zlib, the table), against a bitwise reference of the polynomial the format
+ * names, over lengths and alignments that exercise every code path, and
+ * chained in pieces (the writer checksums gathered parts in turn). */
 static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t n)
 {
     crc = ~crc;
@@ -305,8 +306,21 @@ static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t n)
     return ~crc;
 }
 
+static int library_loads(const char *name)
+{
+    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (lib)
+        dlclose(lib);
+    return lib != NULL;
+}
+
 static void test_crc32_values(void)
 {
+    /* The fastest library the machine has, chosen by itself: libdeflate
+     * where it loads, else zlib (on any glibc system with libelf or
+     * Python); the table only as the fallback. */
+    const char *want = library_loads("libdeflate.so.0") ? "libdeflate" : library_loads("libz.so.1") ? "zlib" : "table";
+    CHECK(strcmp(ss_crc32_impl(), want) == 0, "ss_crc32 uses %s where %s loads", ss_crc32_impl(), want);
     static uint8_t buf[70000];
     uint32_t x = 12345;
     for (size_t i = 0; i < sizeof buf; i++) {
@@ -314,17 +328,26 @@ static void test_crc32_values(void)
         buf[i] = (uint8_t)(x >> 16);
     }
     static const size_t lens[] = { 0, 1, 3, 7, 8, 9, 15, 16, 31, 64, 255, 1000, 4096, 65536, 69990 };
-    for (size_t a = 0; a < 8; a++)
-        for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++)
-            CHECK(ss_crc32(0, buf + a, lens[i]) == crc32_bitwise(0, buf + a, lens[i]),
-                  "crc32 of %zu bytes at offset %zu (%s)", lens[i], a, ss_crc32_impl());
-    uint32_t chained = ss_crc32(ss_crc32(ss_crc32(0, buf, 10), buf + 10, 4000), buf + 4010, 60000);
-    CHECK(chained == crc32_bitwise(0, buf, 64010), "chained crc32 (%s)", ss_crc32_impl());
-    /* zlib whenever the runtime library is there (it is on any glibc system
-     * that has libelf or Python); the table is only the fallback. */
-    if (access("/lib/x86_64-linux-gnu/libz.so.1", F_OK) == 0 || access("/usr/lib64/libz.so.1", F_OK) == 0 ||
-        access("/lib64/libz.so.1", F_OK) == 0 || access("/usr/lib/x86_64-linux-gnu/libz.so.1", F_OK) == 0)
-        CHECK(strcmp(ss_crc32_impl(), "zlib") == 0, "libz.so.1 is installed but ss_crc32 uses %s", ss_crc32_impl());
+    static const char *const impls[] = { "libdeflate", "zlib", "table" };
+    int tried = 0;
+    for (size_t m = 0; m < sizeof impls / sizeof impls[0]; m++) {
+        if (ss_crc32_select(impls[m]) != 0) {
+            CHECK(strcmp(impls[m], "table") != 0, "the table implementation cannot be selected");
+            continue;
+        }
+        tried++;
+        CHECK(strcmp(ss_crc32_impl(), impls[m]) == 0, "selected %s, using %s", impls[m], ss_crc32_impl());
+        CHECK(ss_crc32(0, "123456789", 9) == 0xCBF43926u, "CRC-32 check value (%s)", impls[m]);
+        for (size_t a = 0; a < 8; a++)
+            for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++)
+                CHECK(ss_crc32(0, buf + a, lens[i]) == crc32_bitwise(0, buf + a, lens[i]),
+                      "crc32 of %zu bytes at offset %zu (%s)", lens[i], a, impls[m]);
+        uint32_t chained = ss_crc32(ss_crc32(ss_crc32(0, buf, 10), buf + 10, 4000), buf + 4010, 60000);
+        CHECK(chained == crc32_bitwise(0, buf, 64010), "chained crc32 (%s)", impls[m]);
+    }
+    CHECK(ss_crc32_select("crc32c") == -1, "an unknown implementation was accepted");
+    CHECK(ss_crc32_select(want) == 0, "cannot go back to %s", want);
+    printf("test_trace_io: crc32 checked in %d implementation(s), %s by default\n", tried, want);
 }
 
 /* Minor version 1: a multi-MiB SS_REC_CUBIN written as a block of its own

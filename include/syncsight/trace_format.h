@@ -477,7 +477,7 @@ typedef struct ss_pystack_rec {
 enum ss_cubin_flags { SS_CUBIN_F_NONE = 0 };
 typedef struct ss_cubin_rec {
     ss_rec_hdr h;
-    uint64_t hash;          /* FNV-1a 64 of the image bytes */
+    uint64_t hash;          /* XXH64 (seed 0) of the image bytes: syncsight/hash64.h */
     uint64_t time;          /* trace clock when the module was loaded */
     uint32_t size;          /* image bytes in the tail */
     uint32_t module_id;     /* CUpti_ModuleResourceData.moduleId */

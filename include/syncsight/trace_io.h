@@ -50,12 +50,15 @@ int  ss_writer_close(ss_writer *w);
 /* Fill a header with magic, version, pid/ppid, clock id, start times, host. */
 void ss_file_header_init(ss_file_header *hdr, uint64_t start_ns, uint64_t start_realtime_ns);
 
-/* CRC-32 (IEEE 802.3 polynomial): zlib's crc32() from libz.so.1 (dlopen'ed;
- * see trace_io.c), or the same values from a bytewise table where it cannot
- * be loaded. */
+/* CRC-32 (IEEE 802.3 polynomial): libdeflate's libdeflate_crc32 from
+ * libdeflate.so.0, else zlib's crc32() from libz.so.1 (both dlopen'ed; see
+ * trace_io.c), else the same values from a bytewise table. */
 uint32_t ss_crc32(uint32_t crc, const void *data, size_t len);
-/* "zlib" or "table": which of the two ss_crc32 uses in this process. */
+/* "libdeflate", "zlib" or "table": which one ss_crc32 uses in this process. */
 const char *ss_crc32_impl(void);
+/* Use that one from now on (tests, benchmarks): 0, or -1 when its library
+ * cannot be loaded.  Not to be called while another thread checksums. */
+int ss_crc32_select(const char *impl);
 
 /* ------------------------------------------------------- record building */
 
