@@ -48,79 +48,60 @@ typedef unsigned long (*zlib_crc32_fn)(unsigned long crc, const unsigned char *b
 typedef uint32_t (*deflate_crc32_fn)(uint32_t crc, const void *buf, size_t len);
 
 enum { CRC_UNRESOLVED, CRC_LIBDEFLATE, CRC_ZLIB, CRC_TABLE };
-static const char *const crc_names[] = { "unresolved", "libdeflate", "zlib", "table" };
-static deflate_crc32_fn crc_deflate;
-static zlib_crc32_fn crc_zlib;
+/* Per CRC_*: its name, and where the libraries are, the library and symbol. */
+static const struct { const char *name, *lib, *symbol; } crc_impls[] = {
+    [CRC_UNRESOLVED] = { "unresolved", NULL, NULL },
+    [CRC_LIBDEFLATE] = { "libdeflate", "libdeflate.so.0", "libdeflate_crc32" },
+    [CRC_ZLIB] = { "zlib", "libz.so.1", "crc32" },
+    [CRC_TABLE] = { "table", NULL, NULL },
+};
+static void *crc_fn;               /* the library function of crc_state */
 static uint32_t crc_table[256];
 static int crc_state;              /* CRC_* */
 
-static void *crc_lookup(const char *lib_name, const char *symbol)
+/* Use implementation `which` from now on: 0, or -1 when its library does not
+ * load.  Idempotent (a pure function of the machine): threads racing through
+ * it store the same values. */
+static int crc_use(int which)
 {
-    void *fn = NULL;
-    void *lib = dlopen(lib_name, RTLD_NOW | RTLD_LOCAL);
-    if (lib)
-        fn = dlsym(lib, symbol);
-    return fn;
-}
-
-static void crc_table_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[i] = c;
+    if (crc_impls[which].lib) {
+        void *lib = dlopen(crc_impls[which].lib, RTLD_NOW | RTLD_LOCAL);
+        void *fn = lib ? dlsym(lib, crc_impls[which].symbol) : NULL;
+        if (!fn)
+            return -1;
+        __atomic_store_n(&crc_fn, fn, __ATOMIC_RELAXED);
+    } else {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            crc_table[i] = c;
+        }
     }
+    __atomic_store_n(&crc_state, which, __ATOMIC_RELEASE);
+    return 0;
 }
 
-/* Idempotent (a pure function of the machine): threads racing through it
- * store the same values. */
+/* The first implementation that loads, in the order of preference. */
 static void crc_init(void)
 {
-    void *fn = crc_lookup("libdeflate.so.0", "libdeflate_crc32");
-    if (fn) {
-        __atomic_store_n(&crc_deflate, (deflate_crc32_fn)fn, __ATOMIC_RELAXED);
-        __atomic_store_n(&crc_state, CRC_LIBDEFLATE, __ATOMIC_RELEASE);
-        return;
-    }
-    fn = crc_lookup("libz.so.1", "crc32");
-    if (fn) {
-        __atomic_store_n(&crc_zlib, (zlib_crc32_fn)fn, __ATOMIC_RELAXED);
-        __atomic_store_n(&crc_state, CRC_ZLIB, __ATOMIC_RELEASE);
-        return;
-    }
-    crc_table_init();
-    __atomic_store_n(&crc_state, CRC_TABLE, __ATOMIC_RELEASE);
+    for (int which = CRC_LIBDEFLATE; crc_use(which) != 0; which++)
+        ;
 }
 
 const char *ss_crc32_impl(void)
 {
     if (!__atomic_load_n(&crc_state, __ATOMIC_ACQUIRE))
         crc_init();
-    return crc_names[__atomic_load_n(&crc_state, __ATOMIC_ACQUIRE)];
+    return crc_impls[__atomic_load_n(&crc_state, __ATOMIC_ACQUIRE)].name;
 }
 
 int ss_crc32_select(const char *impl)
 {
-    if (strcmp(impl, "libdeflate") == 0) {
-        void *fn = crc_lookup("libdeflate.so.0", "libdeflate_crc32");
-        if (!fn)
-            return -1;
-        __atomic_store_n(&crc_deflate, (deflate_crc32_fn)fn, __ATOMIC_RELAXED);
-        __atomic_store_n(&crc_state, CRC_LIBDEFLATE, __ATOMIC_RELEASE);
-    } else if (strcmp(impl, "zlib") == 0) {
-        void *fn = crc_lookup("libz.so.1", "crc32");
-        if (!fn)
-            return -1;
-        __atomic_store_n(&crc_zlib, (zlib_crc32_fn)fn, __ATOMIC_RELAXED);
-        __atomic_store_n(&crc_state, CRC_ZLIB, __ATOMIC_RELEASE);
-    } else if (strcmp(impl, "table") == 0) {
-        crc_table_init();
-        __atomic_store_n(&crc_state, CRC_TABLE, __ATOMIC_RELEASE);
-    } else {
-        return -1;
-    }
-    return 0;
+    for (int which = CRC_LIBDEFLATE; which <= CRC_TABLE; which++)
+        if (strcmp(impl, crc_impls[which].name) == 0)
+            return crc_use(which);
+    return -1;
 }
 
 uint32_t ss_crc32(uint32_t crc, const void *data, size_t len)
@@ -132,9 +113,9 @@ uint32_t ss_crc32(uint32_t crc, const void *data, size_t len)
     }
     const uint8_t *p = data;
     if (state == CRC_LIBDEFLATE)
-        return __atomic_load_n(&crc_deflate, __ATOMIC_RELAXED)(crc, p, len);
+        return ((deflate_crc32_fn)__atomic_load_n(&crc_fn, __ATOMIC_RELAXED))(crc, p, len);
     if (state == CRC_ZLIB) {
-        zlib_crc32_fn fn = __atomic_load_n(&crc_zlib, __ATOMIC_RELAXED);
+        zlib_crc32_fn fn = (zlib_crc32_fn)__atomic_load_n(&crc_fn, __ATOMIC_RELAXED);
         /* uInt lengths: a larger buffer goes in 1 GiB pieces (CRCs chain) */
         unsigned long c = crc;
         while (len > 0) {
