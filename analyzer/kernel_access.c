@@ -333,16 +333,20 @@ uint32_t ss_op_mem_accesses(const ss_model *m, int32_t op, ss_kernel_mem *out, u
     /* the replay's allocations: those live when the graph was launched */
     uint64_t t = o->submit;
     uint32_t n = 0;
+    /* A node added by cudaGraphAdd*Node (SS_API_GRAPH_NODE) holds what a
+     * launch, copy or memset call would: the kernel's parameters, or the
+     * range in ptr/ptr2/bytes. */
+    int node = nc->cls == SS_API_GRAPH_NODE;
     switch (o->kind) {
     case SS_OP_KERNEL:
-        if (nc->cls != SS_API_LAUNCH || ss_call_is_graph_launch(m, nc)) return 0;
+        if ((nc->cls != SS_API_LAUNCH && !node) || ss_call_is_graph_launch(m, nc)) return 0;
         return inferred_accesses(m, nc, ((const ss_kernel_rec *)o->rec)->name_id, t, out, max);
     case SS_OP_MEMCPY:
-        if (nc->cls != SS_API_COPY_ASYNC && nc->cls != SS_API_COPY_SYNC) return 0;
+        if (nc->cls != SS_API_COPY_ASYNC && nc->cls != SS_API_COPY_SYNC && !node) return 0;
         n = exact_range(m, r->ptr2, r->bytes, t, 0, out, max);
         return n + exact_range(m, r->ptr, r->bytes, t, 1, out + n, max - n);
     case SS_OP_MEMSET:
-        if (nc->cls != SS_API_MEMSET_ASYNC && nc->cls != SS_API_MEMSET_SYNC) return 0;
+        if (nc->cls != SS_API_MEMSET_ASYNC && nc->cls != SS_API_MEMSET_SYNC && !node) return 0;
         return exact_range(m, r->ptr, r->bytes, t, 1, out, max);
     default:
         return 0;

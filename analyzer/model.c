@@ -38,6 +38,7 @@ static const char *const class_names[SS_API_CLASS_COUNT] = {
     "device-sync", "stream-sync", "event-sync", "stream-query", "event-query",
     "event-record", "stream-wait", "stream-create", "stream-destroy", "event-create",
     "event-destroy", "host-func", "set-limit", "capture", "event-elapsed", "device-reset",
+    "graph-node",
 };
 
 const char *ss_api_class_name(ss_api_class c)

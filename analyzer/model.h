@@ -57,6 +57,7 @@ typedef enum ss_api_class {
     SS_API_CAPTURE,         /* stream capture begin/end */
     SS_API_EVENT_ELAPSED,   /* cudaEventElapsedTime */
     SS_API_DEVICE_RESET,    /* cudaDeviceReset */
+    SS_API_GRAPH_NODE,      /* cudaGraphAdd{Kernel,Memcpy,Memset}Node, their SetParams: builds, runs nothing */
     SS_API_CLASS_COUNT
 } ss_api_class;
 

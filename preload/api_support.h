@@ -140,6 +140,16 @@ SS_HIDDEN void *ss_api_resolve(const char *name, void *volatile *slot);
  * driver is not loaded or the pointer is NULL.  Never enters cudart. */
 SS_HIDDEN uint8_t ss_api_mem_kind(const void *p);
 
+/* The bytes a graph's memset node spans from its dst: whole rows of `pitch`
+ * but the last, which is `width` elements (0 when p is NULL). */
+static inline uint64_t ss_api_memset_node_bytes(const struct cudaMemsetParams *p)
+{
+    if (p == NULL || p->width == 0 || p->height == 0)
+        return 0;
+    uint64_t row = (uint64_t)p->width * p->elementSize;
+    return p->height > 1 ? (uint64_t)p->pitch * (p->height - 1) + row : row;
+}
+
 /* Is this a launch on the legacy default stream (blameable: it serializes)? */
 static inline int ss_api_is_legacy_stream(uint64_t stream, uint32_t flags)
 {

@@ -6,14 +6,20 @@
 // The analyzer links each replayed kernel to the launch captured into the
 // graph (its arguments) and checks it against the eager work of `side`.
 // Variants built from this file:
-//   graph_side_race.cu         no event between the streams
-//   graph_side_race_fixed.cu   event record/wait both ways: side -> replay,
-//                              replay -> next rewrite
+//   graph_side_race.cu          no event between the streams
+//   graph_side_race_fixed.cu    event record/wait both ways: side -> replay,
+//                               replay -> next rewrite
+//   graph_added_race.cu         the graph built node by node
+//   graph_added_race_fixed.cu   (cudaGraphAddKernelNode, as the CUDA samples'
+//                               simpleCudaGraphs does), without and with events
 #include "ss_test.cuh"
 
 #ifndef GRAPH_SIDE_FIXED
 #define GRAPH_SIDE_FIXED 0
 #define PROGRAM_NAME "graph_side_race"
+#endif
+#ifndef GRAPH_SIDE_ADDED
+#define GRAPH_SIDE_ADDED 0
 #endif
 
 #define N 4096
@@ -54,9 +60,23 @@ int main(void)
     CK(cudaStreamSynchronize(main_stream));
 
     cudaGraph_t graph;
+#if GRAPH_SIDE_ADDED
+    // the node's kernel and arguments are those given to cudaGraphAddKernelNode
+    CK(cudaGraphCreate(&graph, 0));
+    int n = N;
+    void *args[] = { &buffer, &out, &n };
+    cudaKernelNodeParams node_params = {};
+    node_params.func = (void *)accumulate;
+    node_params.gridDim = dim3(1);
+    node_params.blockDim = dim3(256);
+    node_params.kernelParams = args;
+    cudaGraphNode_t node;
+    CK(cudaGraphAddKernelNode(&node, graph, NULL, 0, &node_params));
+#else
     CK(cudaStreamBeginCapture(main_stream, cudaStreamCaptureModeGlobal));
     accumulate<<<1, 256, 0, main_stream>>>(buffer, out, N);
     CK(cudaStreamEndCapture(main_stream, &graph));
+#endif
     cudaGraphExec_t graph_exec;
     CK(cudaGraphInstantiate(&graph_exec, graph, 0));
 

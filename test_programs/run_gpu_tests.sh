@@ -67,7 +67,7 @@ FIXTURES="$FIXTURES same_kernel_two_lines stream_names"
 # A long pipeline recorded sampled (a head, then recording windows: trace format 1.6).
 FIXTURES="$FIXTURES sampled_pipeline sampled_pipeline_fixed"
 # Programs whose output must not change under the shim.
-STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed"
+STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
 # to report a race (proof the program has one); CSAN_MUST_PASS: it must not.
 CSAN_MUST_FLAG="side_stream_race"

@@ -21,6 +21,7 @@
 enum {
     CB_SET_DEVICE = 16, CB_FREE = 22, CB_MEMCPY = 31, CB_MEMCPY_ASYNC = 41, CB_STREAM_QUERY = 132,
     CB_STREAM_CREATE_WITH_FLAGS = 198, CB_LAUNCH_KERNEL = 211, CB_MEMCPY_ASYNC_PTSZ = 225,
+    CB_GRAPH_ADD_KERNEL_NODE = 289, CB_GRAPH_ADD_MEMSET_NODE = 293, CB_GRAPH_ADD_MEMCPY_NODE_1D = 352,
 };
 
 #define MAX_API 64
@@ -101,7 +102,7 @@ int main(int argc, char **argv)
     uint64_t device = expected(ex, "device"), pinned = expected(ex, "pinned");
     uint64_t managed = expected(ex, "managed"), stub = expected(ex, "stub"), kernel = expected(ex, "kernel");
 
-    CHECK(napi == 10, "expected 10 API records, found %d", napi);
+    CHECK(napi == 14, "expected 14 API records, found %d", napi);
     for (int i = 0; i < napi; i++) {
         CHECK(api[i].flags & SS_API_F_INTERPOSER, "record %d (cbid %u) lacks SS_API_F_INTERPOSER", i, api[i].cbid);
         CHECK(api[i].t_exit >= api[i].t_enter && api[i].t_enter != 0, "record %d: bad enter/exit times", i);
@@ -171,6 +172,27 @@ int main(int argc, char **argv)
                   api_offsets[i2][k], 8 * k);
     }
 
+    /* graph nodes: what each will touch, nothing on a stream */
+    int ik = -1;
+    a = find(CB_GRAPH_ADD_KERNEL_NODE, 0, &ik);
+    CHECK(a && a->ret == 0 && a->func == stub && a->stream == 0 && a->nparams == 2 &&
+          (a->flags & SS_API_F_PARAM_OFFSETS),
+          "cudaGraphAddKernelNode: func or parameters wrong (nparams %u)", a ? a->nparams : 0);
+    if (a && a->nparams == 2)
+        CHECK(api_params[ik][0] == 0x1111000 && api_params[ik][1] == 0x2222000 && api_offsets[ik][0] == 0 &&
+              api_offsets[ik][1] == 16, "cudaGraphAddKernelNode: the kernel's pointer parameters or offsets wrong");
+    a = find(CB_GRAPH_ADD_KERNEL_NODE, 1, NULL);
+    CHECK(a && a->ret == 1 /* cudaErrorInvalidValue */ && a->func == 0 && a->nparams == 0,
+          "cudaGraphAddKernelNode(NULL params): not recorded as the failed call it was");
+    a = find(CB_GRAPH_ADD_MEMCPY_NODE_1D, 0, NULL);
+    CHECK(a && a->ret == 0 && a->ptr == device && a->ptr2 == pinned && a->bytes == 256 && a->arg == 1 &&
+          a->mem_dst == SS_MEM_DEVICE && a->mem_src == SS_MEM_PINNED && a->nparams == 0,
+          "cudaGraphAddMemcpyNode1D: range, kind or memory kinds wrong");
+    a = find(CB_GRAPH_ADD_MEMSET_NODE, 0, NULL);
+    /* 3 rows of 16 4-byte elements, 512 bytes apart: 2 * 512 + 64 */
+    CHECK(a && a->ret == 0 && a->ptr == device && a->bytes == 1088,
+          "cudaGraphAddMemsetNode: range wrong (%llu bytes)", a ? (unsigned long long)a->bytes : 0ull);
+
     a = find(CB_FREE, 0, NULL);
     CHECK(a && a->ptr == device && a->t_exit - a->t_enter >= 10000000ull, "cudaFree: ptr or the 10 ms block wrong");
 
@@ -179,7 +201,8 @@ int main(int argc, char **argv)
         { CB_SET_DEVICE, "cudaSetDevice" }, { CB_FREE, "cudaFree" }, { CB_MEMCPY, "cudaMemcpy" },
         { CB_MEMCPY_ASYNC, "cudaMemcpyAsync" }, { CB_STREAM_QUERY, "cudaStreamQuery" },
         { CB_STREAM_CREATE_WITH_FLAGS, "cudaStreamCreateWithFlags" }, { CB_LAUNCH_KERNEL, "cudaLaunchKernel" },
-        { CB_MEMCPY_ASYNC_PTSZ, "cudaMemcpyAsync_ptsz" },
+        { CB_MEMCPY_ASYNC_PTSZ, "cudaMemcpyAsync_ptsz" }, { CB_GRAPH_ADD_KERNEL_NODE, "cudaGraphAddKernelNode" },
+        { CB_GRAPH_ADD_MEMCPY_NODE_1D, "cudaGraphAddMemcpyNode1D" }, { CB_GRAPH_ADD_MEMSET_NODE, "cudaGraphAddMemsetNode" },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         CHECK(name_count[want[i].cbid] == 1 && strcmp(names[want[i].cbid], want[i].name) == 0,

@@ -193,6 +193,42 @@ FAKE_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, di
     return cudaSuccess;
 }
 
+/* Graphs built node by node: a node handle out, nothing runs; NULL
+ * parameters are cudart's cudaErrorInvalidValue. */
+static uintptr_t fake_next_node = 0x9000;
+
+static cudaError_t fake_add_node(cudaGraphNode_t *pGraphNode, const void *params)
+{
+    if (pGraphNode == NULL || params == NULL)
+        return cudaErrorInvalidValue;
+    *pGraphNode = (cudaGraphNode_t)(fake_next_node += 0x10);
+    return cudaSuccess;
+}
+
+FAKE_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                               const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                               const struct cudaKernelNodeParams *pNodeParams)
+{
+    (void)graph; (void)pDependencies; (void)numDependencies;
+    return fake_add_node(pGraphNode, pNodeParams);
+}
+
+FAKE_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                                 const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                                 void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    (void)graph; (void)pDependencies; (void)numDependencies; (void)dst; (void)src; (void)count; (void)kind;
+    return fake_add_node(pGraphNode, &kind);
+}
+
+FAKE_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                               const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                               const struct cudaMemsetParams *pMemsetParams)
+{
+    (void)graph; (void)pDependencies; (void)numDependencies;
+    return fake_add_node(pGraphNode, pMemsetParams);
+}
+
 /* The stub -> CUfunction mapping the shim asks for once per stub. */
 FAKE_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
 {

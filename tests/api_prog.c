@@ -80,6 +80,22 @@ int main(void)
                == cudaSuccess, "cudaLaunchKernel failed");
     printf("stub %llu\n", (unsigned long long)(uintptr_t)fake_kernel_stub);
 
+    /* A graph built node by node: the kernel node's parameters are recorded
+     * as a launch's, the copy's and the 2D memset's ranges as slots; a NULL
+     * parameter struct is cudart's error, passed through. */
+    cudaGraphNode_t kn = NULL, cn = NULL, mn = NULL, no_node = NULL;
+    struct cudaKernelNodeParams kp = { .func = (void *)fake_kernel_stub, .gridDim = { 1, 1, 1 },
+                                       .blockDim = { 32, 1, 1 }, .kernelParams = args };
+    expect(cudaGraphAddKernelNode(&kn, NULL, NULL, 0, &kp) == cudaSuccess && kn != NULL,
+           "cudaGraphAddKernelNode failed");
+    expect(cudaGraphAddMemcpyNode1D(&cn, NULL, &kn, 1, fake_device_mem, fake_pinned_mem, 256,
+                                    cudaMemcpyHostToDevice) == cudaSuccess, "cudaGraphAddMemcpyNode1D failed");
+    struct cudaMemsetParams mp = { .dst = fake_device_mem, .pitch = 512, .value = 0, .elementSize = 4,
+                                   .width = 16, .height = 3 };
+    expect(cudaGraphAddMemsetNode(&mn, NULL, &cn, 1, &mp) == cudaSuccess, "cudaGraphAddMemsetNode failed");
+    expect(cudaGraphAddKernelNode(&no_node, NULL, NULL, 0, NULL) == cudaErrorInvalidValue,
+           "cudaGraphAddKernelNode(NULL params): the error was altered");
+
     /* The <<<>>> path with a cudaKernel_t of 40 pointer parameters. */
     uint64_t values[40];
     void *kargs[40];

@@ -33,7 +33,7 @@ enum {
     CB_cudaStreamQuery = 132, CB_cudaEventQuery = 138, CB_cudaEventElapsedTime = 139, CB_cudaHostRegister = 152,
     CB_cudaHostUnregister = 153, CB_cudaLaunchKernel_ptsz = 214, CB_cudaMemcpyAsync_ptsz = 225,
     CB_cudaStreamSynchronize_ptsz = 239, CB_cudaEventRecord_ptsz = 242, CB_cudaStreamWaitEvent_ptsz = 247,
-    CB_cudaMemset = 49,
+    CB_cudaMemset = 49, CB_cudaGraphAddKernelNode = 289, CB_cudaGraphAddMemcpyNode1D = 352,
 };
 static const tb_api_name api_names[] = {
     { CB_cudaMalloc, "cudaMalloc" }, { CB_cudaFree, "cudaFree" }, { CB_cudaMallocHost, "cudaMallocHost" },
@@ -46,6 +46,7 @@ static const tb_api_name api_names[] = {
     { CB_cudaFreeAsync, "cudaFreeAsync" }, { CB_cudaGraphLaunch, "cudaGraphLaunch" },
     { CB_cudaStreamBeginCapture, "cudaStreamBeginCapture" }, { CB_cudaStreamEndCapture, "cudaStreamEndCapture" },
     { CB_cudaStreamCreateWithPriority, "cudaStreamCreateWithPriority" },
+    { CB_cudaGraphAddKernelNode, "cudaGraphAddKernelNode" }, { CB_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D" },
     { CB_cudaStreamQuery, "cudaStreamQuery" }, { CB_cudaEventQuery, "cudaEventQuery" },
     { CB_cudaEventElapsedTime, "cudaEventElapsedTime" }, { CB_cudaHostRegister, "cudaHostRegister" },
     { CB_cudaHostUnregister, "cudaHostUnregister" }, { CB_cudaLaunchKernel_ptsz, "cudaLaunchKernel_ptsz" },
@@ -1531,7 +1532,9 @@ static void test_capture(void)
  *   mode 2: the copy node instead of the kernel node: a proven race (exact ranges);
  *   mode 3: the replays write buf and B reads it after waiting for an event recorded
  *           on A after the last launch: ordered after every replayed node;
- *   mode 4: as 0, but the trace has no node records (format 1.4): nothing to check. */
+ *   mode 4: as 0, but the trace has no node records (format 1.4): nothing to check;
+ *   mode 5: as 0, the kernel node added by cudaGraphAddKernelNode, not captured;
+ *   mode 6: as 2, the copy node added by cudaGraphAddMemcpyNode1D. */
 #define GNODE_CAPTURED 5
 #define GNODE_CLONE 105
 static void tb_gnode(tb *b, uint16_t what, uint64_t id, uint64_t orig, uint64_t t, uint32_t type)
@@ -1549,22 +1552,24 @@ static void write_graph_nodes(const char *name, int mode)
     CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE1);
     CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 4096);
     CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(30), .t1 = US(40), .ptr = DEV_BUF + 0x100000, .bytes = 4096);
-    int copy_node = mode == 2, records = mode != 4;
-    CALL(&b, .cbid = CB_cudaStreamBeginCapture, .t0 = MS(1), .t1 = MS(1.001), .stream = 0xA1);
+    int copy_node = mode == 2 || mode == 6, records = mode != 4, added = mode >= 5;
+    if (!added) CALL(&b, .cbid = CB_cudaStreamBeginCapture, .t0 = MS(1), .t1 = MS(1.001), .stream = 0xA1);
     uint64_t p[2] = { DEV_BUF, DEV_BUF + 0x100000 };
     if (copy_node)
-        CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.01), .t1 = MS(1.02), .stream = 0xA1, .ptr = DEV_BUF + 0x100000,
-             .ptr2 = DEV_BUF, .bytes = 4096, .arg = 3, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_DEVICE);
+        CALL(&b, .cbid = added ? CB_cudaGraphAddMemcpyNode1D : CB_cudaMemcpyAsync, .t0 = MS(1.01), .t1 = MS(1.02),
+             .stream = added ? 0 : 0xA1, .ptr = DEV_BUF + 0x100000, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 3,
+             .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_DEVICE);
     else
-        CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(1.01), .t1 = MS(1.02), .stream = 0xA1, .params = p, .nparams = 2);
+        CALL(&b, .cbid = added ? CB_cudaGraphAddKernelNode : CB_cudaLaunchKernel, .t0 = MS(1.01), .t1 = MS(1.02),
+             .stream = added ? 0 : 0xA1, .params = p, .nparams = 2);
     if (records) tb_gnode(&b, SS_GNODE_CREATED, GNODE_CAPTURED, 0, MS(1.015), copy_node ? SS_GNODE_MEMCPY : SS_GNODE_KERNEL);
-    CALL(&b, .cbid = CB_cudaStreamEndCapture, .t0 = MS(1.03), .t1 = MS(1.031), .stream = 0xA1);
+    if (!added) CALL(&b, .cbid = CB_cudaStreamEndCapture, .t0 = MS(1.03), .t1 = MS(1.031), .stream = 0xA1);
     /* cudaGraphInstantiate (not recorded as a call) clones the node; CUPTI
      * also reports the clone as created, just before (seen on the H100) */
     if (records) tb_gnode(&b, SS_GNODE_CREATED, GNODE_CLONE, 0, MS(1.049), copy_node ? SS_GNODE_MEMCPY : SS_GNODE_KERNEL);
     if (records) tb_gnode(&b, SS_GNODE_CLONED, GNODE_CLONE, GNODE_CAPTURED, MS(1.05), 0);
     uint64_t w[1] = { DEV_BUF };
-    if (mode == 2)
+    if (copy_node)
         CALL(&b, .cbid = CB_cudaMemsetAsync, .t0 = MS(1.1), .t1 = MS(1.11), .stream = 0xB1, .ptr = DEV_BUF, .bytes = 4096);
     else if (mode != 3)
         tb_launch(&b, MS(1.1), 0xB1, 14, MS(1.2), MS(6), w, 1);
@@ -1603,22 +1608,26 @@ static void test_graph_nodes(void)
     static const struct { const char *name; uint32_t findings; ss_severity sev; } cases[] = {
         { "graph_node_race", 1, SS_SEV_WARNING }, { "graph_node_race_fixed", 0, 0 },
         { "graph_copy_node_race", 1, SS_SEV_ERROR }, { "graph_node_event_after_launch", 0, 0 },
-        { "graph_node_race_v14", 0, 0 },
+        { "graph_node_race_v14", 0, 0 }, { "graph_added_node_race", 1, SS_SEV_WARNING },
+        { "graph_added_copy_node_race", 1, SS_SEV_ERROR },
     };
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 7; i++) {
         write_graph_nodes(cases[i].name, i);
         char path[600];
         snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
         result r = analyze(path, &ss_rule_missing_fence);
         CHECK(r.f.n == cases[i].findings, "%s: %u missing-fence findings (%s)", cases[i].name, r.f.n,
               r.f.n ? r.f.v[0].message : "");
-        /* every replayed op knows its node's call: the captured launch or copy */
+        /* every replayed op knows its node's call: the captured launch or
+         * copy, or the cudaGraphAdd*Node call */
         uint32_t linked = 0;
         for (uint32_t o = 0; o < r.m->nops; o++) {
             int32_t nc = r.m->ops[o].node_call;
-            if (nc >= 0 && r.m->calls[nc].captured && r.m->calls[nc].rec->t_enter == MS(1.01)) linked++;
+            if (nc >= 0 && (i >= 5 ? r.m->calls[nc].cls == SS_API_GRAPH_NODE : r.m->calls[nc].captured) &&
+                r.m->calls[nc].rec->t_enter == MS(1.01))
+                linked++;
         }
-        CHECK(linked == (i == 4 ? 0u : 3u), "%s: %u replayed ops linked to the captured call", cases[i].name, linked);
+        CHECK(linked == (i == 4 ? 0u : 3u), "%s: %u replayed ops linked to the node's call", cases[i].name, linked);
         if (r.f.n && cases[i].findings) {
             const ss_finding *x = &r.f.v[0];
             CHECK(x->severity == cases[i].sev, "%s: severity %d", cases[i].name, x->severity);
@@ -1630,8 +1639,9 @@ static void test_graph_nodes(void)
             CHECK(x->alloc >= 0 && r.m->allocs[x->alloc].ptr == DEV_BUF, "%s: buffer", cases[i].name);
             int capture_ref = 0;
             for (uint32_t k = 0; k < x->nrefs; k++)
-                capture_ref |= x->refs[k].call >= 0 && r.m->calls[x->refs[k].call].captured;
-            CHECK(capture_ref, "%s: the captured call is referenced", cases[i].name);
+                capture_ref |= x->refs[k].call >= 0 && (r.m->calls[x->refs[k].call].captured ||
+                                                        r.m->calls[x->refs[k].call].cls == SS_API_GRAPH_NODE);
+            CHECK(capture_ref, "%s: the node's call (captured or cudaGraphAdd*Node) is referenced", cases[i].name);
         }
         done(&r);
     }

@@ -62,6 +62,8 @@ CLASSES = {
     "set-device":     ("0", None, "sets the thread's device (tracked to fill ss_api_rec.device)"),
     "device-limit":   ("1", "SS_NVTX_CAT_MAY_BLOCK", "changes a device limit (waits for the device)"),
     "device-reset":   ("1", "SS_NVTX_CAT_DEVICE_SYNC", "destroys the primary context (waits for the device)"),
+    "graph-node":     ("0", None, "adds a node to a graph or sets a node's parameters (nothing runs yet): what "
+                               "the node will touch, a kernel node's 8-byte parameters in the record's tail"),
 }
 
 # class -> the analyzer's ss_api_class (analyzer/model.h).  The analyzer is
@@ -80,7 +82,7 @@ ANALYZER_CLASS = {
     "alloc": "SS_API_ALLOC", "free": "SS_API_FREE", "free-async": "SS_API_FREE",
     "launch": "SS_API_LAUNCH", "graph-launch": "SS_API_LAUNCH",
     "device-sync": "SS_API_DEVICE_SYNC", "set-device": "SS_API_OTHER",
-    "device-limit": "SS_API_SET_LIMIT", "device-reset": "SS_API_DEVICE_RESET",
+    "device-limit": "SS_API_SET_LIMIT", "device-reset": "SS_API_DEVICE_RESET", "graph-node": "SS_API_GRAPH_NODE",
 }
 
 # host column -> (enum ss_api_host constant, description).  What the call does
@@ -205,7 +207,7 @@ def parse_options(text, lineno):
         if not item:
             continue
         key, sep, val = item.partition("=")
-        if not sep or key.strip() not in ("via", "cupti", "kernel", "domain"):
+        if not sep or key.strip() not in ("via", "cupti", "kernel", "kernel-node", "domain"):
             raise TableError("line %d: unknown option '%s'" % (lineno, item))
         opts[key.strip()] = val.strip()
     return opts
@@ -250,6 +252,9 @@ def read_table(path):
                 for i, n in enumerate(names):
                     if n not in pnames and not (e.driver and i == 2 and n == "-"):
                         raise TableError("line %d: kernel= names '%s', not a parameter" % (lineno, n))
+            if "kernel-node" in e.options and (e.cls != "graph-node" or e.options["kernel-node"] not in pnames):
+                raise TableError("line %d: kernel-node= names the cudaKernelNodeParams parameter of a graph-node row"
+                                 % lineno)
             if e.driver and (e.cls == "set-device" or "via" in e.options or "cupti" in e.options):
                 raise TableError("line %d: a driver row cannot be set-device nor have via=/cupti=" % lineno)
             if e.cls == "memset-sync" and not any(k == "mem" for k, _ in e.slots):
@@ -336,6 +341,12 @@ def post_code(e, indent, t="t"):
         out.append("uint64_t params[SS_API_MAX_PARAMS];")
         out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, (const void *)(%s), %s, %s, params);"
                    % (t, func, args, known))
+    elif "kernel-node" in e.options:
+        # the parameters the node's kernel will run with, read as a launch's
+        node = e.options["kernel-node"]
+        out.append("uint64_t params[SS_API_MAX_PARAMS];")
+        out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, (const void *)(%s ? %s->func : NULL), "
+                   "%s ? %s->kernelParams : NULL, 0, params);" % (t, node, node, node, node))
     if e.cls == "alloc":
         out.append("if (ret == cudaSuccess)")
         out.append("    ss_api_note_alloc(rec.ptr, rec.bytes);")
@@ -370,7 +381,7 @@ def stack_want(e):
 def emit_code(e, name_expr, indent):
     want = stack_want(e)
     out = []
-    if e.cls == "launch":
+    if e.cls == "launch" or "kernel-node" in e.options:
         out.append("ss_api_emit(&rec, %s, %s, params, nparams);" % (name_expr, want))
     else:
         out.append("ss_api_emit(&rec, %s, %s, NULL, 0);" % (name_expr, want))
