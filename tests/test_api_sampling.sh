@@ -136,10 +136,18 @@ def recording(t):
     return (bool(caps) and t < caps[0]["t"] + SLACK) or any(a <= t < b + SLACK for a, b in periods)
 def off_period(t):
     return bool(caps) and t >= caps[0]["t"] and not any(a <= t < b for a, b in periods)
-for c0, c1 in zip(caps, caps[1:]):
-    if c0["state"] == ON and c0["reason"] == WINDOW_OPEN:
-        ms = (c1["t"] - c0["t"]) / 1e6
-        check(19.0 <= ms <= 45.0, "a 20 ms window lasted %.2f ms" % ms)
+# Windows are closed by the writer thread when it wakes at the planned time:
+# never early, but on a loaded machine it can wake late (a 20 ms window
+# lasted 72.9 ms with both cores of the CI VM busy).  So every window is at
+# least its length and shorter than the 200 ms flush interval (a controller
+# closing windows only when it flushes would not be), and their median is
+# near the planned 20 ms.
+lengths = sorted((c1["t"] - c0["t"]) / 1e6 for c0, c1 in zip(caps, caps[1:])
+                 if c0["state"] == ON and c0["reason"] == WINDOW_OPEN)
+check(lengths and lengths[0] >= 19.0, "a 20 ms window closed early: %s ms" % lengths[:3])
+check(lengths and lengths[-1] < 200.0, "a 20 ms window lasted %.2f ms" % (lengths[-1] if lengths else 0))
+check(lengths and lengths[len(lengths) // 2] <= 45.0, "20 ms windows lasted %.2f ms (median)"
+      % (lengths[len(lengths) // 2] if lengths else 0))
 
 hot = [a for a in apis if a["name"] in HOT]
 tag = lambda a: a[HOT[a["name"]]]
