@@ -140,14 +140,17 @@ SS_HIDDEN void *ss_api_resolve(const char *name, void *volatile *slot);
  * driver is not loaded or the pointer is NULL.  Never enters cudart. */
 SS_HIDDEN uint8_t ss_api_mem_kind(const void *p);
 
-/* The bytes a graph's memset node spans from its dst: whole rows of `pitch`
- * but the last, which is `width` elements (0 when p is NULL). */
-static inline uint64_t ss_api_memset_node_bytes(const struct cudaMemsetParams *p)
+/* The bytes a graph's memset node spans from its dst (struct
+ * cudaMemsetParams, CUDA_MEMSET_NODE_PARAMS: the same fields): whole rows of
+ * `pitch` but the last, which is `width` elements. */
+#define SS_MEMSET_NODE_BYTES(p) ((p) == NULL ? (uint64_t)0 : \
+    ss_api_memset_extent((p)->pitch, (p)->elementSize, (p)->width, (p)->height))
+static inline uint64_t ss_api_memset_extent(uint64_t pitch, uint64_t element_size, uint64_t width, uint64_t height)
 {
-    if (p == NULL || p->width == 0 || p->height == 0)
+    if (width == 0 || height == 0)
         return 0;
-    uint64_t row = (uint64_t)p->width * p->elementSize;
-    return p->height > 1 ? (uint64_t)p->pitch * (p->height - 1) + row : row;
+    uint64_t row = width * element_size;
+    return height > 1 ? pitch * (height - 1) + row : row;
 }
 
 /* Is this a launch on the legacy default stream (blameable: it serializes)? */

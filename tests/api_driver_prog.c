@@ -93,6 +93,19 @@ int main(void)
     cuLaunchKernelEx_params lx = { .config = &cfg, .f = (CUfunction)(uintptr_t)0xF00F, .extra = extra };
     printf("launch_ex %u\n", DRV(cuLaunchKernelEx_ptsz, &lx, CUDA_SUCCESS));
 
+    /* graphs built node by node (XLA's command buffers): a kernel node's
+     * parameters read as cuLaunchKernel's, a memset node's 2D range */
+    CUgraphNode node = NULL;
+    CUDA_KERNEL_NODE_PARAMS knp = { .func = (CUfunction)(uintptr_t)0xF00F, .gridDimX = 1, .gridDimY = 1,
+                                    .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1,
+                                    .kernelParams = kp };
+    cuGraphAddKernelNode_v2_params gk = { .phGraphNode = &node, .nodeParams = &knp };
+    printf("kernel_node %u\n", DRV(cuGraphAddKernelNode_v2, &gk, CUDA_SUCCESS));
+    CUDA_MEMSET_NODE_PARAMS msp = { .dst = (CUdeviceptr)(uintptr_t)dev, .pitch = 256, .elementSize = 2,
+                                    .width = 10, .height = 4 };
+    cuGraphAddMemsetNode_params gm = { .phGraphNode = &node, .memsetParams = &msp };
+    printf("memset_node %u\n", DRV(cuGraphAddMemsetNode, &gm, CUDA_SUCCESS));
+
     /* copies: the direction from the name, the host end asked */
     cuMemcpyHtoDAsync_v2_params h2d = { .dstDevice = (CUdeviceptr)(uintptr_t)dev, .srcHost = pinned,
                                         .ByteCount = 1024, .hStream = s1 };

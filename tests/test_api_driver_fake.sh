@@ -86,6 +86,13 @@ r = one("launch_ex", "cuLaunchKernelEx_ptsz", ptsz=True)
 if r:
     check(r["stream"] == S1 and r["arg"] == 3 and r["arg2"] == 128, "launch_ex slots %s" % r)
     check(r.get("params") == params and r.get("param_offsets") == [8, 16, 32, 48], "launch_ex params %s" % r)
+r = one("kernel_node", "cuGraphAddKernelNode")
+if r:   # nothing runs: no stream; the node's kernel parameters as a launch's
+    check(r["stream"] == "0x0" and r["func"] == hx(0xF00F), "kernel node slots %s" % r)
+    check(r.get("params") == params and r.get("param_offsets") == [8, 16, 32, 48], "kernel node params %s" % r)
+r = one("memset_node", "cuGraphAddMemsetNode")
+if r:   # 4 rows of 10 2-byte elements, 256 bytes apart: 3 * 256 + 20
+    check(r["ptr"] == hx(v["dev"]) and r["bytes"] == 788, "memset node slots %s" % r)
 r = one("h2d_async", "cuMemcpyHtoDAsync")
 if r:   # cudaMemcpyHostToDevice = 1; SS_MEM_DEVICE 3, PINNED 2
     check(r["arg"] == 1 and r["mem_dst"] == 3 and r["mem_src"] == 2 and r["bytes"] == 1024 and r["stream"] == S1
@@ -126,7 +133,7 @@ check(len(rt) == 1 and rt[0]["name"] == "cudaMemcpyAsync" and not int(rt[0]["fla
 launches = [r for r in apis if r.get("name") == "cudaLaunchKernel"]
 check(len(launches) == 1 and launches[0].get("params") == params, "interposed launch: %s" % launches)
 drv = [r for r in apis if int(r["flags"], 16) & DRIVER]
-check(len(drv) == 13, "%d driver records, want 13: %s" % (len(drv), [r["name"] for r in drv]))
+check(len(drv) == 15, "%d driver records, want 15: %s" % (len(drv), [r["name"] for r in drv]))
 if fails:
     print("FAIL:\n  " + "\n  ".join(fails))
     sys.exit(1)

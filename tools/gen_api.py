@@ -345,8 +345,13 @@ def post_code(e, indent, t="t"):
         # the parameters the node's kernel will run with, read as a launch's
         node = e.options["kernel-node"]
         out.append("uint64_t params[SS_API_MAX_PARAMS];")
-        out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, (const void *)(%s ? %s->func : NULL), "
-                   "%s ? %s->kernelParams : NULL, 0, params);" % (t, node, node, node, node))
+        if e.driver:
+            out.append("uint32_t nparams = ss_api_driver_launch_params(&rec, %s, (const void *)(%s ? %s->func : NULL), "
+                       "%s ? %s->kernelParams : NULL, %s ? %s->extra : NULL, params);"
+                       % (t, node, node, node, node, node, node))
+        else:
+            out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, (const void *)(%s ? %s->func : NULL), "
+                       "%s ? %s->kernelParams : NULL, 0, params);" % (t, node, node, node, node))
     if e.cls == "alloc":
         out.append("if (ret == cudaSuccess)")
         out.append("    ss_api_note_alloc(rec.ptr, rec.bytes);")
