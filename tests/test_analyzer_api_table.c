@@ -47,6 +47,7 @@ static const struct { const char *tab; ss_api_class cls; } expected_class[] = {
     { "alloc", SS_API_ALLOC }, { "free", SS_API_FREE }, { "free-async", SS_API_FREE },
     { "launch", SS_API_LAUNCH }, { "graph-launch", SS_API_LAUNCH }, { "device-sync", SS_API_DEVICE_SYNC },
     { "set-device", SS_API_OTHER }, { "device-limit", SS_API_SET_LIMIT }, { "device-reset", SS_API_DEVICE_RESET },
+    { "graph-node", SS_API_GRAPH_NODE },
 };
 
 static int class_of_tab(const char *tab, ss_api_class *out)
