@@ -522,6 +522,7 @@ typedef struct loader {
     uint32_t cap_sync, cap_cev, cap_note, cap_meta, cap_ctx, cap_stack, cap_py, cap_mod;
     ss_u64map cbid_name;       /* cbid -> api_names index */
     uint32_t cap_names;
+    uint8_t *name_async;       /* per api_names index: its base name ends in Async (once per name, not per call) */
     /* stream union-find */
     int32_t *parent; uint32_t cap_streams;
     ss_u64map sid_map;         /* CUPTI stream id -> stream */
@@ -564,7 +565,9 @@ static uint32_t add_api_name(ss_model *m, loader *L, const char *text, uint32_t 
         m->api_names = ss_xrealloc(m->api_names, L->cap_names * sizeof(char *));
         m->api_class = ss_xrealloc(m->api_class, L->cap_names);
         m->api_info = ss_xrealloc(m->api_info, L->cap_names * sizeof(*m->api_info));
+        L->name_async = ss_xrealloc(L->name_async, L->cap_names);
     }
+    L->name_async[m->napi_names] = (uint8_t)ends_with(base, "Async");
     const ss_api_info *info = ss_api_lookup(base);
     m->api_names[m->napi_names] = s;
     m->api_info[m->napi_names] = info;
@@ -1686,9 +1689,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
         }
         c->name_idx = (uint32_t)ni;
         c->cls = m->api_class[ni];
-        char base[128];
-        ss_api_base_name(m->api_names[ni], base, sizeof base);
-        c->is_async = ends_with(base, "Async");
+        c->is_async = L.name_async[ni];
         c->stream = c->first_op = c->event = c->alloc = -1;
     }
     if (m->ncalls > 1) {
@@ -1767,6 +1768,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     ss_qsort(m->xaccess, m->nxaccess, sizeof(*m->xaccess), cmp_xaccess);
     ss_capture_build(m, L.capt, L.ncapt);
 
+    free(L.name_async);
     free(L.capt); free(L.api); free(L.gpu); free(L.srec); free(L.sname); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
     ss_u64map_free(&L.corr_stream); ss_u64map_free(&L.legacy_map); ss_u64map_free(&L.ptds_map);

@@ -61,11 +61,16 @@ typedef struct rdevice {
     int32_t *legacy; uint32_t nlegacy, clegacy;
 } rdevice;
 
+/* One per call (16 bytes: the largest per-call array of the replay).  A
+ * device is only ever used as an index below ndev (<= MAX_DEVICES), so any
+ * other number is kept as -1, "unknown", which it is treated as anyway. */
 typedef struct cwait {
-    uint8_t kind;              /* W_* */
-    int32_t stream, device;
     int64_t bound;             /* exclusive */
+    int32_t stream;
+    int16_t device;
+    uint8_t kind;              /* W_* */
 } cwait;
+_Static_assert(MAX_DEVICES <= INT16_MAX, "cwait.device holds a device index");
 
 typedef struct item { uint64_t t; uint8_t rank; int32_t idx; } item;
 /* at one time: a marker's completion first (a host wait released by it exits
@@ -1483,6 +1488,24 @@ static void find_load_barriers(ss_replay *r, int32_t dv, const int32_t *by_key, 
     ss_u64map_free(&seen);
 }
 
+/* A sorted array rather than a hash map: 16 bytes an entry where the map
+ * had 34 and more (half full, doubling), in one allocation. */
+typedef struct corr_time { uint64_t corr, t; } corr_time;
+_Static_assert(sizeof(corr_time) == 16 && offsetof(corr_time, corr) == 0, "ss_radix_sort16 sorts by corr");
+
+/* The time of the last entry with `corr` in v (sorted by corr, stable), 0 none. */
+static uint64_t corr_time_of(const corr_time *v, uint32_t n, uint64_t corr)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {                  /* first entry above corr */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v[mid].corr <= corr) lo = mid + 1; else hi = mid;
+    }
+    return lo && v[lo - 1].corr == corr ? v[lo - 1].t : 0;
+}
+
+static int16_t device_index(int32_t dv, int32_t ndev) { return dv >= 0 && dv < ndev ? (int16_t)dv : -1; }
+
 static void push_i32(int32_t **v, uint32_t *n, uint32_t *cap, int32_t x) { SS_PUSH(*v, *n, *cap, x); }
 
 static ss_replay *build(const ss_model *m)
@@ -1560,12 +1583,15 @@ static ss_replay *build(const ss_model *m)
     int64_t *rec_key = ss_xcalloc(m->nevents + 1, sizeof(int64_t));
     for (uint32_t e = 0; e < m->nevents; e++) rec_stream[e] = -1;
     ss_u64map last_call = { 0 };
-    /* event records' device completion times, by correlation id */
-    ss_u64map event_ts = { 0 };
+    /* event records' device completion times, by correlation id (of
+     * several records with one id, the last in the trace) */
+    corr_time *event_ts = ss_xcalloc(m->ncuda_events + 1, sizeof *event_ts);
+    uint32_t nevent_ts = 0;
     for (uint32_t e = 0; e < m->ncuda_events; e++) {
         const ss_cuda_event_rec *ev = m->cuda_events[e];
-        if (ev->g.start && ev->g.corr) ss_u64map_put(&event_ts, ev->g.corr, (int64_t)ev->g.start);
+        if (ev->g.start && ev->g.corr) event_ts[nevent_ts++] = (corr_time){ ev->g.corr, ev->g.start };
     }
+    ss_radix_sort16(event_ts, nevent_ts);
     for (uint32_t c = 0; c < m->ncalls; c++) {
         const ss_call *call = &m->calls[c];
         int64_t key = 2 * (int64_t)c + 1;
@@ -1578,7 +1604,7 @@ static ss_replay *build(const ss_model *m)
         if (call->cls == SS_API_EVENT_RECORD && call->event >= 0 && s >= 0) {
             rec_stream[call->event] = s;
             rec_key[call->event] = key + 1;
-            rmark x = { (int32_t)c, s, key, (uint64_t)ss_u64map_get(&event_ts, call->rec->corr, 0), 0, 0 };
+            rmark x = { (int32_t)c, s, key, corr_time_of(event_ts, nevent_ts, call->rec->corr), 0, 0 };
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
             rstream *st = &r->st[s];
@@ -1587,7 +1613,7 @@ static ss_replay *build(const ss_model *m)
             rmark x = { (int32_t)c, s, key, 0, 0, 0 };
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         }
-        cwait w = { W_NONE, -1, -1, 0 };
+        cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE };
         ss_host_wait hw = ss_call_host_wait(m, call);
         if (r->launch_blocking && hw == SS_WAIT_NONE &&
             (call->cls == SS_API_LAUNCH || call->cls == SS_API_COPY_ASYNC || call->cls == SS_API_MEMSET_ASYNC))
@@ -1598,7 +1624,7 @@ static ss_replay *build(const ss_model *m)
             if (s < 0) break;
             w.stream = s;
             w.bound = hw == SS_WAIT_STREAM ? key + 1 : key;
-            w.device = m->streams[s].device;
+            w.device = device_index(m->streams[s].device, r->ndev);
             w.kind = m->streams[s].kind == SS_STREAM_LEGACY_NULL ? W_GROUP : W_STREAM;
             break;
         case SS_WAIT_EVENT:
@@ -1610,7 +1636,7 @@ static ss_replay *build(const ss_model *m)
             break;
         case SS_WAIT_DEVICE:
             w.kind = W_DEVICE;
-            w.device = ss_model_call_device(m, call);
+            w.device = device_index(ss_model_call_device(m, call), r->ndev);
             w.bound = key;
             break;
         default:
@@ -1619,7 +1645,7 @@ static ss_replay *build(const ss_model *m)
         r->cw[c] = w;
     }
     ss_u64map_free(&last_call);
-    ss_u64map_free(&event_ts);
+    free(event_ts);
     free(rec_stream);
     free(rec_key);
 
