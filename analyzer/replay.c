@@ -1085,6 +1085,12 @@ static void record_baseline(ss_replay *r)
     for (uint32_t b = 0; b < r->nlb; b++) r->drain_first[b] = UINT32_MAX;
     r->bdrain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     r->base_end = run_pass(r, NULL, 0, 1, 0);
+    /* the recording pass's times are in bval now: its scratch is given
+     * back until a what-if needs one, so that it is not resident together
+     * with the per-position tables made below (the build's peak) */
+    struct scratch *sc0 = &r->sc[0];
+    free(sc0->E); free(sc0->X); free(sc0->S); free(sc0->F); free(sc0->M);
+    *sc0 = (struct scratch){ 0 };
 
     /* a value lives from after the item that makes it to its last reader:
      * per position, the values last read there (die_off[q]..die_off[q+1]),
