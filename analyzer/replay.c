@@ -1094,41 +1094,45 @@ static void record_baseline(ss_replay *r)
 
     /* a value lives from after the item that makes it to its last reader:
      * per position, the values last read there (die_off[q]..die_off[q+1]),
-     * and the number live (born before, read from it on) */
-    r->live = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
+     * and the number live (born before, read from it on).  What needs the
+     * last readers is made first and they are freed before the live
+     * counts are allocated (the build's peak: one array per position less) */
     r->die_off = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
+    r->outlives = ss_xcalloc(nv / 8 + 1, 1);
     uint32_t ndie = 0;
     for (uint32_t j = 0; j < nv; j++) {
         uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
         if (born >= r->nitems || r->lastread[j] <= born) continue;
-        r->live[born + 1]++;                  /* births, summed below */
+        r->outlives[j >> 3] |= (uint8_t)(1u << (j & 7));
         r->die_off[r->lastread[j] + 1]++;
         ndie++;
-    }
-    uint32_t acc = 0;
-    for (uint32_t i = 0; i <= r->nitems; i++) {
-        acc += r->live[i] - (i ? r->die_off[i] : 0);
-        r->live[i] = acc;
     }
     for (uint32_t i = 0; i <= r->nitems; i++) r->die_off[i + 1] += r->die_off[i];
     /* filled from each position's end down to its start; then one place
      * down, the array gives each position's start */
     r->die = ss_xcalloc(ndie + 1, sizeof(uint32_t));
     for (uint32_t j = 0; j < nv; j++) {
-        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
-        if (born >= r->nitems || r->lastread[j] <= born) continue;
+        if (!((r->outlives[j >> 3] >> (j & 7)) & 1)) continue;
         r->die[--r->die_off[r->lastread[j] + 1]] = j;
     }
     memmove(r->die_off, r->die_off + 1, (r->nitems + 1) * sizeof(uint32_t));
     r->die_off[r->nitems + 1] = ndie;
     /* from here only whether a value outlives the item that makes it */
-    r->outlives = ss_xcalloc(nv / 8 + 1, 1);
-    for (uint32_t j = 0; j < nv; j++) {
-        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
-        if (born < r->nitems && r->lastread[j] > born) r->outlives[j >> 3] |= (uint8_t)(1u << (j & 7));
-    }
     free(r->lastread);
     r->lastread = NULL;
+    /* live at position i: the values born before i (births, summed) less
+     * those last read before i (die_off[i]: the lists are by position) */
+    r->live = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
+    for (uint32_t j = 0; j < nv; j++) {
+        if (!((r->outlives[j >> 3] >> (j & 7)) & 1)) continue;
+        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
+        r->live[born + 1]++;
+    }
+    uint32_t acc = 0;
+    for (uint32_t i = 0; i <= r->nitems; i++) {
+        acc += r->live[i];
+        r->live[i] = acc - r->die_off[i];
+    }
     r->shortcuts = 1;
 }
 
