@@ -76,6 +76,8 @@ typedef struct item { uint64_t t; uint8_t rank; int32_t idx; } item;
 /* at one time: a marker's completion first (a host wait released by it exits
  * at the same time), then exits, entries, operation starts */
 enum { I_MARK = 0, I_EXIT = 1, I_ENTER = 2, I_START = 3 };
+/* an item as the passes read it: what it is, not its time */
+typedef struct iref { uint8_t rank; int32_t idx; } iref;
 
 struct ss_replay {
     const ss_model *m;
@@ -96,7 +98,10 @@ struct ss_replay {
     int32_t *wait_op;          /* per call: the operation whose end released its wait, -1 */
     uint64_t *wake;            /* per op: the host's release after its end where a call waited for it (UINT64_MAX: none) */
     int32_t *call_prev;        /* previous call of the same thread, -1 */
-    item *items; uint32_t nitems;
+    /* the measured order of events (items, sorted by time), kept as two
+     * arrays: 5 bytes an item where the sorted items are 16 (their times
+     * are asked for only by first_item_after: item_time finds them) */
+    int32_t *iidx; uint8_t *irank; uint32_t nitems;
     ss_hwq_device *hwq; uint32_t nhwq;
     ss_load_barrier *lb; uint32_t nlb;
     int64_t *lb_key;
@@ -131,6 +136,23 @@ struct ss_replay {
      * legacy-stream-serialization removes its device's legacy barriers). */
     struct memo *memo; uint32_t nmemo, cmemo;
 };
+
+static iref item_at(const ss_replay *r, uint32_t i) { return (iref){ r->irank[i], r->iidx[i] }; }
+
+/* item i's measured time, the key it was sorted by */
+static uint64_t item_time(const ss_replay *r, uint32_t i)
+{
+    int32_t x = r->iidx[i];
+    switch (r->irank[i]) {
+    case I_MARK: return r->mk_real[x];
+    case I_EXIT: {
+        uint64_t e = r->m->calls[x].rec->t_enter, t = r->m->calls[x].rec->t_exit;
+        return t < e ? e : t;
+    }
+    case I_ENTER: return r->m->calls[x].rec->t_enter;
+    default: return r->m->ops[x].start;
+    }
+}
 
 typedef struct memo {
     uint64_t hash;
@@ -656,7 +678,7 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
 {
     const ss_replay *r = p->r;
     const ss_model *m = r->m;
-    const item *it = &r->items[i];
+    const iref it_ = item_at(r, i), *it = &it_;
     int32_t k = it->idx;
     p->proc[i >> 3] |= (uint8_t)(1u << (i & 7));
     *endv = 0;
@@ -723,7 +745,7 @@ static uint64_t baseline_end_in(const ss_replay *r, uint32_t a, uint32_t b)
             a += 64;
             continue;
         }
-        const item *it = &r->items[a];
+        const iref it_ = item_at(r, a), *it = &it_;
         if (it->rank == I_EXIT) e = max_u64(e, r->bval[a]);
         else if (it->rank == I_START)
             e = max_u64(e, r->bval[a] + (r->m->ops[it->idx].end - r->m->ops[it->idx].start));
@@ -783,7 +805,7 @@ static int64_t shift_of(const pass *p, uint32_t j)
         return shift_at(p, pos);
     }
     if (!replayed_here(p, j)) return shift_at(p, j);
-    const item *it = &r->items[j];
+    const iref it_ = item_at(r, j), *it = &it_;
     uint64_t v = it->rank == I_MARK ? p->M[it->idx] : it->rank == I_START ? p->S[it->idx]
                : it->rank == I_ENTER ? p->E[it->idx] : p->X[it->idx];
     return (int64_t)(r->bval[j] - v);
@@ -835,7 +857,7 @@ static uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpos, uint32_t
         end = max_u64(end, endv);
         if (jumps) {
             if ((r->outlives[i >> 3] >> (i & 7)) & 1) dset_add(&live, (int64_t)(r->bval[i] - v), 1);
-            const item *it = &r->items[i];
+            const iref it_ = item_at(r, i), *it = &it_;
             if (it->rank == I_START) {
                 int32_t b = r->op_barrier[it->idx];
                 uint32_t slot = r->nitems + (uint32_t)b;
@@ -897,7 +919,7 @@ static uint32_t first_item_after(const ss_replay *r, uint64_t t)
     uint32_t lo = 0, hi = r->nitems;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (r->items[mid].t <= t) lo = mid + 1; else hi = mid;
+        if (item_time(r, mid) <= t) lo = mid + 1; else hi = mid;
     }
     return lo;
 }
@@ -925,7 +947,7 @@ static uint32_t first_acting_item(const ss_replay *r, const ss_relax *x)
     case SS_RELAX_LOAD_BARRIER:
         return x->index >= 0 && (uint32_t)x->index < r->nlb && r->drain_first ? r->drain_first[x->index] : r->nitems;
     case SS_RELAX_HOST_TIME:
-        return x->t1 > x->t0 && r->items ? first_item_after(r, x->t0) : r->nitems;
+        return x->t1 > x->t0 && r->iidx ? first_item_after(r, x->t0) : r->nitems;
     default:
         return r->nitems;
     }
@@ -996,7 +1018,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
             jumps = 0;
             break;
         case SS_RELAX_HOST_TIME:
-            if (x->t1 > x->t0 && r->items) {
+            if (x->t1 > x->t0 && r->iidx) {
                 uint32_t f = first_item_after(r, x->t0);
                 if (f < jump_limit) jump_limit = f;
             }
@@ -1032,7 +1054,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
         rw->vmin = UINT64_MAX;
         rw->vmax = 0;
         for (uint32_t i = 0; i < r->nitems; i++) {
-            const item *it = &r->items[i];
+            const iref it_ = item_at(r, i), *it = &it_;
             uint64_t v = it->rank == I_MARK ? p.M[it->idx] : it->rank == I_START ? p.S[it->idx]
                        : it->rank == I_ENTER ? p.E[it->idx] : p.X[it->idx];
             rw->bval[i] = v;
@@ -1073,7 +1095,7 @@ static void record_baseline(ss_replay *r)
     r->posS = ss_xcalloc(m->nops + 1, sizeof(uint32_t));
     r->posM = ss_xcalloc(r->nmk + 1, sizeof(uint32_t));
     for (uint32_t i = 0; i < r->nitems; i++) {
-        const item *it = &r->items[i];
+        const iref it_ = item_at(r, i), *it = &it_;
         uint32_t *pos = it->rank == I_MARK ? r->posM : it->rank == I_START ? r->posS
                       : it->rank == I_ENTER ? r->posE : r->posX;
         pos[it->idx] = i;
@@ -1744,21 +1766,28 @@ static ss_replay *build(const ss_model *m)
         r->lat[o] = sdiff(m->ops[o].start, op_ready(&real, (int32_t)o, 1));
 
     /* the measured order of events */
-    r->items = ss_xcalloc(2 * (size_t)m->ncalls + m->nops + r->nmk + 1, sizeof(item));
+    item *items = ss_xcalloc(2 * (size_t)m->ncalls + m->nops + r->nmk + 1, sizeof(item));
     /* in (rank, index) order: sort_items keeps it among equal times */
-    for (uint32_t k = 0; k < r->nmk; k++) r->items[r->nitems++] = (item){ r->mk_real[k], I_MARK, (int32_t)k };
+    for (uint32_t k = 0; k < r->nmk; k++) items[r->nitems++] = (item){ r->mk_real[k], I_MARK, (int32_t)k };
     for (uint32_t c = 0; c < m->ncalls; c++) {
         uint64_t e = m->calls[c].rec->t_enter, x = m->calls[c].rec->t_exit;
-        r->items[r->nitems++] = (item){ x < e ? e : x, I_EXIT, (int32_t)c };
+        items[r->nitems++] = (item){ x < e ? e : x, I_EXIT, (int32_t)c };
         r->end = max_u64(r->end, x < e ? e : x);
     }
     for (uint32_t c = 0; c < m->ncalls; c++)
-        r->items[r->nitems++] = (item){ m->calls[c].rec->t_enter, I_ENTER, (int32_t)c };
+        items[r->nitems++] = (item){ m->calls[c].rec->t_enter, I_ENTER, (int32_t)c };
     for (uint32_t o = 0; o < m->nops; o++) {
-        r->items[r->nitems++] = (item){ m->ops[o].start, I_START, (int32_t)o };
+        items[r->nitems++] = (item){ m->ops[o].start, I_START, (int32_t)o };
         r->end = max_u64(r->end, m->ops[o].end);
     }
-    sort_items(r->items, r->nitems);
+    sort_items(items, r->nitems);
+    r->iidx = ss_xcalloc(r->nitems + 1, sizeof(int32_t));
+    r->irank = ss_xcalloc(r->nitems + 1, 1);
+    for (uint32_t i = 0; i < r->nitems; i++) {
+        r->iidx[i] = items[i].idx;
+        r->irank[i] = items[i].rank;
+    }
+    free(items);
     free(real.hint_op);
     free(real.hint_mk);
     record_baseline(r);
@@ -1830,7 +1859,7 @@ void ss_replay_free(ss_replay *r)
     free(r->st); free(r->dev); free(r->opkey); free(r->op_pred); free(r->op_wbeg); free(r->op_wend);
     free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cw); free(r->call_prev);
     free(r->post); free(r->own); free(r->waited); free(r->wait_op); free(r->wake);
-    free(r->items); free(r->hwq); free(r->lb); free(r->lb_key);
+    free(r->iidx); free(r->irank); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
     free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);
     free(r->live); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);
