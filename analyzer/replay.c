@@ -39,11 +39,11 @@ typedef struct wait_dep {      /* a cudaStreamWaitEvent: ops of the stream after
  * legacy stream's terms, the work the legacy barrier puts before it -- is
  * done; a host wait on the stream or the event waits for it. */
 typedef struct rmark {
-    int32_t call, stream;
-    int64_t key;               /* its call's key */
+    int32_t call, stream;      /* its key is its call's, mark_key */
     uint64_t measured;         /* completion on the device (CUPTI event record timestamp), 0 unknown */
     uint32_t wbeg, wend;       /* the stream's waits between its previous operation and it (itself included) */
 } rmark;
+static int64_t mark_key(const rmark *x) { return 2 * (int64_t)x->call + 1; }
 
 typedef struct rstream {
     int32_t *ops; uint32_t nops, cops;     /* by key */
@@ -542,10 +542,10 @@ static uint64_t mark_ready(const pass *p, int32_t k)
     const rmark *x = &r->mk[k];
     const rstream *st = &r->st[x->stream];
     uint64_t t = call_enter(p, x->call);
-    t = max_u64(t, stream_done(p, x->stream, x->key));
+    t = max_u64(t, stream_done(p, x->stream, mark_key(x)));
     for (uint32_t w = x->wbeg; w < x->wend; w++)
         t = max_u64(t, stream_done(p, st->waits[w].stream, st->waits[w].bound));
-    return max_u64(t, legacy_barrier(p, x->stream, x->key));
+    return max_u64(t, legacy_barrier(p, x->stream, mark_key(x)));
 }
 
 /* When op o could start: what orders it, without the delay it had after. */
@@ -1636,13 +1636,13 @@ static ss_replay *build(const ss_model *m)
         if (call->cls == SS_API_EVENT_RECORD && call->event >= 0 && s >= 0) {
             rec_stream[call->event] = s;
             rec_key[call->event] = key + 1;
-            rmark x = { (int32_t)c, s, key, corr_time_of(event_ts, nevent_ts, call->rec->corr), 0, 0 };
+            rmark x = { (int32_t)c, s, corr_time_of(event_ts, nevent_ts, call->rec->corr), 0, 0 };
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
             rstream *st = &r->st[s];
             wait_dep w = { key, rec_stream[call->event], rec_key[call->event] };
             SS_PUSH(st->waits, st->nwaits, st->cwaits, w);
-            rmark x = { (int32_t)c, s, key, 0, 0, 0 };
+            rmark x = { (int32_t)c, s, 0, 0, 0 };
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         }
         cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE };
@@ -1704,10 +1704,10 @@ static ss_replay *build(const ss_model *m)
     for (uint32_t k = 0; k < r->nmk; k++) {
         rmark *x = &r->mk[k];
         rstream *st = &r->st[x->stream];
-        int32_t prev = last_before(r, x->stream, x->key);
+        int32_t prev = last_before(r, x->stream, mark_key(x));
         uint32_t w = prev >= 0 ? r->op_wend[prev] : 0;
         x->wbeg = w;
-        while (w < st->nwaits && st->waits[w].key <= x->key) w++;
+        while (w < st->nwaits && st->waits[w].key <= mark_key(x)) w++;
         x->wend = w;
         uint64_t ready = mark_ready(&real, (int32_t)k);
         /* a completion measured before its modelled readiness keeps the
@@ -1716,7 +1716,7 @@ static ss_replay *build(const ss_model *m)
         r->mk_real[k] = x->measured ? x->measured : ready;
         r->mk_lat[k] = x->measured ? sdiff(x->measured, ready) : 0;
         SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
-        SS_PUSH(st->mkk, st->nmkk, st->cmkk, x->key);
+        SS_PUSH(st->mkk, st->nmkk, st->cmkk, mark_key(x));
     }
 
     /* what the model alone says each op waited for */
