@@ -1410,13 +1410,22 @@ static void sort_items(ss_replay *r)
 }
 
 static _Thread_local const ss_replay *sort_ctx;   /* the replay being built, on this thread */
-static int cmp_stream_ops(const void *a, const void *b)
+/* v (operation indices, ascending) by key, then start, then index: ascending
+ * indices are ascending starts (the model sorts operations by start, ties
+ * by index), so a stable sort of their keys gives (key, start, index) --
+ * by a radix sort of (key, index) pairs rather than glibc's merge sort
+ * through the comparator.  Keys are >= 0. */
+static void sort_ops_by_key(const ss_replay *r, int32_t *v, uint32_t n)
 {
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    const ss_replay *r = sort_ctx;
-    if (r->opkey[x] != r->opkey[y]) return r->opkey[x] < r->opkey[y] ? -1 : 1;
-    if (r->m->ops[x].start != r->m->ops[y].start) return r->m->ops[x].start < r->m->ops[y].start ? -1 : 1;
-    return (x > y) - (x < y);
+    if (n < 2) return;
+    uint64_t (*kv)[2] = ss_xcalloc(n, sizeof *kv);
+    for (uint32_t i = 0; i < n; i++) {
+        kv[i][0] = (uint64_t)r->opkey[v[i]];
+        kv[i][1] = (uint64_t)(uint32_t)v[i];
+    }
+    ss_radix_sort16(kv, n);
+    for (uint32_t i = 0; i < n; i++) v[i] = (int32_t)(uint32_t)kv[i][1];
+    free(kv);
 }
 
 static int cmp_stream_id(const void *a, const void *b)
@@ -1478,7 +1487,7 @@ static void find_hw_queues(ss_replay *r, int32_t dv)
         const ss_gpu_op *op = &m->ops[o];
         if (op->kind == SS_OP_KERNEL && op->stream >= 0 && queue_of[op->stream] >= 0) order[n++] = (int32_t)o;
     }
-    ss_qsort(order, n, sizeof(int32_t), cmp_stream_ops);
+    sort_ops_by_key(r, order, n);
     uint32_t checked = 0, violations = 0, delayed = 0;
     uint64_t delay = 0;
     int32_t ex = -1, exb = -1;
@@ -1647,10 +1656,9 @@ static ss_replay *build(const ss_model *m)
             SS_PUSH(st->ops, st->nops, st->cops, (int32_t)o);
         }
     }
-    sort_ctx = r;
     for (uint32_t s = 0; s < m->nstreams; s++) {
         rstream *st = &r->st[s];
-        ss_qsort(st->ops, st->nops, sizeof(int32_t), cmp_stream_ops);
+        sort_ops_by_key(r, st->ops, st->nops);
         st->opk = ss_xcalloc(st->nops + 1, sizeof(int64_t));
         for (uint32_t i = 0; i < st->nops; i++) st->opk[i] = r->opkey[st->ops[i]];
     }
@@ -1770,8 +1778,7 @@ static ss_replay *build(const ss_model *m)
     /* hardware effects, where the trace shows them */
     int32_t *by_key = ss_xcalloc(m->nops + 1, sizeof(int32_t));
     for (uint32_t o = 0; o < m->nops; o++) by_key[o] = (int32_t)o;
-    sort_ctx = r;
-    ss_qsort(by_key, m->nops, sizeof(int32_t), cmp_stream_ops);
+    sort_ops_by_key(r, by_key, m->nops);
     for (int32_t dv = 0; dv < ndev; dv++) {
         find_hw_queues(r, dv);
         find_load_barriers(r, dv, by_key, m->nops);
