@@ -27,6 +27,10 @@ struct ss_hb {
     struct covered { uint64_t t; uint32_t epoch; uint32_t tid; } *cov;   /* A x COVER_RING */
     uint8_t *ncov;
     uint32_t next_off;     /* sampled traces: the next recorded span whose OFF switch is still ahead */
+    /* per stream s: the streams whose clocks the legacy barrier joins into
+     * s's (lj[lj_off[s] .. lj_off[s + 1])), found once rather than by a
+     * look at every stream on every submission */
+    uint32_t *lj_off, *lj;
 };
 
 #define COVER_RING 16
@@ -69,7 +73,7 @@ void ss_hb_free(ss_hb *h)
     for (uint32_t i = 0; i < h->nobj; i++) free(h->objc[i]);
     free(h->objc);
     ss_u64map_free(&h->obj_index);
-    free(h->cov); free(h->ncov);
+    free(h->cov); free(h->ncov); free(h->lj_off); free(h->lj);
     free(h->evc); free(h->svc); free(h->tvc); free(h->epoch);
     free(h);
 }
@@ -103,18 +107,36 @@ static int same_device(const ss_model *m, int32_t a, int32_t b)
 /* Work entering stream s waits for what the legacy barrier makes it wait for:
  * on the legacy stream, all earlier work of the device's blocking streams; on
  * a blocking stream, all earlier legacy work. */
-static void legacy_joins(ss_hb *h, int32_t s)
+static int legacy_partner(const ss_model *m, int32_t s, uint32_t k)
+{
+    if ((int32_t)k == s || !same_device(m, (int32_t)k, s)) return 0;
+    uint32_t kind = m->streams[s].kind, other = m->streams[k].kind;
+    return (kind == SS_STREAM_LEGACY_NULL && legacy_ordered(other)) ||
+           (legacy_ordered(kind) && other == SS_STREAM_LEGACY_NULL);
+}
+
+static void legacy_partners_index(ss_hb *h)
 {
     const ss_model *m = h->m;
-    uint32_t kind = m->streams[s].kind;
-    if (h->flags & SS_HB_NO_LEGACY_BARRIER) return;
-    for (uint32_t k = 0; k < m->nstreams; k++) {
-        if ((int32_t)k == s || !same_device(m, (int32_t)k, s)) continue;
-        uint32_t other = m->streams[k].kind;
-        if ((kind == SS_STREAM_LEGACY_NULL && legacy_ordered(other)) ||
-            (legacy_ordered(kind) && other == SS_STREAM_LEGACY_NULL))
-            join(SV(h, s), SV(h, (int32_t)k), h->A);
+    uint32_t n = 0;
+    h->lj_off = ss_xcalloc((size_t)m->nstreams + 2, sizeof(uint32_t));
+    for (uint32_t s = 0; s < m->nstreams; s++)
+        for (uint32_t k = 0; k < m->nstreams; k++) n += (uint32_t)legacy_partner(m, (int32_t)s, k);
+    h->lj = ss_xcalloc((size_t)n + 1, sizeof(uint32_t));
+    n = 0;
+    for (uint32_t s = 0; s < m->nstreams; s++) {
+        h->lj_off[s] = n;
+        for (uint32_t k = 0; k < m->nstreams; k++)
+            if (legacy_partner(m, (int32_t)s, k)) h->lj[n++] = k;
     }
+    h->lj_off[m->nstreams] = n;
+}
+
+static void legacy_joins(ss_hb *h, int32_t s)
+{
+    if (h->flags & SS_HB_NO_LEGACY_BARRIER) return;
+    if (!h->lj_off) legacy_partners_index(h);
+    for (uint32_t i = h->lj_off[s]; i < h->lj_off[s + 1]; i++) join(SV(h, s), SV(h, (int32_t)h->lj[i]), h->A);
 }
 
 /* The host waited for stream s: on the legacy stream that includes every

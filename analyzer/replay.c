@@ -39,11 +39,11 @@ typedef struct wait_dep {      /* a cudaStreamWaitEvent: ops of the stream after
  * legacy stream's terms, the work the legacy barrier puts before it -- is
  * done; a host wait on the stream or the event waits for it. */
 typedef struct rmark {
-    int32_t call, stream;
-    int64_t key;               /* its call's key */
+    int32_t call, stream;      /* its key is its call's, mark_key */
     uint64_t measured;         /* completion on the device (CUPTI event record timestamp), 0 unknown */
     uint32_t wbeg, wend;       /* the stream's waits between its previous operation and it (itself included) */
 } rmark;
+static int64_t mark_key(const rmark *x) { return 2 * (int64_t)x->call + 1; }
 
 typedef struct rstream {
     int32_t *ops; uint32_t nops, cops;     /* by key */
@@ -61,16 +61,23 @@ typedef struct rdevice {
     int32_t *legacy; uint32_t nlegacy, clegacy;
 } rdevice;
 
+/* One per call (16 bytes: the largest per-call array of the replay).  A
+ * device is only ever used as an index below ndev (<= MAX_DEVICES), so any
+ * other number is kept as -1, "unknown", which it is treated as anyway. */
 typedef struct cwait {
-    uint8_t kind;              /* W_* */
-    int32_t stream, device;
     int64_t bound;             /* exclusive */
+    int32_t stream;
+    int16_t device;
+    uint8_t kind;              /* W_* */
 } cwait;
+_Static_assert(MAX_DEVICES <= INT16_MAX, "cwait.device holds a device index");
 
 typedef struct item { uint64_t t; uint8_t rank; int32_t idx; } item;
 /* at one time: a marker's completion first (a host wait released by it exits
  * at the same time), then exits, entries, operation starts */
 enum { I_MARK = 0, I_EXIT = 1, I_ENTER = 2, I_START = 3 };
+/* an item as the passes read it: what it is, not its time */
+typedef struct iref { uint8_t rank; int32_t idx; } iref;
 
 struct ss_replay {
     const ss_model *m;
@@ -91,7 +98,10 @@ struct ss_replay {
     int32_t *wait_op;          /* per call: the operation whose end released its wait, -1 */
     uint64_t *wake;            /* per op: the host's release after its end where a call waited for it (UINT64_MAX: none) */
     int32_t *call_prev;        /* previous call of the same thread, -1 */
-    item *items; uint32_t nitems;
+    /* the measured order of events (items, sorted by time), kept as two
+     * arrays: 5 bytes an item where the sorted items are 16 (their times
+     * are asked for only by first_item_after: item_time finds them) */
+    int32_t *iidx; uint8_t *irank; uint32_t nitems;
     ss_hwq_device *hwq; uint32_t nhwq;
     ss_load_barrier *lb; uint32_t nlb;
     int64_t *lb_key;
@@ -126,6 +136,23 @@ struct ss_replay {
      * legacy-stream-serialization removes its device's legacy barriers). */
     struct memo *memo; uint32_t nmemo, cmemo;
 };
+
+static iref item_at(const ss_replay *r, uint32_t i) { return (iref){ r->irank[i], r->iidx[i] }; }
+
+/* item i's measured time, the key it was sorted by */
+static uint64_t item_time(const ss_replay *r, uint32_t i)
+{
+    int32_t x = r->iidx[i];
+    switch (r->irank[i]) {
+    case I_MARK: return r->mk_real[x];
+    case I_EXIT: {
+        uint64_t e = r->m->calls[x].rec->t_enter, t = r->m->calls[x].rec->t_exit;
+        return t < e ? e : t;
+    }
+    case I_ENTER: return r->m->calls[x].rec->t_enter;
+    default: return r->m->ops[x].start;
+    }
+}
 
 typedef struct memo {
     uint64_t hash;
@@ -515,10 +542,10 @@ static uint64_t mark_ready(const pass *p, int32_t k)
     const rmark *x = &r->mk[k];
     const rstream *st = &r->st[x->stream];
     uint64_t t = call_enter(p, x->call);
-    t = max_u64(t, stream_done(p, x->stream, x->key));
+    t = max_u64(t, stream_done(p, x->stream, mark_key(x)));
     for (uint32_t w = x->wbeg; w < x->wend; w++)
         t = max_u64(t, stream_done(p, st->waits[w].stream, st->waits[w].bound));
-    return max_u64(t, legacy_barrier(p, x->stream, x->key));
+    return max_u64(t, legacy_barrier(p, x->stream, mark_key(x)));
 }
 
 /* When op o could start: what orders it, without the delay it had after. */
@@ -651,7 +678,7 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
 {
     const ss_replay *r = p->r;
     const ss_model *m = r->m;
-    const item *it = &r->items[i];
+    const iref it_ = item_at(r, i), *it = &it_;
     int32_t k = it->idx;
     p->proc[i >> 3] |= (uint8_t)(1u << (i & 7));
     *endv = 0;
@@ -718,7 +745,7 @@ static uint64_t baseline_end_in(const ss_replay *r, uint32_t a, uint32_t b)
             a += 64;
             continue;
         }
-        const item *it = &r->items[a];
+        const iref it_ = item_at(r, a), *it = &it_;
         if (it->rank == I_EXIT) e = max_u64(e, r->bval[a]);
         else if (it->rank == I_START)
             e = max_u64(e, r->bval[a] + (r->m->ops[it->idx].end - r->m->ops[it->idx].start));
@@ -778,7 +805,7 @@ static int64_t shift_of(const pass *p, uint32_t j)
         return shift_at(p, pos);
     }
     if (!replayed_here(p, j)) return shift_at(p, j);
-    const item *it = &r->items[j];
+    const iref it_ = item_at(r, j), *it = &it_;
     uint64_t v = it->rank == I_MARK ? p->M[it->idx] : it->rank == I_START ? p->S[it->idx]
                : it->rank == I_ENTER ? p->E[it->idx] : p->X[it->idx];
     return (int64_t)(r->bval[j] - v);
@@ -830,7 +857,7 @@ static uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpos, uint32_t
         end = max_u64(end, endv);
         if (jumps) {
             if ((r->outlives[i >> 3] >> (i & 7)) & 1) dset_add(&live, (int64_t)(r->bval[i] - v), 1);
-            const item *it = &r->items[i];
+            const iref it_ = item_at(r, i), *it = &it_;
             if (it->rank == I_START) {
                 int32_t b = r->op_barrier[it->idx];
                 uint32_t slot = r->nitems + (uint32_t)b;
@@ -892,7 +919,7 @@ static uint32_t first_item_after(const ss_replay *r, uint64_t t)
     uint32_t lo = 0, hi = r->nitems;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (r->items[mid].t <= t) lo = mid + 1; else hi = mid;
+        if (item_time(r, mid) <= t) lo = mid + 1; else hi = mid;
     }
     return lo;
 }
@@ -920,7 +947,7 @@ static uint32_t first_acting_item(const ss_replay *r, const ss_relax *x)
     case SS_RELAX_LOAD_BARRIER:
         return x->index >= 0 && (uint32_t)x->index < r->nlb && r->drain_first ? r->drain_first[x->index] : r->nitems;
     case SS_RELAX_HOST_TIME:
-        return x->t1 > x->t0 && r->items ? first_item_after(r, x->t0) : r->nitems;
+        return x->t1 > x->t0 && r->iidx ? first_item_after(r, x->t0) : r->nitems;
     default:
         return r->nitems;
     }
@@ -991,7 +1018,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
             jumps = 0;
             break;
         case SS_RELAX_HOST_TIME:
-            if (x->t1 > x->t0 && r->items) {
+            if (x->t1 > x->t0 && r->iidx) {
                 uint32_t f = first_item_after(r, x->t0);
                 if (f < jump_limit) jump_limit = f;
             }
@@ -1027,7 +1054,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
         rw->vmin = UINT64_MAX;
         rw->vmax = 0;
         for (uint32_t i = 0; i < r->nitems; i++) {
-            const item *it = &r->items[i];
+            const iref it_ = item_at(r, i), *it = &it_;
             uint64_t v = it->rank == I_MARK ? p.M[it->idx] : it->rank == I_START ? p.S[it->idx]
                        : it->rank == I_ENTER ? p.E[it->idx] : p.X[it->idx];
             rw->bval[i] = v;
@@ -1068,7 +1095,7 @@ static void record_baseline(ss_replay *r)
     r->posS = ss_xcalloc(m->nops + 1, sizeof(uint32_t));
     r->posM = ss_xcalloc(r->nmk + 1, sizeof(uint32_t));
     for (uint32_t i = 0; i < r->nitems; i++) {
-        const item *it = &r->items[i];
+        const iref it_ = item_at(r, i), *it = &it_;
         uint32_t *pos = it->rank == I_MARK ? r->posM : it->rank == I_START ? r->posS
                       : it->rank == I_ENTER ? r->posE : r->posX;
         pos[it->idx] = i;
@@ -1080,44 +1107,54 @@ static void record_baseline(ss_replay *r)
     for (uint32_t b = 0; b < r->nlb; b++) r->drain_first[b] = UINT32_MAX;
     r->bdrain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     r->base_end = run_pass(r, NULL, 0, 1, 0);
+    /* the recording pass's times are in bval now: its scratch is given
+     * back until a what-if needs one, so that it is not resident together
+     * with the per-position tables made below (the build's peak) */
+    struct scratch *sc0 = &r->sc[0];
+    free(sc0->E); free(sc0->X); free(sc0->S); free(sc0->F); free(sc0->M);
+    *sc0 = (struct scratch){ 0 };
 
     /* a value lives from after the item that makes it to its last reader:
      * per position, the values last read there (die_off[q]..die_off[q+1]),
-     * and the number live (born before, read from it on) */
-    r->live = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
+     * and the number live (born before, read from it on).  What needs the
+     * last readers is made first and they are freed before the live
+     * counts are allocated (the build's peak: one array per position less) */
     r->die_off = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
+    r->outlives = ss_xcalloc(nv / 8 + 1, 1);
     uint32_t ndie = 0;
     for (uint32_t j = 0; j < nv; j++) {
         uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
         if (born >= r->nitems || r->lastread[j] <= born) continue;
-        r->live[born + 1]++;                  /* births, summed below */
+        r->outlives[j >> 3] |= (uint8_t)(1u << (j & 7));
         r->die_off[r->lastread[j] + 1]++;
         ndie++;
-    }
-    uint32_t acc = 0;
-    for (uint32_t i = 0; i <= r->nitems; i++) {
-        acc += r->live[i] - (i ? r->die_off[i] : 0);
-        r->live[i] = acc;
     }
     for (uint32_t i = 0; i <= r->nitems; i++) r->die_off[i + 1] += r->die_off[i];
     /* filled from each position's end down to its start; then one place
      * down, the array gives each position's start */
     r->die = ss_xcalloc(ndie + 1, sizeof(uint32_t));
     for (uint32_t j = 0; j < nv; j++) {
-        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
-        if (born >= r->nitems || r->lastread[j] <= born) continue;
+        if (!((r->outlives[j >> 3] >> (j & 7)) & 1)) continue;
         r->die[--r->die_off[r->lastread[j] + 1]] = j;
     }
     memmove(r->die_off, r->die_off + 1, (r->nitems + 1) * sizeof(uint32_t));
     r->die_off[r->nitems + 1] = ndie;
     /* from here only whether a value outlives the item that makes it */
-    r->outlives = ss_xcalloc(nv / 8 + 1, 1);
-    for (uint32_t j = 0; j < nv; j++) {
-        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
-        if (born < r->nitems && r->lastread[j] > born) r->outlives[j >> 3] |= (uint8_t)(1u << (j & 7));
-    }
     free(r->lastread);
     r->lastread = NULL;
+    /* live at position i: the values born before i (births, summed) less
+     * those last read before i (die_off[i]: the lists are by position) */
+    r->live = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
+    for (uint32_t j = 0; j < nv; j++) {
+        if (!((r->outlives[j >> 3] >> (j & 7)) & 1)) continue;
+        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
+        r->live[born + 1]++;
+    }
+    uint32_t acc = 0;
+    for (uint32_t i = 0; i <= r->nitems; i++) {
+        acc += r->live[i];
+        r->live[i] = acc - r->die_off[i];
+    }
     r->shortcuts = 1;
 }
 
@@ -1318,23 +1355,77 @@ const ss_load_barrier *ss_replay_load_barriers(const ss_replay *r, uint32_t *n)
 /* ---- building the schedule ----------------------------------------------- */
 
 /* The items by time, then rank, then index (the order the passes walk),
- * given in (rank, index) order: a stable sort of their times leaves equal
- * times in that order (qsort with a comparator of the three took 1.3 s on
- * 10 M records, this 0.5 s). */
+ * into r->iidx / r->irank.  Entries and operation starts are in that order
+ * already (the model sorts calls by entry and operations by start); marker
+ * completions and exits are not: given in (rank, index) order, a stable
+ * sort of their times leaves equal times in that order (qsort with a
+ * comparator of the three took 1.3 s on 10 M records, the radix sort
+ * 0.5 s).  The three sorted runs are then merged, equal times by rank:
+ * a third of the items sorted, and no 16-byte copy of the entries and
+ * starts (the build's peak). */
 _Static_assert(sizeof(item) == 16 && offsetof(item, t) == 0, "ss_radix_sort16 sorts items by t");
-static void sort_items(item *v, uint32_t n)
+static void sort_items(ss_replay *r)
 {
-    ss_radix_sort16(v, n);
+    const ss_model *m = r->m;
+    /* the runs taken as sorted, checked (else sorted with the others) */
+    int runs = 1;
+    for (uint32_t c = 1; c < m->ncalls && runs; c++) runs = m->calls[c - 1].rec->t_enter <= m->calls[c].rec->t_enter;
+    for (uint32_t o = 1; o < m->nops && runs; o++) runs = m->ops[o - 1].start <= m->ops[o].start;
+    uint32_t na = 0, nb = runs ? m->ncalls : 0, nc = runs ? m->nops : 0;
+    item *a = ss_xcalloc((size_t)r->nmk + m->ncalls + (runs ? 0 : (size_t)m->ncalls + m->nops) + 1, sizeof(item));
+    for (uint32_t k = 0; k < r->nmk; k++) a[na++] = (item){ r->mk_real[k], I_MARK, (int32_t)k };
+    for (uint32_t c = 0; c < m->ncalls; c++) {
+        uint64_t e = m->calls[c].rec->t_enter, x = m->calls[c].rec->t_exit;
+        a[na++] = (item){ x < e ? e : x, I_EXIT, (int32_t)c };
+        r->end = max_u64(r->end, x < e ? e : x);
+    }
+    for (uint32_t o = 0; o < m->nops; o++) r->end = max_u64(r->end, m->ops[o].end);
+    if (!runs) {
+        for (uint32_t c = 0; c < m->ncalls; c++) a[na++] = (item){ m->calls[c].rec->t_enter, I_ENTER, (int32_t)c };
+        for (uint32_t o = 0; o < m->nops; o++) a[na++] = (item){ m->ops[o].start, I_START, (int32_t)o };
+    }
+    ss_radix_sort16(a, na);
+    r->nitems = na + nb + nc;
+    r->iidx = ss_xcalloc(r->nitems + 1, sizeof(int32_t));
+    r->irank = ss_xcalloc(r->nitems + 1, 1);
+    uint32_t i = 0, b = 0, c = 0, n = 0;   /* a: markers and exits, b: entries, c: starts */
+    while (n < r->nitems) {
+        uint64_t ta = i < na ? a[i].t : UINT64_MAX;
+        uint64_t tb = b < nb ? m->calls[b].rec->t_enter : UINT64_MAX;
+        uint64_t tc = c < nc ? m->ops[c].start : UINT64_MAX;
+        /* ranks: a's (marker, exit) < entry < start; a run that is done
+         * is never taken (the others still hold an item) */
+        if (i < na && ta <= tb && ta <= tc) {
+            r->iidx[n] = a[i].idx;
+            r->irank[n++] = a[i++].rank;
+        } else if (b < nb && (tb <= tc || c >= nc)) {
+            r->iidx[n] = (int32_t)b++;
+            r->irank[n++] = I_ENTER;
+        } else {
+            r->iidx[n] = (int32_t)c++;
+            r->irank[n++] = I_START;
+        }
+    }
+    free(a);
 }
 
 static _Thread_local const ss_replay *sort_ctx;   /* the replay being built, on this thread */
-static int cmp_stream_ops(const void *a, const void *b)
+/* v (operation indices, ascending) by key, then start, then index: ascending
+ * indices are ascending starts (the model sorts operations by start, ties
+ * by index), so a stable sort of their keys gives (key, start, index) --
+ * by a radix sort of (key, index) pairs rather than glibc's merge sort
+ * through the comparator.  Keys are >= 0. */
+static void sort_ops_by_key(const ss_replay *r, int32_t *v, uint32_t n)
 {
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    const ss_replay *r = sort_ctx;
-    if (r->opkey[x] != r->opkey[y]) return r->opkey[x] < r->opkey[y] ? -1 : 1;
-    if (r->m->ops[x].start != r->m->ops[y].start) return r->m->ops[x].start < r->m->ops[y].start ? -1 : 1;
-    return (x > y) - (x < y);
+    if (n < 2) return;
+    uint64_t (*kv)[2] = ss_xcalloc(n, sizeof *kv);
+    for (uint32_t i = 0; i < n; i++) {
+        kv[i][0] = (uint64_t)r->opkey[v[i]];
+        kv[i][1] = (uint64_t)(uint32_t)v[i];
+    }
+    ss_radix_sort16(kv, n);
+    for (uint32_t i = 0; i < n; i++) v[i] = (int32_t)(uint32_t)kv[i][1];
+    free(kv);
 }
 
 static int cmp_stream_id(const void *a, const void *b)
@@ -1396,7 +1487,7 @@ static void find_hw_queues(ss_replay *r, int32_t dv)
         const ss_gpu_op *op = &m->ops[o];
         if (op->kind == SS_OP_KERNEL && op->stream >= 0 && queue_of[op->stream] >= 0) order[n++] = (int32_t)o;
     }
-    ss_qsort(order, n, sizeof(int32_t), cmp_stream_ops);
+    sort_ops_by_key(r, order, n);
     uint32_t checked = 0, violations = 0, delayed = 0;
     uint64_t delay = 0;
     int32_t ex = -1, exb = -1;
@@ -1483,6 +1574,24 @@ static void find_load_barriers(ss_replay *r, int32_t dv, const int32_t *by_key, 
     ss_u64map_free(&seen);
 }
 
+/* A sorted array rather than a hash map: 16 bytes an entry where the map
+ * had 34 and more (half full, doubling), in one allocation. */
+typedef struct corr_time { uint64_t corr, t; } corr_time;
+_Static_assert(sizeof(corr_time) == 16 && offsetof(corr_time, corr) == 0, "ss_radix_sort16 sorts by corr");
+
+/* The time of the last entry with `corr` in v (sorted by corr, stable), 0 none. */
+static uint64_t corr_time_of(const corr_time *v, uint32_t n, uint64_t corr)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {                  /* first entry above corr */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v[mid].corr <= corr) lo = mid + 1; else hi = mid;
+    }
+    return lo && v[lo - 1].corr == corr ? v[lo - 1].t : 0;
+}
+
+static int16_t device_index(int32_t dv, int32_t ndev) { return dv >= 0 && dv < ndev ? (int16_t)dv : -1; }
+
 static void push_i32(int32_t **v, uint32_t *n, uint32_t *cap, int32_t x) { SS_PUSH(*v, *n, *cap, x); }
 
 static ss_replay *build(const ss_model *m)
@@ -1547,10 +1656,9 @@ static ss_replay *build(const ss_model *m)
             SS_PUSH(st->ops, st->nops, st->cops, (int32_t)o);
         }
     }
-    sort_ctx = r;
     for (uint32_t s = 0; s < m->nstreams; s++) {
         rstream *st = &r->st[s];
-        ss_qsort(st->ops, st->nops, sizeof(int32_t), cmp_stream_ops);
+        sort_ops_by_key(r, st->ops, st->nops);
         st->opk = ss_xcalloc(st->nops + 1, sizeof(int64_t));
         for (uint32_t i = 0; i < st->nops; i++) st->opk[i] = r->opkey[st->ops[i]];
     }
@@ -1560,12 +1668,15 @@ static ss_replay *build(const ss_model *m)
     int64_t *rec_key = ss_xcalloc(m->nevents + 1, sizeof(int64_t));
     for (uint32_t e = 0; e < m->nevents; e++) rec_stream[e] = -1;
     ss_u64map last_call = { 0 };
-    /* event records' device completion times, by correlation id */
-    ss_u64map event_ts = { 0 };
+    /* event records' device completion times, by correlation id (of
+     * several records with one id, the last in the trace) */
+    corr_time *event_ts = ss_xcalloc(m->ncuda_events + 1, sizeof *event_ts);
+    uint32_t nevent_ts = 0;
     for (uint32_t e = 0; e < m->ncuda_events; e++) {
         const ss_cuda_event_rec *ev = m->cuda_events[e];
-        if (ev->g.start && ev->g.corr) ss_u64map_put(&event_ts, ev->g.corr, (int64_t)ev->g.start);
+        if (ev->g.start && ev->g.corr) event_ts[nevent_ts++] = (corr_time){ ev->g.corr, ev->g.start };
     }
+    ss_radix_sort16(event_ts, nevent_ts);
     for (uint32_t c = 0; c < m->ncalls; c++) {
         const ss_call *call = &m->calls[c];
         int64_t key = 2 * (int64_t)c + 1;
@@ -1578,16 +1689,16 @@ static ss_replay *build(const ss_model *m)
         if (call->cls == SS_API_EVENT_RECORD && call->event >= 0 && s >= 0) {
             rec_stream[call->event] = s;
             rec_key[call->event] = key + 1;
-            rmark x = { (int32_t)c, s, key, (uint64_t)ss_u64map_get(&event_ts, call->rec->corr, 0), 0, 0 };
+            rmark x = { (int32_t)c, s, corr_time_of(event_ts, nevent_ts, call->rec->corr), 0, 0 };
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
             rstream *st = &r->st[s];
             wait_dep w = { key, rec_stream[call->event], rec_key[call->event] };
             SS_PUSH(st->waits, st->nwaits, st->cwaits, w);
-            rmark x = { (int32_t)c, s, key, 0, 0, 0 };
+            rmark x = { (int32_t)c, s, 0, 0, 0 };
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         }
-        cwait w = { W_NONE, -1, -1, 0 };
+        cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE };
         ss_host_wait hw = ss_call_host_wait(m, call);
         if (r->launch_blocking && hw == SS_WAIT_NONE &&
             (call->cls == SS_API_LAUNCH || call->cls == SS_API_COPY_ASYNC || call->cls == SS_API_MEMSET_ASYNC))
@@ -1598,7 +1709,7 @@ static ss_replay *build(const ss_model *m)
             if (s < 0) break;
             w.stream = s;
             w.bound = hw == SS_WAIT_STREAM ? key + 1 : key;
-            w.device = m->streams[s].device;
+            w.device = device_index(m->streams[s].device, r->ndev);
             w.kind = m->streams[s].kind == SS_STREAM_LEGACY_NULL ? W_GROUP : W_STREAM;
             break;
         case SS_WAIT_EVENT:
@@ -1610,7 +1721,7 @@ static ss_replay *build(const ss_model *m)
             break;
         case SS_WAIT_DEVICE:
             w.kind = W_DEVICE;
-            w.device = ss_model_call_device(m, call);
+            w.device = device_index(ss_model_call_device(m, call), r->ndev);
             w.bound = key;
             break;
         default:
@@ -1619,7 +1730,7 @@ static ss_replay *build(const ss_model *m)
         r->cw[c] = w;
     }
     ss_u64map_free(&last_call);
-    ss_u64map_free(&event_ts);
+    free(event_ts);
     free(rec_stream);
     free(rec_key);
 
@@ -1646,10 +1757,10 @@ static ss_replay *build(const ss_model *m)
     for (uint32_t k = 0; k < r->nmk; k++) {
         rmark *x = &r->mk[k];
         rstream *st = &r->st[x->stream];
-        int32_t prev = last_before(r, x->stream, x->key);
+        int32_t prev = last_before(r, x->stream, mark_key(x));
         uint32_t w = prev >= 0 ? r->op_wend[prev] : 0;
         x->wbeg = w;
-        while (w < st->nwaits && st->waits[w].key <= x->key) w++;
+        while (w < st->nwaits && st->waits[w].key <= mark_key(x)) w++;
         x->wend = w;
         uint64_t ready = mark_ready(&real, (int32_t)k);
         /* a completion measured before its modelled readiness keeps the
@@ -1658,7 +1769,7 @@ static ss_replay *build(const ss_model *m)
         r->mk_real[k] = x->measured ? x->measured : ready;
         r->mk_lat[k] = x->measured ? sdiff(x->measured, ready) : 0;
         SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
-        SS_PUSH(st->mkk, st->nmkk, st->cmkk, x->key);
+        SS_PUSH(st->mkk, st->nmkk, st->cmkk, mark_key(x));
     }
 
     /* what the model alone says each op waited for */
@@ -1667,8 +1778,7 @@ static ss_replay *build(const ss_model *m)
     /* hardware effects, where the trace shows them */
     int32_t *by_key = ss_xcalloc(m->nops + 1, sizeof(int32_t));
     for (uint32_t o = 0; o < m->nops; o++) by_key[o] = (int32_t)o;
-    sort_ctx = r;
-    ss_qsort(by_key, m->nops, sizeof(int32_t), cmp_stream_ops);
+    sort_ops_by_key(r, by_key, m->nops);
     for (int32_t dv = 0; dv < ndev; dv++) {
         find_hw_queues(r, dv);
         find_load_barriers(r, dv, by_key, m->nops);
@@ -1708,21 +1818,7 @@ static ss_replay *build(const ss_model *m)
         r->lat[o] = sdiff(m->ops[o].start, op_ready(&real, (int32_t)o, 1));
 
     /* the measured order of events */
-    r->items = ss_xcalloc(2 * (size_t)m->ncalls + m->nops + r->nmk + 1, sizeof(item));
-    /* in (rank, index) order: sort_items keeps it among equal times */
-    for (uint32_t k = 0; k < r->nmk; k++) r->items[r->nitems++] = (item){ r->mk_real[k], I_MARK, (int32_t)k };
-    for (uint32_t c = 0; c < m->ncalls; c++) {
-        uint64_t e = m->calls[c].rec->t_enter, x = m->calls[c].rec->t_exit;
-        r->items[r->nitems++] = (item){ x < e ? e : x, I_EXIT, (int32_t)c };
-        r->end = max_u64(r->end, x < e ? e : x);
-    }
-    for (uint32_t c = 0; c < m->ncalls; c++)
-        r->items[r->nitems++] = (item){ m->calls[c].rec->t_enter, I_ENTER, (int32_t)c };
-    for (uint32_t o = 0; o < m->nops; o++) {
-        r->items[r->nitems++] = (item){ m->ops[o].start, I_START, (int32_t)o };
-        r->end = max_u64(r->end, m->ops[o].end);
-    }
-    sort_items(r->items, r->nitems);
+    sort_items(r);
     free(real.hint_op);
     free(real.hint_mk);
     record_baseline(r);
@@ -1794,7 +1890,7 @@ void ss_replay_free(ss_replay *r)
     free(r->st); free(r->dev); free(r->opkey); free(r->op_pred); free(r->op_wbeg); free(r->op_wend);
     free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cw); free(r->call_prev);
     free(r->post); free(r->own); free(r->waited); free(r->wait_op); free(r->wake);
-    free(r->items); free(r->hwq); free(r->lb); free(r->lb_key);
+    free(r->iidx); free(r->irank); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
     free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);
     free(r->live); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);

@@ -63,6 +63,10 @@ int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b);
 enum { SS_SHARE_NONE, SS_SHARE_POSSIBLE, SS_SHARE_CERTAIN };
 int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b);
 int ss_ops_share_memory(const ss_model *m, int32_t a, int32_t b);
+/* Give back the memory the questions above keep for the analysis (each
+ * call's ranges): once the rules have run, before the what-ifs, whose
+ * replay needs memory of its own.  Asked again, they are resolved again. */
+void ss_calls_memory_forget(const ss_model *m);
 
 /* "kernel name" / "memcpy HtoD" / API name of a call or op, cut to fit. */
 void ss_op_label(const ss_model *m, int32_t op, char *buf, size_t len);

@@ -209,6 +209,13 @@ static const mem_range *cached_ranges(const ss_model *m, int32_t call, uint32_t 
     return *n ? c->v + c->off[call] : NULL;
 }
 
+void ss_calls_memory_forget(const ss_model *m)
+{
+    ss_model *mm = (ss_model *)m;
+    ranges_cache_free(mm->ranges);
+    mm->ranges = NULL;
+}
+
 /* How two calls' memory relates; `want_certain` 0 stops at the first
  * related pair (SS_SHARE_POSSIBLE then stands for "related"), 1 looks on
  * for a pair related beyond doubt. */

@@ -30,4 +30,7 @@ void ss_rules_run_all(const ss_model *m, ss_findings *out)
         ss_rules[i]->run(m, out);
     }
     out->sampled_need = 0;
+    /* the rules' memory questions are answered: their ranges are not
+     * resident during the findings' what-ifs (the analysis's peak) */
+    ss_calls_memory_forget(m);
 }
