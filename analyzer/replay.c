@@ -197,6 +197,18 @@ typedef struct pass {
     uint8_t *abs_read;         /* rec: per item, 1 when it is not shift-invariant */
 } pass;
 
+/* the time a pass gave an item: its marker's completion, its op's start,
+ * its call's entry or exit */
+static uint64_t pass_value(const pass *p, iref it)
+{
+    switch (it.rank) {
+    case I_MARK: return p->M[it.idx];
+    case I_START: return p->S[it.idx];
+    case I_ENTER: return p->E[it.idx];
+    default: return p->X[it.idx];
+    }
+}
+
 typedef struct seg { uint32_t a, b; int64_t d; } seg;
 
 /* The HOST_TIME intervals [t0, t1) of one thread, as two sorted arrays with
@@ -678,15 +690,15 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
 {
     const ss_replay *r = p->r;
     const ss_model *m = r->m;
-    const iref it_ = item_at(r, i), *it = &it_;
-    int32_t k = it->idx;
+    const iref it = item_at(r, i);
+    int32_t k = it.idx;
     p->proc[i >> 3] |= (uint8_t)(1u << (i & 7));
     *endv = 0;
-    if (it->rank == I_MARK) {
+    if (it.rank == I_MARK) {
         p->M[k] = sadd_noting(p, mark_ready(p, k), r->mk_lat[k]);
         return p->M[k];
     }
-    if (it->rank == I_START) {
+    if (it.rank == I_START) {
         const ss_gpu_op *op = &m->ops[k];
         uint64_t ready = op_ready(p, k, 1);
         p->S[k] = sadd_noting(p, ready, r->lat[k]);
@@ -696,7 +708,7 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
     }
     const ss_call *c = &m->calls[k];
     uint64_t E = c->rec->t_enter, X = c->rec->t_exit < E ? E : c->rec->t_exit;
-    if (it->rank == I_ENTER) {
+    if (it.rank == I_ENTER) {
         int32_t prev = r->call_prev[k];
         if (prev < 0) {
             note_abs(p);
@@ -745,10 +757,10 @@ static uint64_t baseline_end_in(const ss_replay *r, uint32_t a, uint32_t b)
             a += 64;
             continue;
         }
-        const iref it_ = item_at(r, a), *it = &it_;
-        if (it->rank == I_EXIT) e = max_u64(e, r->bval[a]);
-        else if (it->rank == I_START)
-            e = max_u64(e, r->bval[a] + (r->m->ops[it->idx].end - r->m->ops[it->idx].start));
+        const iref it = item_at(r, a);
+        if (it.rank == I_EXIT) e = max_u64(e, r->bval[a]);
+        else if (it.rank == I_START)
+            e = max_u64(e, r->bval[a] + (r->m->ops[it.idx].end - r->m->ops[it.idx].start));
         a++;
     }
     return e;
@@ -805,10 +817,7 @@ static int64_t shift_of(const pass *p, uint32_t j)
         return shift_at(p, pos);
     }
     if (!replayed_here(p, j)) return shift_at(p, j);
-    const iref it_ = item_at(r, j), *it = &it_;
-    uint64_t v = it->rank == I_MARK ? p->M[it->idx] : it->rank == I_START ? p->S[it->idx]
-               : it->rank == I_ENTER ? p->E[it->idx] : p->X[it->idx];
-    return (int64_t)(r->bval[j] - v);
+    return (int64_t)(r->bval[j] - pass_value(p, item_at(r, j)));
 }
 
 /* rpos: the sorted positions of the items a removed cause changes; no
@@ -857,9 +866,9 @@ static uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpos, uint32_t
         end = max_u64(end, endv);
         if (jumps) {
             if ((r->outlives[i >> 3] >> (i & 7)) & 1) dset_add(&live, (int64_t)(r->bval[i] - v), 1);
-            const iref it_ = item_at(r, i), *it = &it_;
-            if (it->rank == I_START) {
-                int32_t b = r->op_barrier[it->idx];
+            const iref it = item_at(r, i);
+            if (it.rank == I_START) {
+                int32_t b = r->op_barrier[it.idx];
                 uint32_t slot = r->nitems + (uint32_t)b;
                 if (b >= 0 && r->drain_first[b] == i && ((r->outlives[slot >> 3] >> (slot & 7)) & 1))
                     dset_add(&live, (int64_t)(r->bdrain[b] - p->drain[b]), 1);
@@ -1054,16 +1063,15 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
         rw->vmin = UINT64_MAX;
         rw->vmax = 0;
         for (uint32_t i = 0; i < r->nitems; i++) {
-            const iref it_ = item_at(r, i), *it = &it_;
-            uint64_t v = it->rank == I_MARK ? p.M[it->idx] : it->rank == I_START ? p.S[it->idx]
-                       : it->rank == I_ENTER ? p.E[it->idx] : p.X[it->idx];
+            const iref it = item_at(r, i);
+            uint64_t v = pass_value(&p, it);
             rw->bval[i] = v;
-            uint64_t hi = it->rank == I_START ? p.F[it->idx] : v;
+            uint64_t hi = it.rank == I_START ? p.F[it.idx] : v;
             if (v < rw->vmin) rw->vmin = v;
             if (hi > rw->vmax) rw->vmax = hi;
             if (v > hi) rw->vmax = UINT64_MAX;   /* an end before its start wrapped */
             if (p.abs_read[i]) SS_PUSH(rw->noninv, rw->nnoninv, rw->cnoninv, i);
-            uint64_t e = it->rank == I_EXIT || it->rank == I_START ? hi : 0;
+            uint64_t e = it.rank == I_EXIT || it.rank == I_START ? hi : 0;
             if (e > rw->blk_end[i >> 6]) rw->blk_end[i >> 6] = e;
         }
         for (uint32_t b = 0; b < r->nlb; b++) rw->bdrain[b] = p.drain[b];
@@ -1095,10 +1103,10 @@ static void record_baseline(ss_replay *r)
     r->posS = ss_xcalloc(m->nops + 1, sizeof(uint32_t));
     r->posM = ss_xcalloc(r->nmk + 1, sizeof(uint32_t));
     for (uint32_t i = 0; i < r->nitems; i++) {
-        const iref it_ = item_at(r, i), *it = &it_;
-        uint32_t *pos = it->rank == I_MARK ? r->posM : it->rank == I_START ? r->posS
-                      : it->rank == I_ENTER ? r->posE : r->posX;
-        pos[it->idx] = i;
+        const iref it = item_at(r, i);
+        uint32_t *pos = it.rank == I_MARK ? r->posM : it.rank == I_START ? r->posS
+                      : it.rank == I_ENTER ? r->posE : r->posX;
+        pos[it.idx] = i;
     }
     r->bval = ss_xcalloc(r->nitems + 1, sizeof(uint64_t));
     r->blk_end = ss_xcalloc(r->nitems / 64 + 1, sizeof(uint64_t));
