@@ -82,18 +82,21 @@ static int crc_use(int which)
     return 0;
 }
 
-/* The first implementation that loads, in the order of preference. */
-static void crc_init(void)
+/* The implementation in use; at the first call, the first that loads in
+ * the order of preference. */
+static int crc_current(void)
 {
+    int state = __atomic_load_n(&crc_state, __ATOMIC_ACQUIRE);
+    if (state != CRC_UNRESOLVED)
+        return state;
     for (int which = CRC_LIBDEFLATE; crc_use(which) != 0; which++)
         ;
+    return __atomic_load_n(&crc_state, __ATOMIC_ACQUIRE);
 }
 
 const char *ss_crc32_impl(void)
 {
-    if (!__atomic_load_n(&crc_state, __ATOMIC_ACQUIRE))
-        crc_init();
-    return crc_impls[__atomic_load_n(&crc_state, __ATOMIC_ACQUIRE)].name;
+    return crc_impls[crc_current()].name;
 }
 
 int ss_crc32_select(const char *impl)
@@ -106,11 +109,7 @@ int ss_crc32_select(const char *impl)
 
 uint32_t ss_crc32(uint32_t crc, const void *data, size_t len)
 {
-    int state = __atomic_load_n(&crc_state, __ATOMIC_ACQUIRE);
-    if (!state) {
-        crc_init();
-        state = __atomic_load_n(&crc_state, __ATOMIC_ACQUIRE);
-    }
+    int state = crc_current();
     const uint8_t *p = data;
     if (state == CRC_LIBDEFLATE)
         return ((deflate_crc32_fn)__atomic_load_n(&crc_fn, __ATOMIC_RELAXED))(crc, p, len);

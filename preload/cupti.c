@@ -454,7 +454,7 @@ static CUptiResult subscribe(char *holder, size_t holder_len)
  * other kinds toggled alone left no such cost, docs/performance.md).  No
  * rule reads its records; the head keeps them for `dump`. */
 enum { KIND_ALWAYS, KIND_HOT, KIND_HEAD_ONLY };
-static const struct { uint32_t bit; CUpti_ActivityKind kind; int hot; } kinds[] = {
+static const struct { uint32_t bit; CUpti_ActivityKind kind; int sampled; } kinds[] = {
     /* CONCURRENT_KERNEL, never KERNEL: KERNEL serializes every kernel and
      * would create the very serialization syncsight diagnoses. */
     { SS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, KIND_HOT },
@@ -587,13 +587,14 @@ void ss_cupti_set_hot(int on)
                                   driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, ids[i]);
     }
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        if (kinds[i].hot == KIND_ALWAYS || !(kinds_enabled & (1u << i)))
+        if (kinds[i].sampled == KIND_ALWAYS || !(kinds_enabled & (1u << i)))
             continue;
-        if (!on)
-            p_cuptiActivityDisable(kinds[i].kind);
-        else if (kinds[i].hot == KIND_HOT)
+        if (on) {
             p_cuptiActivityEnable(kinds[i].kind);
-        else
-            kinds_enabled &= ~(1u << i);      /* head-only: off for good */
+        } else {
+            p_cuptiActivityDisable(kinds[i].kind);
+            if (kinds[i].sampled == KIND_HEAD_ONLY)
+                kinds_enabled &= ~(1u << i);      /* off for good */
+        }
     }
 }

@@ -67,11 +67,11 @@ static _Atomic int hs_used;             /* the table holds something (fork reset
 
 /* Per thread, per object: the epoch this thread last published to it and
  * the newest seq it acquired (or released) of it.  Set-associative
- * (hostsync.h), most recently used first in each set: an entry lost costs records, never a
- * wrong one, and when it was direct-mapped a lock and the thread's own lock
- * whose addresses met in one slot (1 run in 64, by ASLR) evicted each other
- * on every lock: 3.2 million records for a million lock pairs where ~700
- * were needed (CI, test_hostsync). */
+ * (hostsync.h), most recently used first in each set.  A lost entry costs
+ * records, never a wrong one; when the cache was direct-mapped, a lock and
+ * the thread's own lock whose addresses met in one slot (1 run in 64, by
+ * ASLR) evicted each other on every lock: 3.2 million records for a million
+ * lock pairs where ~700 were needed (CI, test_hostsync). */
 #define HS_PENDING 16u
 #define HS_OMPT_LEVELS 8u               /* OMPT nesting levels followed per thread */
 typedef struct hs_centry { uint64_t key, pub, acq; } hs_centry;

@@ -255,6 +255,8 @@ def read_table(path):
             if "kernel-node" in e.options and (e.cls != "graph-node" or e.options["kernel-node"] not in pnames):
                 raise TableError("line %d: kernel-node= names the cudaKernelNodeParams parameter of a graph-node row"
                                  % lineno)
+            if "kernel-node" in e.options and any(k == "func" for k, _ in e.slots):
+                raise TableError("line %d: kernel-node= fills func itself" % lineno)
             if e.driver and (e.cls == "set-device" or "via" in e.options or "cupti" in e.options):
                 raise TableError("line %d: a driver row cannot be set-device nor have via=/cupti=" % lineno)
             if e.cls == "memset-sync" and not any(k == "mem" for k, _ in e.slots):
@@ -342,16 +344,18 @@ def post_code(e, indent, t="t"):
         out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, (const void *)(%s), %s, %s, params);"
                    % (t, func, args, known))
     elif "kernel-node" in e.options:
-        # the parameters the node's kernel will run with, read as a launch's
+        # the node's kernel (func) and the parameters it will run with, read
+        # as a launch's; a NULL parameter struct (cudart's error) gives none
         node = e.options["kernel-node"]
+        out.append("const void *node_func = %s ? (const void *)%s->func : NULL;" % (node, node))
+        out.append("void **node_args = %s ? %s->kernelParams : NULL;" % (node, node))
+        out.append("rec.func = (uint64_t)(uintptr_t)node_func;")
         out.append("uint64_t params[SS_API_MAX_PARAMS];")
         if e.driver:
-            out.append("uint32_t nparams = ss_api_driver_launch_params(&rec, %s, (const void *)(%s ? %s->func : NULL), "
-                       "%s ? %s->kernelParams : NULL, %s ? %s->extra : NULL, params);"
-                       % (t, node, node, node, node, node, node))
+            out.append("uint32_t nparams = ss_api_driver_launch_params(&rec, %s, node_func, node_args, "
+                       "%s ? %s->extra : NULL, params);" % (t, node, node))
         else:
-            out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, (const void *)(%s ? %s->func : NULL), "
-                       "%s ? %s->kernelParams : NULL, 0, params);" % (t, node, node, node, node))
+            out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, node_func, node_args, 0, params);" % t)
     if e.cls == "alloc":
         out.append("if (ret == cudaSuccess)")
         out.append("    ss_api_note_alloc(rec.ptr, rec.bytes);")
@@ -884,7 +888,10 @@ def doc_rows(entries):
         cb = "`%s`" % e.cbid_name
         if e.twin:
             cb += ", `%s`" % e.twin[1]
-        slots = "; ".join("%s=`%s`" % (k, v) for k, v in e.slots) or "-"
+        shown = list(e.slots)
+        if "kernel-node" in e.options:   # what post_code fills from the node's parameters
+            shown.append(("func, params", "%s->func, %s->kernelParams" % ((e.options["kernel-node"],) * 2)))
+        slots = "; ".join("%s=`%s`" % (k, v) for k, v in shown) or "-"
         L.append("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (e.name, twin, cb, e.cls, e.host, blame, nvtx,
                                                                slots.replace("|", "\\|")))
     return L
