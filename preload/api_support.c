@@ -593,6 +593,17 @@ uint32_t ss_api_launch_params(ss_api_rec *r, ss_api_tls *t, const void *func, vo
 
 /* ------------------------------------------------- driver-level launches */
 
+/* Driver calls subscribed for the fallback alone (never recorded as
+ * themselves): the graph kernel-node calls cudart may make inside
+ * cudaGraphAddKernelNode that are not rows of the table. */
+static const uint32_t ss_fallback_driver_cbids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode,       CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams, CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams_v2, CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode,             CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetParams,       CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
+};
+
 size_t ss_api_wanted_driver_cbids(const uint32_t **ids)
 {
     /* The table's driver rows (generated): the three launches and their
@@ -600,8 +611,22 @@ size_t ss_api_wanted_driver_cbids(const uint32_t **ids)
      * the copies, memsets, events, streams and allocations recorded when a
      * program calls the driver itself.  Every other driver call stays
      * callback-free. */
-    *ids = ss_api_driver_cbids;
-    return ss_api_driver_cbid_count;
+    static uint32_t all[512];
+    static size_t n;
+    if (n == 0) {   /* once, at CUPTI's start (one thread) */
+        const size_t nextra = sizeof ss_fallback_driver_cbids / sizeof ss_fallback_driver_cbids[0];
+        for (size_t i = 0; i < ss_api_driver_cbid_count && n < sizeof all / sizeof all[0]; i++)
+            all[n++] = ss_api_driver_cbids[i];
+        for (size_t i = 0; i < nextra && n < sizeof all / sizeof all[0]; i++) {
+            size_t j = 0;
+            while (j < ss_api_driver_cbid_count && ss_api_driver_cbids[j] != ss_fallback_driver_cbids[i])
+                j++;
+            if (j == ss_api_driver_cbid_count)
+                all[n++] = ss_fallback_driver_cbids[i];
+        }
+    }
+    *ids = all;
+    return n;
 }
 
 /* The packed parameter buffer of a launch given `extra` instead of
@@ -626,6 +651,59 @@ static const char *ss_extra_buffer(void **extra, size_t *bytes)
     return buf;
 }
 
+/* The kernel a driver graph call adds or sets a kernel node for, and its
+ * parameters: the call cudart makes inside cudaGraphAddKernelNode and the
+ * node SetParams calls (which of them is cudart's choice, so all are
+ * read).  Returns 0 for any other call, or a node that is not a kernel. */
+static int ss_kernel_node_target(uint32_t cbid, const void *fp, CUfunction *f, void ***kernel_params,
+                                 void ***extra)
+{
+    const CUDA_KERNEL_NODE_PARAMS_v1 *v1 = NULL;
+    const CUDA_KERNEL_NODE_PARAMS *v2 = NULL;
+    const CUgraphNodeParams *any = NULL;
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode:
+        v1 = ((const cuGraphAddKernelNode_params *)fp)->nodeParams; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams:
+        v1 = ((const cuGraphKernelNodeSetParams_params *)fp)->nodeParams; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams:
+        v1 = ((const cuGraphExecKernelNodeSetParams_params *)fp)->nodeParams; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2:
+        v2 = ((const cuGraphAddKernelNode_v2_params *)fp)->nodeParams; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams_v2:
+        v2 = ((const cuGraphKernelNodeSetParams_v2_params *)fp)->nodeParams; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2:
+        v2 = ((const cuGraphExecKernelNodeSetParams_v2_params *)fp)->nodeParams; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode:
+        any = ((const cuGraphAddNode_params *)fp)->nodeParams; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2:
+        any = ((const cuGraphAddNode_v2_params *)fp)->nodeParams; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetParams:
+        any = ((const cuGraphNodeSetParams_params *)fp)->nodeParams; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams:
+        any = ((const cuGraphExecNodeSetParams_params *)fp)->nodeParams; break;
+    default:
+        return 0;
+    }
+    if (v1 != NULL) {
+        *f = v1->func;
+        *kernel_params = v1->kernelParams;
+        *extra = v1->extra;
+    } else if (v2 != NULL) {
+        *f = v2->func != NULL ? v2->func : (CUfunction)v2->kern;
+        *kernel_params = v2->kernelParams;
+        *extra = v2->extra;
+    } else if (any != NULL && any->type == CU_GRAPH_NODE_TYPE_KERNEL) {
+        *f = any->kernel.func != NULL ? any->kernel.func : (CUfunction)any->kernel.kern;
+        *kernel_params = any->kernel.kernelParams;
+        *extra = any->kernel.extra;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+
 void ss_api_on_driver_callback(uint32_t cbid, const void *cbdata)
 {
     const CUpti_CallbackData *d = (const CUpti_CallbackData *)cbdata;
@@ -639,8 +717,9 @@ void ss_api_on_driver_callback(uint32_t cbid, const void *cbdata)
     /* Made by cudart while serving a runtime call: that call is the record. */
     if (d->callbackSite != CUPTI_API_ENTER)
         return;
-    /* Only launches made inside a runtime launch this thread is recording:
-     * the record is the runtime call's, written once at its exit.  The first
+    /* Only launches (and kernel nodes added or set) made inside a runtime
+     * launch (or graph kernel-node call) this thread is recording: the
+     * record is the runtime call's, written once at its exit.  The first
      * driver launch inside it is that launch. */
     if (!t->launch_pending)
         return;
@@ -676,7 +755,11 @@ void ss_api_on_driver_callback(uint32_t cbid, const void *cbdata)
         break;
     }
     default:
-        return;
+        /* cudaGraphAddKernelNode and its SetParams twins: the node's kernel
+         * as the driver call inside names it (a CUfunction, or a CUkernel) */
+        if (!ss_kernel_node_target(cbid, d->functionParams, &f, &kernel_params, &extra))
+            return;
+        break;
     }
     if (f == NULL)
         return;

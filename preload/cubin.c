@@ -41,6 +41,10 @@ static uint32_t          cubin_used;
 static uint64_t          cubin_bytes;          /* image bytes reserved for the file */
 static _Atomic uint64_t  cubin_skipped;        /* images not recorded */
 static _Atomic int       cubin_note_taken;
+/* What the images cost the loading threads (SS_NOTE_CUBIN_COST): a module
+ * load is rare, so two clock reads per load measure it at no real cost. */
+static _Atomic uint64_t  cubin_loads, cubin_ns, cubin_written, cubin_written_bytes;
+static _Atomic int       cubin_cost_taken;
 
 enum { CUBIN_SEEN, CUBIN_WRITE, CUBIN_SKIP };
 
@@ -83,6 +87,7 @@ void ss_cubin_on_module_loaded(const void *image, size_t size, uint32_t module_i
         return;
     }
     uint64_t time = ss_now();
+    atomic_fetch_add_explicit(&cubin_loads, 1, memory_order_relaxed);
     if (size > UINT32_MAX - 64) {
         atomic_fetch_add_explicit(&cubin_skipped, 1, memory_order_relaxed);
         return;
@@ -91,8 +96,10 @@ void ss_cubin_on_module_loaded(const void *image, size_t size, uint32_t module_i
     int verdict = cubin_admit(hash, (uint32_t)size);
     if (verdict == CUBIN_SKIP)
         atomic_fetch_add_explicit(&cubin_skipped, 1, memory_order_relaxed);
-    if (verdict != CUBIN_WRITE)
+    if (verdict != CUBIN_WRITE) {
+        atomic_fetch_add_explicit(&cubin_ns, ss_now() - time, memory_order_relaxed);
         return;
+    }
     ss_cubin_rec rec;
     memset(&rec, 0, sizeof rec);
     rec.h.type = SS_REC_CUBIN;
@@ -104,7 +111,44 @@ void ss_cubin_on_module_loaded(const void *image, size_t size, uint32_t module_i
     rec.module_id = module_id;
     /* A failure here means the trace itself stopped (the output layer says
      * so in its own note): nothing more to count. */
-    (void)ss_output_write_big_record(&rec, sizeof rec, image, (uint32_t)size);
+    if (ss_output_write_big_record(&rec, sizeof rec, image, (uint32_t)size) == 0) {
+        atomic_fetch_add_explicit(&cubin_written, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&cubin_written_bytes, size, memory_order_relaxed);
+    }
+    atomic_fetch_add_explicit(&cubin_ns, ss_now() - time, memory_order_relaxed);
+}
+
+/* Appends the decimal digits of v at *p (async-signal-safe: no stdio). */
+static void put_u64(char **p, const char *end, uint64_t v)
+{
+    char digits[20];
+    int n = 0;
+    do digits[n++] = (char)('0' + v % 10); while ((v /= 10) != 0 && n < 20);
+    while (n > 0 && *p < end) *(*p)++ = digits[--n];
+}
+
+static void put_str(char **p, const char *end, const char *s)
+{
+    while (*s && *p < end) *(*p)++ = *s++;
+}
+
+const char *ss_cubin_take_cost(uint64_t *ns)
+{
+    static char msg[160];
+    uint64_t loads = atomic_load_explicit(&cubin_loads, memory_order_relaxed);
+    if (loads == 0 || atomic_exchange_explicit(&cubin_cost_taken, 1, memory_order_relaxed))
+        return NULL;
+    *ns = atomic_load_explicit(&cubin_ns, memory_order_relaxed);
+    char *p = msg, *end = msg + sizeof msg - 1;
+    put_str(&p, end, "module images, on the threads that loaded them: ");
+    put_u64(&p, end, loads);
+    put_str(&p, end, " loads, ");
+    put_u64(&p, end, atomic_load_explicit(&cubin_written, memory_order_relaxed));
+    put_str(&p, end, " images written (");
+    put_u64(&p, end, atomic_load_explicit(&cubin_written_bytes, memory_order_relaxed));
+    put_str(&p, end, " bytes)");
+    *p = '\0';
+    return msg;
 }
 
 const char *ss_cubin_take_note(uint64_t *value)
@@ -130,4 +174,9 @@ void ss_cubin_atfork_child(void)
     cubin_bytes = 0;
     atomic_store_explicit(&cubin_skipped, 0, memory_order_relaxed);
     atomic_store_explicit(&cubin_note_taken, 0, memory_order_relaxed);
+    atomic_store_explicit(&cubin_loads, 0, memory_order_relaxed);
+    atomic_store_explicit(&cubin_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&cubin_written, 0, memory_order_relaxed);
+    atomic_store_explicit(&cubin_written_bytes, 0, memory_order_relaxed);
+    atomic_store_explicit(&cubin_cost_taken, 0, memory_order_relaxed);
 }

@@ -56,8 +56,8 @@ static struct sigaction old_actions[NSIG];
 
 static void on_process_exit(int status, void *arg);
 
-/* The one SS_NOTE_CUBIN_SKIPPED of the trace, written at its end (exit or
- * fatal signal: the count is final only then).  The caller holds the output
+/* The one SS_NOTE_CUBIN_SKIPPED and SS_NOTE_CUBIN_COST of the trace, written
+ * at its end (exit or fatal signal: the counts are final only then).  The caller holds the output
  * lock.  Async-signal-safe. */
 static void write_cubin_note(void)
 {
@@ -65,6 +65,9 @@ static void write_cubin_note(void)
     const char *msg = ss_cubin_take_note(&skipped);
     if (msg)
         ss_output_write_note(SS_NOTE_CUBIN_SKIPPED, skipped, msg);
+    uint64_t ns = 0;
+    if ((msg = ss_cubin_take_cost(&ns)) != NULL)
+        ss_output_write_note(SS_NOTE_CUBIN_COST, ns, msg);
 }
 
 /* ----------------------------------------------------- the first block */

@@ -213,6 +213,9 @@ SS_HIDDEN void ss_cubin_on_module_loaded(const void *image, size_t size, uint32_
  * recorded; NULL when none were skipped or the note was already taken.
  * Async-signal-safe. */
 SS_HIDDEN const char *ss_cubin_take_note(uint64_t *value);
+/* Once: the SS_NOTE_CUBIN_COST message (and *ns), NULL when no module was
+ * loaded.  Async-signal-safe. */
+SS_HIDDEN const char *ss_cubin_take_cost(uint64_t *ns);
 SS_HIDDEN void ss_cubin_atfork_child(void);
 
 /* ---- exact memory mode (exact_memory.c) ----------------------------------

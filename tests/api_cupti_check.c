@@ -23,6 +23,8 @@
 #include "api_expected.h"
 
 #define CB_LAUNCH_KERNEL 211
+#define CB_GRAPH_KERNEL_NODE_SET_PARAMS 288
+#define CB_GRAPH_ADD_KERNEL_NODE 289
 #define MAX_CUBINS 16
 
 static int failures;
@@ -88,7 +90,9 @@ int main(int argc, char **argv)
     CHECK(ss_reader_header(r)->version_minor >= 1, "header minor version %u < 1",
           ss_reader_header(r)->version_minor);
     const ss_rec_hdr *h;
-    int st, ncubins = 0, nnotes = 0, nstruct = 0, nforeign = 0;
+    int st, ncubins = 0, nnotes = 0, nstruct = 0, nforeign = 0, nnode = 0, ncost = 0;
+    char cost_msg[256] = "";
+    uint64_t cost_ns = 0;
     uint64_t note_value = 0;
     while ((st = ss_reader_next(r, &h)) == SS_READ_OK) {
         if (h->type == SS_REC_CUBIN) {
@@ -110,9 +114,27 @@ int main(int argc, char **argv)
             CHECK(c->hash == ss_xxh64(image, n, 0), "cubin of module %u: hash %#llx is not XXH64 of the image",
                   c->module_id, (unsigned long long)c->hash);
             free(image);
+        } else if (h->type == SS_REC_NOTE && ((const ss_note_rec *)h)->code == SS_NOTE_CUBIN_COST) {
+            const ss_note_rec *nr = (const ss_note_rec *)h;
+            ncost++;
+            snprintf(cost_msg, sizeof cost_msg, "%.*s", (int)(nr->len < 200 ? nr->len : 200),
+                     (const char *)ss_rec_tail(h, sizeof *nr));
+            cost_ns = nr->value;
         } else if (h->type == SS_REC_NOTE && ((const ss_note_rec *)h)->code == SS_NOTE_CUBIN_SKIPPED) {
             nnotes++;
             note_value = ((const ss_note_rec *)h)->value;
+        } else if (h->type == SS_REC_API && (((const ss_api_rec *)h)->cbid == CB_GRAPH_ADD_KERNEL_NODE ||
+                                             ((const ss_api_rec *)h)->cbid == CB_GRAPH_KERNEL_NODE_SET_PARAMS)) {
+            /* the foreign kernel's node: its values from the driver call inside */
+            static const uint16_t off[4] = { 8, 16, 32, 48 };
+            const uint64_t val[4] = { 0x1111000, buf + 16, buf + 64, 0x2222000 };
+            const ss_api_rec *a = (const ss_api_rec *)h;
+            CHECK(a->func == foreign_stub, "graph-node record (cbid %u) of func %#llx, want foreign_stub", a->cbid,
+                  (unsigned long long)a->func);
+            nnode += a->cbid == CB_GRAPH_ADD_KERNEL_NODE ? 1 : 10;
+            check_launch(h, val, off, a->cbid == CB_GRAPH_ADD_KERNEL_NODE
+                                          ? "cudaGraphAddKernelNode through cuGraphAddKernelNode_v2"
+                                          : "cudaGraphKernelNodeSetParams through cuGraphNodeSetParams");
         } else if (h->type == SS_REC_API && ((const ss_api_rec *)h)->cbid == CB_LAUNCH_KERNEL) {
             const ss_api_rec *a = (const ss_api_rec *)h;
             if (a->func == struct_stub) {
@@ -144,6 +166,23 @@ int main(int argc, char **argv)
               nnotes, (unsigned long long)note_value, (unsigned long long)want_skipped);
     CHECK(nstruct == 1 && nforeign == 1, "launch records: %d of struct_stub, %d of foreign_stub (want 1 each)",
           nstruct, nforeign);
+    /* what the images cost the loading threads: every load counted (module
+     * 2 repeats image A), the images written and their bytes; none with
+     * capture off (SYNCSIGHT_CUBIN_MB=0: nothing is hashed or written) */
+    uint64_t want_bytes = 0;
+    for (int id = 1; id <= FAKE_MODULES; id++)
+        if (want[id]) want_bytes += fake_image_size((uint32_t)id);
+    char want_msg[200];
+    snprintf(want_msg, sizeof want_msg, "module images, on the threads that loaded them: %d loads, %d images written "
+             "(%llu bytes)", FAKE_MODULES, nwant, (unsigned long long)want_bytes);
+    if (nwant == 0 && want_skipped == FAKE_MODULES)
+        CHECK(ncost == 0, "capture off: %d SS_NOTE_CUBIN_COST notes (%s)", ncost, cost_msg);
+    else
+        CHECK(ncost == 1 && strcmp(cost_msg, want_msg) == 0 && cost_ns > 0,
+              "%d SS_NOTE_CUBIN_COST notes: \"%s\" (%llu ns), want one: \"%s\"", ncost, cost_msg,
+              (unsigned long long)cost_ns, want_msg);
+    CHECK(nnode == 11, "graph kernel-node records: %d AddKernelNode, %d KernelNodeSetParams (want 1 each)",
+          nnode % 10, nnode / 10);
     if (failures == 0)
         printf("api_cupti_check: %d cubin records, skipped note %llu, launch offsets verified\n", ncubins,
                (unsigned long long)note_value);

@@ -4,7 +4,8 @@
  * libcuda.so.1.  It launches kernels whose parameters include a struct
  * (through the runtime-level layout and through the driver-level callback),
  * then "loads" the modules of api_fake_images.h, the first one from two
- * threads at once.  Prints the addresses involved ("key value" lines) for
+ * threads at once.  A graph kernel node of the foreign kernel is added and
+ * set (graph-node records).  Prints the addresses involved ("key value" lines) for
  * api_cupti_check.  Exit status != 0 when a call's result was altered.
  */
 #define _GNU_SOURCE
@@ -68,6 +69,17 @@ int main(void)
     void *foreign_args[4] = { &n, &a, &s, &b };
     failures += cudaLaunchKernel((const void *)foreign_stub, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, foreign_args,
                                  0, 0) != cudaSuccess;
+    /* A graph node of the foreign kernel, added then set again: only the
+     * driver calls inside (cuGraphAddKernelNode_v2, cuGraphNodeSetParams)
+     * show its parameters, as for a static cudart's stub on a GPU. */
+    struct cudaKernelNodeParams node_params = { 0 };
+    node_params.func = (void *)foreign_stub;
+    node_params.gridDim = (dim3){ 1, 1, 1 };
+    node_params.blockDim = (dim3){ 32, 1, 1 };
+    node_params.kernelParams = foreign_args;
+    cudaGraphNode_t node = NULL;
+    failures += cudaGraphAddKernelNode(&node, (cudaGraph_t)(uintptr_t)0x7000, NULL, 0, &node_params) != cudaSuccess;
+    failures += cudaGraphKernelNodeSetParams(node, &node_params) != cudaSuccess;
     printf("struct_stub %llu\n", (unsigned long long)(uintptr_t)struct_stub);
     printf("foreign_stub %llu\n", (unsigned long long)(uintptr_t)foreign_stub);
 

@@ -9,15 +9,20 @@
  * Launches also go "down to the driver" when the fake libcupti
  * (api_fake_cupti.c) is loaded: its fake_cupti_driver_launch fires the
  * cuLaunchKernel driver callback with the kernel parameters, as the real
- * cudart's cuLaunchKernel would.
+ * cudart's cuLaunchKernel would.  Likewise cudaGraphAddKernelNode and
+ * cudaGraphKernelNodeSetParams make the driver calls a static cudart makes
+ * inside them (cuGraphAddKernelNode_v2, cuGraphNodeSetParams): the only
+ * place a stub of another cudart shows the shim its kernel's parameters.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cupti.h>
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 
@@ -205,12 +210,52 @@ static cudaError_t fake_add_node(cudaGraphNode_t *pGraphNode, const void *params
     return cudaSuccess;
 }
 
+/* A driver call's CUPTI callbacks (enter, exit) through the fake libcupti,
+ * when it is loaded: the call cudart makes inside a runtime one. */
+static void fake_driver_call(CUpti_CallbackId cbid, const char *name, const void *params)
+{
+    static uint32_t corr = 5000;
+    void (*api)(CUpti_CallbackDomain, CUpti_CallbackId, const char *, const void *, const void *, int, uint32_t) =
+        (__typeof__(api))dlsym(RTLD_DEFAULT, "fake_cupti_api");
+    if (api == NULL)
+        return;
+    CUresult ret = CUDA_SUCCESS;
+    uint32_t c = __atomic_add_fetch(&corr, 1, __ATOMIC_RELAXED);
+    api(CUPTI_CB_DOMAIN_DRIVER_API, cbid, name, params, &ret, CUPTI_API_ENTER, c);
+    api(CUPTI_CB_DOMAIN_DRIVER_API, cbid, name, params, &ret, CUPTI_API_EXIT, c);
+}
+
 FAKE_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
                                                const cudaGraphNode_t *pDependencies, size_t numDependencies,
                                                const struct cudaKernelNodeParams *pNodeParams)
 {
     (void)graph; (void)pDependencies; (void)numDependencies;
-    return fake_add_node(pGraphNode, pNodeParams);
+    cudaError_t err = fake_add_node(pGraphNode, pNodeParams);
+    if (err != cudaSuccess)
+        return err;
+    int foreign;
+    CUDA_KERNEL_NODE_PARAMS kp = { 0 };
+    kp.func = (CUfunction)fake_stub_function(pNodeParams->func, &foreign);
+    kp.kernelParams = pNodeParams->kernelParams;
+    cuGraphAddKernelNode_v2_params p = { (CUgraphNode *)pGraphNode, (CUgraph)graph, NULL, 0, &kp };
+    fake_driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2, "cuGraphAddKernelNode_v2", &p);
+    return cudaSuccess;
+}
+
+/* Through the generic node call (CUDA 12.2's cuGraphNodeSetParams). */
+FAKE_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)
+{
+    if (node == NULL || pNodeParams == NULL)
+        return cudaErrorInvalidValue;
+    int foreign;
+    CUgraphNodeParams np;
+    memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_KERNEL;
+    np.kernel.kern = (CUkernel)fake_stub_function(pNodeParams->func, &foreign);   /* by CUkernel: func NULL */
+    np.kernel.kernelParams = pNodeParams->kernelParams;
+    cuGraphNodeSetParams_params p = { (CUgraphNode)node, &np };
+    fake_driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetParams, "cuGraphNodeSetParams", &p);
+    return cudaSuccess;
 }
 
 FAKE_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,

@@ -9,7 +9,8 @@ build_fake_cuda() {
     local dir=$1 cuda=${CUDA_HOME:-/usr/local/cuda}
     local w="-std=gnu11 -Wall -Wextra -Werror -Iinclude -I$cuda/include -g"
     mkdir -p "$dir" &&
-    ${CC:-cc} $w -O2 -fPIC -shared -fvisibility=hidden -Wl,-soname,libcudart.so.13 \
+    ${CC:-cc} $w -I"${CUPTI_INC_DIR:-$cuda/extras/CUPTI/include}" -O2 -fPIC -shared -fvisibility=hidden \
+        -Wl,-soname,libcudart.so.13 \
         -Wl,--version-script=tests/api_fake_cudart.map -o "$dir/libcudart.so.13" tests/api_fake_cudart.c -ldl || return 1
     [ "${2:-}" = cudart-only ] && return 0
     ${CC:-cc} $w -O2 -fPIC -shared -Wl,-soname,libcuda.so.1 -o "$dir/libcuda.so.1" tests/api_fake_cuda.c || return 1

@@ -10,8 +10,12 @@
 #   - kernel parameter offsets (SS_API_F_PARAM_OFFSETS) of a launch whose
 #     parameters are (ptr, int, ptr, struct{ptr, u64, ptr, u64}), through the
 #     runtime-level layout, and of one laid out (int, ptr, struct, ptr) that
-#     only the driver-level callback sees;
-#   - `syncsight dump` (text and --json) shows both.
+#     only the driver-level callback sees; and of a graph kernel node of that
+#     kernel, added and set (the driver calls inside cudaGraphAddKernelNode
+#     and cudaGraphKernelNodeSetParams: a static cudart's stubs);
+#   - `syncsight dump` (text and --json) shows both;
+#   - SS_NOTE_CUBIN_COST: the loads, images written and bytes, and the time
+#     they cost the loading threads, which `syncsight report` shows.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -61,12 +65,19 @@ run() {
     ncubin=$(grep -c '^cubin hash=0x[0-9a-f]* size=[0-9]* module=[1-5] ' "$T/$name.dump" || true)
     if [ "$ncubin" != "$want" ] || [ "$(grep -c '"type":"cubin"' "$T/$name.json" || true)" != "$want" ] ||
        [ "$(grep -c ' param_offsets=0,16,24,40$' "$T/$name.dump" || true)" != 1 ] ||
-       [ "$(grep -c ' param_offsets=8,16,32,48$' "$T/$name.dump" || true)" != 1 ] ||
+       [ "$(grep -c ' param_offsets=8,16,32,48$' "$T/$name.dump" || true)" != 3 ] ||
        [ "$(grep -c '"param_offsets":\[0,16,24,40\]' "$T/$name.json" || true)" != 1 ] ||
-       [ "$(grep -c '"param_offsets":\[8,16,32,48\]' "$T/$name.json" || true)" != 1 ] ||
+       [ "$(grep -c '"param_offsets":\[8,16,32,48\]' "$T/$name.json" || true)" != 3 ] ||
        [ "$(wc -c < "$T/$name.dump")" -gt 200000 ]; then
         echo "FAIL ($name): syncsight dump does not show the cubin records ($ncubin of $want) or the offsets"
         grep '^cubin\|param_offsets' "$T/$name.dump" | head; fails=$((fails + 1)); return
+    fi
+    # the report says what the images cost the loading threads (not with capture off)
+    local cost
+    cost=$("$SYNCSIGHT" report "$trace" 2>&1 | grep -c '^  recording cost: [0-9]*\.[0-9]* ms on module images, ' || true)
+    if [ "$cost" != "$([ "$written" = - ] && echo 0 || echo 1)" ]; then
+        echo "FAIL ($name): the report shows $cost recording-cost lines"; "$SYNCSIGHT" report "$trace" 2>&1 | head -12
+        fails=$((fails + 1)); return
     fi
     echo "ok ($name)"
 }

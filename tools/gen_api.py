@@ -63,7 +63,9 @@ CLASSES = {
     "device-limit":   ("1", "SS_NVTX_CAT_MAY_BLOCK", "changes a device limit (waits for the device)"),
     "device-reset":   ("1", "SS_NVTX_CAT_DEVICE_SYNC", "destroys the primary context (waits for the device)"),
     "graph-node":     ("0", None, "adds a node to a graph or sets a node's parameters (nothing runs yet): what "
-                               "the node will touch, a kernel node's 8-byte parameters in the record's tail"),
+                               "the node will touch, a kernel node's 8-byte parameters in the record's tail (for a "
+                               "stub the shim's cudart does not know, a static cudart's, read from the driver call "
+                               "inside: cuGraphAddKernelNode, cuGraphAddNode or their SetParams)"),
 }
 
 # class -> the analyzer's ss_api_class (analyzer/model.h).  The analyzer is
@@ -347,7 +349,12 @@ def post_code(e, indent, t="t"):
         # the node's kernel (func) and the parameters it will run with, read
         # as a launch's; a NULL parameter struct (cudart's error) gives none
         node = e.options["kernel-node"]
-        out.append("const void *node_func = %s ? (const void *)%s->func : NULL;" % (node, node))
+        if e.driver:
+            # CUDA_KERNEL_NODE_PARAMS (v2) names the kernel by func or by kern
+            out.append("const void *node_func = %s ? (%s->func ? (const void *)%s->func : (const void *)%s->kern) : NULL;"
+                       % (node, node, node, node))
+        else:
+            out.append("const void *node_func = %s ? (const void *)%s->func : NULL;" % (node, node))
         out.append("void **node_args = %s ? %s->kernelParams : NULL;" % (node, node))
         out.append("rec.func = (uint64_t)(uintptr_t)node_func;")
         out.append("uint64_t params[SS_API_MAX_PARAMS];")
@@ -469,6 +476,11 @@ def gen_wrapper(e, symbol, cbid_name, ptsz):
         L.append("    /* Arms the driver-level parameter fallback; the return address keys")
         L.append("     * the launch-stack sampling cache (callsite.c). */")
         L.append("    ss_api_launch_enter(t, (const void *)(%s), (uintptr_t)__builtin_return_address(0));" % func)
+    elif "kernel-node" in e.options:
+        node = e.options["kernel-node"]
+        L.append("    /* Arms the driver-level parameter fallback (the node's kernel may be")
+        L.append("     * a stub of another cudart): see ss_api_on_driver_callback. */")
+        L.append("    ss_api_launch_enter(t, %s ? (const void *)%s->func : NULL, 0);" % (node, node))
     L.append("    t->active = &rec;")
     L.append("    rec.t_enter = ss_now();")
     L.append("    cudaError_t ret = real(%s);" % args)
@@ -517,6 +529,12 @@ def gen_cupti_case(e, cbid_name, ptsz):
         func = e.options["kernel"].split(",")[0].strip()
         L.append("            if (%s)   /* outermost and recorded: the call this record is for */" % enter)
         L.append("                ss_api_launch_enter(t, (const void *)(%s), 0);" % func)
+    elif "kernel-node" in e.options:
+        # a static cudart's stub is unknown to the shim's cudart: the
+        # driver-level graph call inside this one reads the parameters
+        node = e.options["kernel-node"]
+        L.append("            if (%s)   /* outermost and recorded: arm the driver-level fallback */" % enter)
+        L.append("                ss_api_launch_enter(t, %s ? (const void *)%s->func : NULL, 0);" % (node, node))
     else:
         L.append("            (void)%s;" % enter)
     L.append("            return 1;")
@@ -890,7 +908,8 @@ def doc_rows(entries):
             cb += ", `%s`" % e.twin[1]
         shown = list(e.slots)
         if "kernel-node" in e.options:   # what post_code fills from the node's parameters
-            shown.append(("func, params", "%s->func, %s->kernelParams" % ((e.options["kernel-node"],) * 2)))
+            node = e.options["kernel-node"]
+            shown.append(("func, params", "%s->func%s, %s->kernelParams" % (node, " (or ->kern)" if e.driver else "", node)))
         slots = "; ".join("%s=`%s`" % (k, v) for k, v in shown) or "-"
         L.append("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (e.name, twin, cb, e.cls, e.host, blame, nvtx,
                                                                slots.replace("|", "\\|")))

@@ -411,6 +411,10 @@ enum ss_note_code {
     SS_NOTE_HOST_SYNC_FULL    = 11, /* the shim's table of host sync objects is full:
                                       objects not in it share one object,
                                       SS_HSYNC_BUCKET (more ordering, never less) */
+    SS_NOTE_CUBIN_COST        = 12, /* value = ns the shim spent on module images
+                                      (hash, checksum, write) on the threads that
+                                      loaded the modules; the message gives the
+                                      loads, the images written and their bytes */
 };
 typedef struct ss_note_rec {
     ss_rec_hdr h;
