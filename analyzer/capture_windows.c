@@ -173,6 +173,7 @@ void ss_capture_build(ss_model *m, const ss_capture_rec *const *recs, uint32_t n
         }
     }
     free(v);
+    for (uint32_t i = 0; i < m->nops && !c->kernels_recorded; i++) c->kernels_recorded = m->ops[i].kind == SS_OP_KERNEL;
     c->call_span = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(int32_t));
     uint64_t tail_hot = 0;
     for (uint32_t i = 0; i < m->ncalls; i++) {
@@ -307,6 +308,12 @@ int ss_capture_judgeable(const ss_model *m, unsigned need, const int32_t *calls,
             int history = i > 0 && !ss_capture_hot_class(call->cls) && call->rec->t_enter < sp->t_on;
             if (!history) {
                 if (ss_capture_call_span(m, ci) != span || call->rec->t_exit > sp->judged_end) return 0;
+                /* A launch whose kernel record never came: which kernel ran,
+                 * and so what it touched, is not known.  Unobserved, not
+                 * "possible".  (A closed span's judged end already stops at
+                 * such a call; this also covers the span the trace ends in.) */
+                if (c->kernels_recorded && call->cls == SS_API_LAUNCH && call->rec->ret == 0 && call->first_op < 0)
+                    return 0;
                 if (call->rec->t_enter < t_min) t_min = call->rec->t_enter;
             }
         }

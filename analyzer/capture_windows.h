@@ -53,6 +53,8 @@ typedef struct ss_capture {
     uint32_t windows;           /* recording windows after the head */
     uint64_t *known_from;       /* nspans x nstreams: when the stream's state is known in the span */
     int32_t *call_span;         /* per call: its span, -1 when recorded while OFF (structural calls) */
+    int kernels_recorded;       /* the trace holds kernel records: a recorded launch without one ran
+                                   after recording stopped (not SYNCSIGHT_ACTIVITY without kernels) */
 } ss_capture;
 
 /* One stretch of the run's time: a recorded span's part of it, or the time

@@ -3,7 +3,8 @@
  * on small hand-built traces: the recorded spans and hot-call counts, an OFF
  * span as a happens-before barrier, a stream's state unknown in a window
  * until work submitted in the window ends or a host wait covers it, and the
- * rules staying silent where the recorded part cannot support a finding;
+ * rules staying silent where the recorded part cannot support a finding (a
+ * launch whose kernel record never came among them);
  * and the Perfetto and HTML exports' recorded and unrecorded stretches.
  * Each case also analyzes the same records without CAPTURE records, where
  * the rule does speak: the mechanism, not the trace, keeps it silent.
@@ -278,6 +279,55 @@ static void test_event(void)
           "a wait in a window on an event that may have been recorded while OFF");
 }
 
+/* In a window (the trace ends in it, so no judged end cuts it short), a
+ * kernel on stream A writes a buffer and a launch on B reads it, nothing
+ * between them; B's kernel record never came.  Which kernel
+ * ran is not known, so the sampled trace leaves the pair unjudged rather
+ * than call it a possible race; the full records (the same records, no
+ * CAPTURE) still do.  With no kernel record anywhere (SYNCSIGHT_ACTIVITY
+ * without kernels) a missing one says nothing about the window: judged. */
+static int kernelless_none;   /* the variant without any kernel record */
+
+static void write_kernelless(int sampled)
+{
+    tb b;
+    tb_open(&b, kernelless_none ? "kernelless_none" : "kernelless", sampled);
+    tb_stream(&b, MS(0.1), 0xA1, 13);
+    tb_stream(&b, MS(0.2), 0xB1, 14);
+    tb_call(&b, CB_cudaMalloc, MS(0.3), MS(0.4), 0, 0, NULL, 0);
+    ss_api_rec *r = (ss_api_rec *)(void *)(b.buf + b.used - sizeof(ss_api_rec));
+    r->ptr = DEV_BUF; r->bytes = 4096;
+    tb_capture(&b, 0, MS(10), 1, SS_CAPTURE_HEAD_DONE, 0);
+    tb_capture(&b, 1, MS(20), 7, SS_CAPTURE_WINDOW_OPEN, 1);
+    uint64_t p[1] = { DEV_BUF };
+    if (kernelless_none) tb_call(&b, CB_cudaLaunchKernel, MS(21), MS(21.01), 0xA1, 0, p, 1);
+    else tb_launch(&b, MS(21), 0xA1, 13, MS(21.01), MS(25), p, 1);
+    tb_call(&b, CB_cudaLaunchKernel, MS(22), MS(22.01), 0xB1, 0, p, 1);
+    tb_call(&b, CB_cudaDeviceSynchronize, MS(30), MS(36), 0, 0, NULL, 0);
+    tb_close(&b);
+}
+
+static void test_kernelless(void)
+{
+    char full[600], cut[600];
+    write_pair(write_kernelless, "kernelless", full, cut);
+    CHECK(findings_of(full, &ss_rule_missing_fence) == 1, "missing-fence on the full records");
+    ss_model *m = load(cut);
+    CHECK(ss_capture_of(m)->kernels_recorded, "the trace has kernel records");
+    ss_findings f;
+    ss_findings_init(&f);
+    f.sampled_need = ss_rule_missing_fence.sampled;
+    ss_rule_missing_fence.run(m, &f);
+    CHECK(f.n == 0 && f.sampled_left_out >= 1, "a launch without its kernel record in a window: %u findings (%s), "
+          "%u left out", f.n, f.n ? f.v[0].message : "", f.sampled_left_out);
+    ss_findings_free(&f);
+    ss_model_free(m);
+    kernelless_none = 1;
+    write_pair(write_kernelless, "kernelless_none", full, cut);
+    kernelless_none = 0;
+    CHECK(findings_of(cut, &ss_rule_missing_fence) == 1, "no kernel record anywhere: judged as before");
+}
+
 /* The exports of a sampled trace: a head, two windows (the second forced
  * on by a stream capture) and the OFF stretches between and after them. */
 static void write_export(int sampled)
@@ -383,6 +433,7 @@ int main(void)
     test_spans_and_barrier();
     test_unknown_streams();
     test_event();
+    test_kernelless();
     test_export();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
