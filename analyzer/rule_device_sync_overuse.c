@@ -13,7 +13,10 @@
  * cost is how much longer the sync took than the completion of that work:
  * sync exit - max(end of the last op before the sync on the streams used).
  * A sync after which the thread makes no more calls is assumed to be needed
- * for everything (the program reads its results).
+ * for everything (the program reads its results).  When a later call waits
+ * for the whole device by itself (cudaFree, cudaFreeHost, cudaHostUnregister),
+ * a narrower sync saves nothing beyond the host time between the two: the
+ * cost is at most that.
  *
  * Severity: a sync whose call site runs once (a benchmark's
  * torch.cuda.synchronize() before reading a host timer, a one-time
@@ -176,6 +179,8 @@ static void run(const ss_model *m, ss_findings *out)
         const ss_thread *t = ss_model_thread(m, c->rec->tid);
         uint32_t pos = thread_pos(t, (int32_t)i) + 1, used = 0;
         memset(touched, 0, ns);
+        uint64_t device_wait_gap = UINT64_MAX;   /* host time from the sync's exit to a later device-wide wait */
+        int32_t device_waiter = -1;              /* that later call */
         for (; pos < t->ncalls && used < WINDOW_CALLS; pos++, used++) {
             int32_t ni = t->calls[pos];
             const ss_call *n = &m->calls[ni];
@@ -193,6 +198,17 @@ static void run(const ss_model *m, ss_findings *out)
                 if (op->stream != n->stream && !touched[op->stream] && op->call >= 0 &&
                     ss_calls_share_memory(m, op->call, ni))
                     touched[op->stream] = 1;
+            }
+            /* A later call that waits for the whole device by itself
+             * (cudaFree, cudaFreeHost, cudaHostUnregister: not a sync the fix
+             * would narrow too) would have waited for the unneeded work
+             * anyway: a narrower sync saves at most the host time between. */
+            if (!is_device_wide(m, n) && ss_call_host_wait(m, n) == SS_WAIT_DEVICE &&
+                ss_model_call_device(m, n) == dev) {
+                device_wait_gap = n->rec->t_enter > t1 ? n->rec->t_enter - t1 : 0;
+                device_waiter = ni;
+                used++;
+                break;
             }
             if (is_sync_point((ss_api_class)n->cls)) { used++; break; }
         }
@@ -222,8 +238,9 @@ static void run(const ss_model *m, ss_findings *out)
             if (touched[k] || s.host_reads[k]) { if (s.inflight_end[k] > needed) needed = s.inflight_end[k]; }
             else if (worst < 0 || s.inflight_end[k] > s.inflight_end[worst]) worst = (int32_t)k;
         }
-        if (worst < 0 || t1 <= needed || t1 - needed < MIN_EXCESS_NS) continue;
-        uint64_t excess = t1 - needed;
+        if (worst < 0 || t1 <= needed) continue;
+        uint64_t waited = t1 - needed, excess = waited < device_wait_gap ? waited : device_wait_gap;
+        if (excess < MIN_EXCESS_NS) continue;
         ss_op_label(m, s.inflight_last[worst], lbl, sizeof lbl);
         char used_desc[256] = "";
         size_t ul = 0;
@@ -231,13 +248,20 @@ static void run(const ss_model *m, ss_findings *out)
             if ((touched[k] || s.host_reads[k]) && s.inflight[k])
                 ul += (size_t)snprintf(used_desc + ul, sizeof used_desc - ul, "%s%s", ul ? ", " : "",
                                        ss_stream_describe(m, (int32_t)k, sd, sizeof sd));
-        snprintf(msg, sizeof msg,
+        int n_msg = snprintf(msg, sizeof msg,
                  "%s waited for the whole device, but the host went on to use only %s: it waited %.3f ms "
                  "longer than that work for %s on %s, which it did not need yet",
-                 ss_model_call_name(m, c), ul ? used_desc : "streams that had already finished", ss_ms(excess),
+                 ss_model_call_name(m, c), ul ? used_desc : "streams that had already finished", ss_ms(waited),
                  lbl, ss_stream_describe(m, worst, sd, sizeof sd));
-        snprintf(basis, sizeof basis,
-                 "sync exit - end of the last op submitted before the sync on the streams used afterwards");
+        if (excess < waited && n_msg > 0 && (size_t)n_msg < sizeof msg)
+            snprintf(msg + n_msg, sizeof msg - (size_t)n_msg,
+                     "; %s %.3f ms later waits for the whole device too, so a narrower sync saves at most those "
+                     "%.3f ms", ss_model_call_name(m, &m->calls[device_waiter]), ss_ms(device_wait_gap),
+                     ss_ms(device_wait_gap));
+        snprintf(basis, sizeof basis, "%s",
+                 excess < waited ? "host time from the sync's exit to the next call that waits for the whole device"
+                                 : "sync exit - end of the last op submitted before the sync on the streams used "
+                                   "afterwards");
         ss_occurrence o = {
             .rule = "device-sync-overuse", .cost_ms = ss_ms(excess), .cost_basis = basis, .message = msg,
             .fix = "Synchronize only what the host needs next: cudaStreamSynchronize(stream) on the stream "

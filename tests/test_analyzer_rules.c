@@ -497,8 +497,49 @@ static void write_device_sync_n(const char *name, int positive, int iterations)
     tb_close(&b);
 }
 
+/* A device sync, then (after `gap_ms` of host work) cudaFree of the buffer
+ * only the fast stream used.  cudaFree waits for the whole device itself
+ * (cuda-facts.md: blocked ~50 ms with a kernel in flight), so narrowing the
+ * sync saves at most the host time in between: first_launch_jit_fixed on an
+ * H100 was told it "waited 24.961 ms longer" than needed, although its
+ * cudaFree came right after. */
+static void write_device_sync_free(const char *name, double gap_ms)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xF1, 13, 1);
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 64);
+    uint64_t p[1] = { DEV_BUF };
+    tb_launch(&b, MS(1), 0xB1, 14, MS(1.01), MS(21), NULL, 0);      /* 20 ms on the other stream */
+    tb_launch(&b, MS(1.02), 0xF1, 13, MS(1.03), MS(2), p, 1);      /* 1 ms on the buffer */
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(1.06), .t1 = MS(21.02));
+    CALL(&b, .cbid = CB_cudaFree, .t0 = MS(21.02 + gap_ms), .t1 = MS(21.05 + gap_ms), .ptr = DEV_BUF);
+    tb_close(&b);
+}
+
 static void test_device_sync(void)
 {
+    /* the later cudaFree waits for the device anyway: nothing to gain right
+     * after it, at most the host time in between later */
+    write_device_sync_free("device_sync_then_free", 0.005);
+    write_device_sync_free("device_sync_host_work_then_free", 5);
+    char fpath[600];
+    snprintf(fpath, sizeof fpath, "%s/device_sync_then_free.sstrace", out_dir);
+    result fr = analyze(fpath, &ss_rule_device_sync_overuse);
+    CHECK(fr.f.n == 0, "device sync right before a cudaFree: %u findings (%s)", fr.f.n,
+          fr.f.n ? fr.f.v[0].message : "");
+    done(&fr);
+    snprintf(fpath, sizeof fpath, "%s/device_sync_host_work_then_free.sstrace", out_dir);
+    fr = analyze(fpath, &ss_rule_device_sync_overuse);
+    CHECK(fr.f.n == 1 && NEAR(fr.f.v[0].cost_ms, 5.0, 0.01), "device sync, 5 ms of host work, cudaFree: %u findings, "
+          "cost %.3f (want 5: the host time, not the 19.02 ms waited)", fr.f.n, fr.f.n ? fr.f.v[0].cost_ms : 0.0);
+    if (fr.f.n == 1)
+        CHECK(strstr(fr.f.v[0].message, "waited 19.020 ms longer") &&
+              strstr(fr.f.v[0].message, "cudaFree 5.000 ms later waits for the whole device too"),
+              "message says what was waited and why the saving is smaller: %s", fr.f.v[0].message);
+    done(&fr);
+
     write_device_sync("device_sync", 1);
     write_device_sync("device_sync_fixed", 0);
     char path[600];
