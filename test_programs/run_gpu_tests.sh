@@ -55,6 +55,10 @@ FIXTURES="$FIXTURES stream_waves stream_waves_fixed first_launch_jit first_launc
 # CUDA graph replays against eager work on another stream (replayed nodes
 # linked to the captured launches' arguments: trace format 1.5).
 FIXTURES="$FIXTURES graph_side_race graph_side_race_fixed"
+# The same race with the graph built node by node (cudaGraphAddKernelNode): the
+# node's arguments come from that call (the driver call inside it, for a static
+# cudart's stub).
+FIXTURES="$FIXTURES graph_added_race graph_added_race_fixed"
 # Launches through the driver API (recorded from CUPTI's driver callbacks): a
 # driver-only program, CuPy's RawKernel, a torch.compile'd (Triton) reader.
 FIXTURES="$FIXTURES driver_launch_race driver_launch_race_fixed cupy_rawkernel_race cupy_rawkernel_race_fixed"
@@ -66,6 +70,11 @@ FIXTURES="$FIXTURES train_item_loop train_item_loop_fixed"
 FIXTURES="$FIXTURES same_kernel_two_lines stream_names"
 # A long pipeline recorded sampled (a head, then recording windows: trace format 1.6).
 FIXTURES="$FIXTURES sampled_pipeline sampled_pipeline_fixed"
+# The fixed twins the what-if replay is checked against (tests/test_replay_reality.sh:
+# a pair's measured difference means something only when both were recorded in one
+# session), and the other single-GPU .cu programs the CPU tests read.
+FIXTURES="$FIXTURES legacy_stream_fixed device_sync_loop_fixed pageable_d2h_loop_fixed"
+FIXTURES="$FIXTURES missing_fence_wrong_stream unrecorded_event unrecorded_event_fixed"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
@@ -210,6 +219,12 @@ check_program() { # NAME LABEL EXPECT
     else
         fail "$label" "findings differ from $expect"
         sed 's/^/    /' "$OUT/logs/$label.check"
+        # what the report said, so that a failure seen once can be explained
+        # from this log alone (the reports directory may not survive the run)
+        "$PYTHON" -c 'import json, sys
+for f in json.load(open(sys.argv[1])).get("findings", [])[:6]:
+    print("    report: [%s] %s: %s" % (f.get("severity"), f.get("rule"), str(f.get("message"))[:400]))' \
+            "$OUT/reports/$label.json" 2>/dev/null
         note_result "$name" FAIL
     fi
 }

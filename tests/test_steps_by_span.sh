@@ -1,10 +1,11 @@
 #!/bin/bash
 # tools/steps_by_span.py (docs/performance.md, 2026-11-23): step times put
 # beside a sampled trace's recording spans.  On the real sampled fixture
-# (tests/fixtures/sampled_pipeline.sstrace: the head ends at 95.58 ms, window
-# 1 runs 216.00-246.08 ms), 1 ms steps that take 3 ms inside window 1: each
-# stretch gets the steps whose end falls in it, with their median; bad input
-# gets one line and exit code 1.
+# (tests/fixtures/sampled_pipeline.sstrace: its head and window 1 read from
+# the trace itself, so a re-recorded fixture keeps the test meaningful; the
+# recording of 2026-11-23 ends inside window 3, a span without an end), 1 ms
+# steps that take 3 ms inside window 1: each stretch gets the steps whose end
+# falls in it, with their median; bad input gets one line and exit code 1.
 set -u
 cd "$(dirname "$0")/.."
 SYNCSIGHT=${SYNCSIGHT:-build/syncsight}
@@ -13,34 +14,46 @@ TRACE=tests/fixtures/sampled_pipeline.sstrace
 [ -x "$SYNCSIGHT" ] || { echo "SKIP: $SYNCSIGHT not built"; exit 77; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-start=$("$SYNCSIGHT" dump --json "$TRACE" | $PYTHON -c '
+# The trace's start and its capture switches (ms since the start): the head's
+# end, window 1's start and end.
+read -r start head w1 w1_end < <("$SYNCSIGHT" dump --json "$TRACE" | $PYTHON -c '
 import json, sys
+start, offs, ons = None, [], []
 for line in sys.stdin:
     r = json.loads(line)
-    if r["type"] == "header":
-        print(r["start_ns"]); break')
-# step ends: every 1 ms from 0.5 ms, every 3 ms between 216.5 and 245.5 ms
-$PYTHON - "$start" > "$T/steps.txt" <<'PY'
-import sys
-s = int(sys.argv[1])
-t, out = 500_000, []
-while t < 300_000_000:
-    out.append(s + t)
-    t += 3_000_000 if 216_500_000 <= t < 245_000_000 else 1_000_000
-print("\n".join(map(str, out)))
+    if r["type"] == "header": start = r["start_ns"]
+    elif r["type"] == "capture": (offs if r["state"] == "off" else ons).append(r["t_ms"])
+print(start, offs[0], ons[0], offs[1])')
+[ -n "${w1_end:-}" ] || { echo "FAIL: $TRACE has no head and window 1"; exit 1; }
+# Step ends every 1 ms from 0.5 ms to 300 ms, every 3 ms inside window 1 (from
+# its start + 0.5 ms to 1 ms before its end); the expected rows counted here
+# the way the tool is documented to: a step belongs to the stretch its end
+# falls in, its duration is the time since the previous end (the first step
+# has none).
+$PYTHON - "$start" "$head" "$w1" "$w1_end" "$T/steps.txt" > "$T/want.tsv" <<'PY'
+import statistics, sys
+s, head, w1, w1_end = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+t, ends = 0.5, []
+while t < 300:
+    ends.append(t)
+    t += 3 if w1 + 0.5 <= t < w1_end - 1 else 1
+open(sys.argv[5], "w").write("\n".join(str(s + round(x * 1e6)) for x in ends) + "\n")
+bounds = [("head", 0, head), ("not recorded", head, w1), ("window 1", w1, w1_end), ("not recorded", w1_end, 300)]
+for name, lo, hi in bounds:
+    d = [(ends[i] - ends[i - 1]) * 1000 for i in range(1, len(ends)) if lo < ends[i] <= hi]
+    print("%s\t%d\t%.1f" % (name, len(d), statistics.median(d)))
 PY
 "$PYTHON" tools/steps_by_span.py --syncsight "$SYNCSIGHT" "$T/steps.txt" "$TRACE" > "$T/out.tsv" || {
     echo "FAIL: steps_by_span exited $?"; exit 1; }
 fail=0
-expect() {   # LINE_NO STRETCH STEPS MEDIAN_US
-    local got
-    got=$(sed -n "$(( $1 + 1 ))p" "$T/out.tsv" | cut -f1,3,4)
-    [ "$got" = "$(printf '%s\t%s\t%s' "$2" "$3" "$4")" ] || { echo "FAIL: row $1: '$got', expected '$2 $3 $4'"; fail=1; }
-}
-expect 1 "head" 95 1000.0
-expect 2 "not recorded" 120 1000.0
-expect 3 "window 1" 10 3000.0
-expect 4 "not recorded" 54 1000.0
+for row in 1 2 3 4; do
+    got=$(sed -n "$(( row + 1 ))p" "$T/out.tsv" | cut -f1,3,4)
+    want=$(sed -n "${row}p" "$T/want.tsv")
+    [ "$got" = "$want" ] || { echo "FAIL: row $row: '$got', expected '$want'"; fail=1; }
+done
+# window 1's steps are the 3 ms ones: the stretches really were told apart
+[ "$(sed -n 3p "$T/want.tsv" | cut -f1,3)" = "$(printf 'window 1\t3000.0')" ] ||
+    { echo "FAIL: the synthetic steps do not fill window 1: $(sed -n 3p "$T/want.tsv")"; fail=1; }
 [ "$(wc -l < "$T/out.tsv")" -eq 5 ] || { echo "FAIL: $(wc -l < "$T/out.tsv") lines"; cat "$T/out.tsv"; fail=1; }
 # bad input: one line naming the file, exit 1
 echo "not a time" > "$T/bad.txt"

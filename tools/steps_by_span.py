@@ -50,7 +50,8 @@ def read_spans(syncsight, trace):
     for s in capture["spans"]:
         label = "head" if s["window"] == 0 else f"window {s['window']}"
         out.append((start + s["start_ms"] * 1e6, label, s["start_ms"]))
-        out.append((start + s["end_ms"] * 1e6, "not recorded", s["end_ms"]))
+        if s.get("end_ms") is not None:   # null: the trace ended while recording
+            out.append((start + s["end_ms"] * 1e6, "not recorded", s["end_ms"]))
     return out
 
 
