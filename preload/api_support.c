@@ -703,7 +703,6 @@ static int ss_kernel_node_target(uint32_t cbid, const void *fp, CUfunction *f, v
     return 1;
 }
 
-
 void ss_api_on_driver_callback(uint32_t cbid, const void *cbdata)
 {
     const CUpti_CallbackData *d = (const CUpti_CallbackData *)cbdata;

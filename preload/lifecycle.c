@@ -57,8 +57,8 @@ static struct sigaction old_actions[NSIG];
 static void on_process_exit(int status, void *arg);
 
 /* The one SS_NOTE_CUBIN_SKIPPED and SS_NOTE_CUBIN_COST of the trace, written
- * at its end (exit or fatal signal: the counts are final only then).  The caller holds the output
- * lock.  Async-signal-safe. */
+ * at its end (exit or fatal signal: the counts are final only then).  The
+ * caller holds the output lock.  Async-signal-safe. */
 static void write_cubin_note(void)
 {
     uint64_t skipped = 0;

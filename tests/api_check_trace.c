@@ -22,6 +22,7 @@ enum {
     CB_SET_DEVICE = 16, CB_FREE = 22, CB_MEMCPY = 31, CB_MEMCPY_ASYNC = 41, CB_STREAM_QUERY = 132,
     CB_STREAM_CREATE_WITH_FLAGS = 198, CB_LAUNCH_KERNEL = 211, CB_MEMCPY_ASYNC_PTSZ = 225,
     CB_GRAPH_ADD_KERNEL_NODE = 289, CB_GRAPH_ADD_MEMSET_NODE = 293, CB_GRAPH_ADD_MEMCPY_NODE_1D = 352,
+    CB_GRAPH_ADD_NODE = 460,
 };
 
 #define MAX_API 64
@@ -102,7 +103,7 @@ int main(int argc, char **argv)
     uint64_t device = expected(ex, "device"), pinned = expected(ex, "pinned");
     uint64_t managed = expected(ex, "managed"), stub = expected(ex, "stub"), kernel = expected(ex, "kernel");
 
-    CHECK(napi == 14, "expected 14 API records, found %d", napi);
+    CHECK(napi == 17, "expected 17 API records, found %d", napi);
     for (int i = 0; i < napi; i++) {
         CHECK(api[i].flags & SS_API_F_INTERPOSER, "record %d (cbid %u) lacks SS_API_F_INTERPOSER", i, api[i].cbid);
         CHECK(api[i].t_exit >= api[i].t_enter && api[i].t_enter != 0, "record %d: bad enter/exit times", i);
@@ -193,6 +194,20 @@ int main(int argc, char **argv)
     CHECK(a && a->ret == 0 && a->ptr == device && a->bytes == 1088,
           "cudaGraphAddMemsetNode: range wrong (%llu bytes)", a ? (unsigned long long)a->bytes : 0ull);
 
+    /* the generic cudaGraphAddNode, read by node type: the same kernel,
+     * copy and memset as above */
+    int ig = -1;
+    a = find(CB_GRAPH_ADD_NODE, 0, &ig);
+    CHECK(a && a->ret == 0 && a->func == stub && a->nparams == 2 && (a->flags & SS_API_F_PARAM_OFFSETS) &&
+          api_params[ig][0] == 0x1111000 && api_params[ig][1] == 0x2222000 && api_offsets[ig][1] == 16,
+          "cudaGraphAddNode (kernel): func or parameters wrong (nparams %u)", a ? a->nparams : 0);
+    a = find(CB_GRAPH_ADD_NODE, 1, NULL);
+    CHECK(a && a->ret == 0 && a->ptr == device && a->ptr2 == pinned && a->bytes == 256 && a->func == 0 &&
+          a->nparams == 0, "cudaGraphAddNode (memcpy): range wrong (%llu bytes)", a ? (unsigned long long)a->bytes : 0ull);
+    a = find(CB_GRAPH_ADD_NODE, 2, NULL);
+    CHECK(a && a->ret == 0 && a->ptr == device && a->bytes == 1088 && a->nparams == 0,
+          "cudaGraphAddNode (memset): range wrong (%llu bytes)", a ? (unsigned long long)a->bytes : 0ull);
+
     a = find(CB_FREE, 0, NULL);
     CHECK(a && a->ptr == device && a->t_exit - a->t_enter >= 10000000ull, "cudaFree: ptr or the 10 ms block wrong");
 
@@ -203,6 +218,7 @@ int main(int argc, char **argv)
         { CB_STREAM_CREATE_WITH_FLAGS, "cudaStreamCreateWithFlags" }, { CB_LAUNCH_KERNEL, "cudaLaunchKernel" },
         { CB_MEMCPY_ASYNC_PTSZ, "cudaMemcpyAsync_ptsz" }, { CB_GRAPH_ADD_KERNEL_NODE, "cudaGraphAddKernelNode" },
         { CB_GRAPH_ADD_MEMCPY_NODE_1D, "cudaGraphAddMemcpyNode1D" }, { CB_GRAPH_ADD_MEMSET_NODE, "cudaGraphAddMemsetNode" },
+        { CB_GRAPH_ADD_NODE, "cudaGraphAddNode" },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         CHECK(name_count[want[i].cbid] == 1 && strcmp(names[want[i].cbid], want[i].name) == 0,

@@ -242,6 +242,15 @@ FAKE_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cuda
     return cudaSuccess;
 }
 
+/* The generic node call (CUDA 12.2+): any node type, one parameter struct. */
+FAKE_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                         const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData,
+                                         size_t numDependencies, struct cudaGraphNodeParams *nodeParams)
+{
+    (void)graph; (void)pDependencies; (void)dependencyData; (void)numDependencies;
+    return fake_add_node(pGraphNode, nodeParams);
+}
+
 /* Through the generic node call (CUDA 12.2's cuGraphNodeSetParams). */
 FAKE_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)
 {

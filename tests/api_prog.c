@@ -95,6 +95,28 @@ int main(void)
     expect(cudaGraphAddMemsetNode(&mn, NULL, &cn, 1, &mp) == cudaSuccess, "cudaGraphAddMemsetNode failed");
     expect(cudaGraphAddKernelNode(&no_node, NULL, NULL, 0, NULL) == cudaErrorInvalidValue,
            "cudaGraphAddKernelNode(NULL params): the error was altered");
+    /* The same three through the generic cudaGraphAddNode (CUDA 12.2+): the
+     * record reads each by its node type. */
+    struct cudaGraphNodeParams gk = { .type = cudaGraphNodeTypeKernel };
+    gk.kernel.func = (void *)fake_kernel_stub;
+    gk.kernel.gridDim = (dim3){ 1, 1, 1 };
+    gk.kernel.blockDim = (dim3){ 32, 1, 1 };
+    gk.kernel.kernelParams = args;
+    struct cudaGraphNodeParams gc = { .type = cudaGraphNodeTypeMemcpy };
+    gc.memcpy.copyParams.srcPtr = (struct cudaPitchedPtr){ fake_pinned_mem, 256, 256, 1 };
+    gc.memcpy.copyParams.dstPtr = (struct cudaPitchedPtr){ fake_device_mem, 256, 256, 1 };
+    gc.memcpy.copyParams.extent = (struct cudaExtent){ 256, 1, 1 };
+    gc.memcpy.copyParams.kind = cudaMemcpyHostToDevice;
+    struct cudaGraphNodeParams gm = { .type = cudaGraphNodeTypeMemset };
+    gm.memset.dst = fake_device_mem;
+    gm.memset.pitch = 512;
+    gm.memset.elementSize = 4;
+    gm.memset.width = 16;
+    gm.memset.height = 3;
+    cudaGraphNode_t gn = NULL;
+    expect(cudaGraphAddNode(&gn, NULL, NULL, NULL, 0, &gk) == cudaSuccess &&
+           cudaGraphAddNode(&gn, NULL, NULL, NULL, 0, &gc) == cudaSuccess &&
+           cudaGraphAddNode(&gn, NULL, NULL, NULL, 0, &gm) == cudaSuccess, "cudaGraphAddNode failed");
 
     /* The <<<>>> path with a cudaKernel_t of 40 pointer parameters. */
     uint64_t values[40];

@@ -209,7 +209,7 @@ def parse_options(text, lineno):
         if not item:
             continue
         key, sep, val = item.partition("=")
-        if not sep or key.strip() not in ("via", "cupti", "kernel", "kernel-node", "domain"):
+        if not sep or key.strip() not in ("via", "cupti", "kernel", "kernel-node", "node-params", "domain"):
             raise TableError("line %d: unknown option '%s'" % (lineno, item))
         opts[key.strip()] = val.strip()
     return opts
@@ -259,6 +259,11 @@ def read_table(path):
                                  % lineno)
             if "kernel-node" in e.options and any(k == "func" for k, _ in e.slots):
                 raise TableError("line %d: kernel-node= fills func itself" % lineno)
+            if "node-params" in e.options and (e.cls != "graph-node" or e.options["node-params"] not in pnames
+                                               or "kernel-node" in e.options
+                                               or any(k in ("func", "ptr", "ptr2", "bytes") for k, _ in e.slots)):
+                raise TableError("line %d: node-params= names the cudaGraphNodeParams (CUgraphNodeParams) parameter "
+                                 "of a graph-node row, and fills func, params, ptr, ptr2 and bytes itself" % lineno)
             if e.driver and (e.cls == "set-device" or "via" in e.options or "cupti" in e.options):
                 raise TableError("line %d: a driver row cannot be set-device nor have via=/cupti=" % lineno)
             if e.cls == "memset-sync" and not any(k == "mem" for k, _ in e.slots):
@@ -363,6 +368,39 @@ def post_code(e, indent, t="t"):
                        "%s ? %s->extra : NULL, params);" % (t, node, node))
         else:
             out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, node_func, node_args, 0, params);" % t)
+    elif "node-params" in e.options:
+        # the generic node calls (CUDA 12.2+): by the node's type, a kernel's
+        # parameters as a launch's, a copy's or a memset's range as the slots
+        g = e.options["node-params"]
+        kern = "cudaGraphNodeTypeKernel" if not e.driver else "CU_GRAPH_NODE_TYPE_KERNEL"
+        cpy = "cudaGraphNodeTypeMemcpy" if not e.driver else "CU_GRAPH_NODE_TYPE_MEMCPY"
+        mset = "cudaGraphNodeTypeMemset" if not e.driver else "CU_GRAPH_NODE_TYPE_MEMSET"
+        out.append("const void *node_func = NULL;")
+        out.append("void **node_args = NULL, **node_extra = NULL;")
+        out.append("if (%s != NULL && %s->type == %s) {" % (g, g, kern))
+        if e.driver:
+            out.append("    node_func = %s->kernel.func ? (const void *)%s->kernel.func : (const void *)%s->kernel.kern;"
+                       % (g, g, g))
+            out.append("    node_extra = %s->kernel.extra;" % g)
+        else:
+            out.append("    node_func = %s->kernel.func;" % g)
+        out.append("    node_args = %s->kernel.kernelParams;" % g)
+        out.append("} else if (%s != NULL && %s->type == %s) {" % (g, g, cpy))
+        out.append("    %s(&rec, &%s->memcpy.copyParams);"
+                   % ("ss_api_fill_cu_memcpy3d" if e.driver else "ss_api_fill_memcpy3d", g))
+        out.append("} else if (%s != NULL && %s->type == %s) {" % (g, g, mset))
+        out.append("    rec.ptr = (uint64_t)(uintptr_t)%s->memset.dst;" % g)
+        out.append("    rec.bytes = SS_MEMSET_NODE_BYTES(&%s->memset);" % g)
+        out.append("}")
+        out.append("(void)node_extra;")
+        out.append("rec.func = (uint64_t)(uintptr_t)node_func;")
+        out.append("uint64_t params[SS_API_MAX_PARAMS];")
+        if e.driver:
+            out.append("uint32_t nparams = node_func ? ss_api_driver_launch_params(&rec, %s, node_func, node_args, "
+                       "node_extra, params) : 0;" % t)
+        else:
+            out.append("uint32_t nparams = node_func ? ss_api_launch_params(&rec, %s, node_func, node_args, 0, params) "
+                       ": 0;" % t)
     if e.cls == "alloc":
         out.append("if (ret == cudaSuccess)")
         out.append("    ss_api_note_alloc(rec.ptr, rec.bytes);")
@@ -397,7 +435,7 @@ def stack_want(e):
 def emit_code(e, name_expr, indent):
     want = stack_want(e)
     out = []
-    if e.cls == "launch" or "kernel-node" in e.options:
+    if e.cls == "launch" or "kernel-node" in e.options or "node-params" in e.options:
         out.append("ss_api_emit(&rec, %s, %s, params, nparams);" % (name_expr, want))
     else:
         out.append("ss_api_emit(&rec, %s, %s, NULL, 0);" % (name_expr, want))
@@ -481,6 +519,11 @@ def gen_wrapper(e, symbol, cbid_name, ptsz):
         L.append("    /* Arms the driver-level parameter fallback (the node's kernel may be")
         L.append("     * a stub of another cudart): see ss_api_on_driver_callback. */")
         L.append("    ss_api_launch_enter(t, %s ? (const void *)%s->func : NULL, 0);" % (node, node))
+    elif "node-params" in e.options:
+        g = e.options["node-params"]
+        L.append("    /* A kernel node arms the driver-level parameter fallback. */")
+        L.append("    if (%s != NULL && %s->type == cudaGraphNodeTypeKernel)" % (g, g))
+        L.append("        ss_api_launch_enter(t, %s->kernel.func, 0);" % g)
     L.append("    t->active = &rec;")
     L.append("    rec.t_enter = ss_now();")
     L.append("    cudaError_t ret = real(%s);" % args)
@@ -535,6 +578,10 @@ def gen_cupti_case(e, cbid_name, ptsz):
         node = e.options["kernel-node"]
         L.append("            if (%s)   /* outermost and recorded: arm the driver-level fallback */" % enter)
         L.append("                ss_api_launch_enter(t, %s ? (const void *)%s->func : NULL, 0);" % (node, node))
+    elif "node-params" in e.options:
+        g = e.options["node-params"]
+        L.append("            if (%s && %s != NULL && %s->type == cudaGraphNodeTypeKernel)" % (enter, g, g))
+        L.append("                ss_api_launch_enter(t, %s->kernel.func, 0);   /* the driver-level fallback */" % g)
     else:
         L.append("            (void)%s;" % enter)
     L.append("            return 1;")
@@ -910,6 +957,10 @@ def doc_rows(entries):
         if "kernel-node" in e.options:   # what post_code fills from the node's parameters
             node = e.options["kernel-node"]
             shown.append(("func, params", "%s->func%s, %s->kernelParams" % (node, " (or ->kern)" if e.driver else "", node)))
+        if "node-params" in e.options:
+            g = e.options["node-params"]
+            shown.append(("by %s->type" % g, "kernel: func, params; memcpy: ptr, ptr2, bytes (%s); memset: ptr, bytes"
+                          % ("ss_api_fill_cu_memcpy3d" if e.driver else "ss_api_fill_memcpy3d")))
         slots = "; ".join("%s=`%s`" % (k, v) for k, v in shown) or "-"
         L.append("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (e.name, twin, cb, e.cls, e.host, blame, nvtx,
                                                                slots.replace("|", "\\|")))
