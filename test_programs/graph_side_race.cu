@@ -12,6 +12,8 @@
 //   graph_added_race.cu         the graph built node by node
 //   graph_added_race_fixed.cu   (cudaGraphAddKernelNode, as the CUDA samples'
 //                               simpleCudaGraphs does), without and with events
+//   graph_generic_race.cu       the same with the generic cudaGraphAddNode
+//   graph_generic_race_fixed.cu (CUDA 12.2+), without and with events
 #include "ss_test.cuh"
 
 #ifndef GRAPH_SIDE_FIXED
@@ -62,16 +64,27 @@ int main(void)
     cudaGraph_t graph;
 #if GRAPH_SIDE_ADDED
     // the node's kernel and arguments are those given to cudaGraphAddKernelNode
+    // (or, GRAPH_SIDE_ADDED 2, to the generic cudaGraphAddNode of CUDA 12.2+)
     CK(cudaGraphCreate(&graph, 0));
     int n = N;
     void *args[] = { &buffer, &out, &n };
+    cudaGraphNode_t node;
+#if GRAPH_SIDE_ADDED == 2
+    cudaGraphNodeParams node_params = {};
+    node_params.type = cudaGraphNodeTypeKernel;
+    node_params.kernel.func = (void *)accumulate;
+    node_params.kernel.gridDim = dim3(1);
+    node_params.kernel.blockDim = dim3(256);
+    node_params.kernel.kernelParams = args;
+    CK(cudaGraphAddNode(&node, graph, NULL, NULL, 0, &node_params));
+#else
     cudaKernelNodeParams node_params = {};
     node_params.func = (void *)accumulate;
     node_params.gridDim = dim3(1);
     node_params.blockDim = dim3(256);
     node_params.kernelParams = args;
-    cudaGraphNode_t node;
     CK(cudaGraphAddKernelNode(&node, graph, NULL, 0, &node_params));
+#endif
 #else
     CK(cudaStreamBeginCapture(main_stream, cudaStreamCaptureModeGlobal));
     accumulate<<<1, 256, 0, main_stream>>>(buffer, out, N);

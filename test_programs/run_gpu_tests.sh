@@ -76,7 +76,7 @@ FIXTURES="$FIXTURES sampled_pipeline sampled_pipeline_fixed"
 FIXTURES="$FIXTURES legacy_stream_fixed device_sync_loop_fixed pageable_d2h_loop_fixed"
 FIXTURES="$FIXTURES missing_fence_wrong_stream unrecorded_event unrecorded_event_fixed"
 # Programs whose output must not change under the shim.
-STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed"
+STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed graph_generic_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
 # to report a race (proof the program has one); CSAN_MUST_PASS: it must not.
 CSAN_MUST_FLAG="side_stream_race"
