@@ -62,7 +62,7 @@ static void print_summary(FILE *out, const ss_process_result *p)
         else if (n->code == SS_NOTE_SIGNAL) fprintf(out, "  note: the program died of signal %" PRIu64 "\n", n->value);
         else if (n->code == SS_NOTE_CUBIN_COST) {
             /* what recording cost the program there (docs/performance.md) */
-            uint32_t len = n->h.size >= sizeof *n && n->len <= n->h.size - sizeof *n ? n->len : 0;
+            uint32_t len = sizeof *n + (uint64_t)n->len <= n->h.size ? n->len : 0;
             fprintf(out, "  recording cost: %.3f ms on ", (double)n->value / 1e6);
             ss_escape_term(out, (const char *)ss_rec_tail(&n->h, sizeof *n), len);
             fputc('\n', out);

@@ -593,40 +593,16 @@ uint32_t ss_api_launch_params(ss_api_rec *r, ss_api_tls *t, const void *func, vo
 
 /* ------------------------------------------------- driver-level launches */
 
-/* Driver calls subscribed for the fallback alone (never recorded as
- * themselves): the graph kernel-node calls cudart may make inside
- * cudaGraphAddKernelNode that are not rows of the table. */
-static const uint32_t ss_fallback_driver_cbids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode,       CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams, CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams_v2, CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode,             CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetParams,       CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
-};
-
 size_t ss_api_wanted_driver_cbids(const uint32_t **ids)
 {
     /* The table's driver rows (generated): the three launches and their
      * _ptsz twins, which also serve the runtime launches' fallback, and
-     * the copies, memsets, events, streams and allocations recorded when a
-     * program calls the driver itself.  Every other driver call stays
-     * callback-free. */
-    static uint32_t all[512];
-    static size_t n;
-    if (n == 0) {   /* once, at CUPTI's start (one thread) */
-        const size_t nextra = sizeof ss_fallback_driver_cbids / sizeof ss_fallback_driver_cbids[0];
-        for (size_t i = 0; i < ss_api_driver_cbid_count && n < sizeof all / sizeof all[0]; i++)
-            all[n++] = ss_api_driver_cbids[i];
-        for (size_t i = 0; i < nextra && n < sizeof all / sizeof all[0]; i++) {
-            size_t j = 0;
-            while (j < ss_api_driver_cbid_count && ss_api_driver_cbids[j] != ss_fallback_driver_cbids[i])
-                j++;
-            if (j == ss_api_driver_cbid_count)
-                all[n++] = ss_fallback_driver_cbids[i];
-        }
-    }
-    *ids = all;
-    return n;
+     * the copies, memsets, events, streams, allocations and graph nodes
+     * recorded when a program calls the driver itself, and the graph
+     * kernel-node calls read for the fallback alone (gen_api.py's
+     * FALLBACK_DRIVER_CBIDS).  Every other driver call stays callback-free. */
+    *ids = ss_api_driver_cbids;
+    return ss_api_driver_cbid_count;
 }
 
 /* The packed parameter buffer of a launch given `extra` instead of

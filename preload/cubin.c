@@ -77,6 +77,36 @@ static int cubin_admit(uint64_t hash, uint32_t size)
     return verdict;
 }
 
+/* Hash, admit and write one image (the time the load's record carries). */
+static void cubin_record(const void *image, size_t size, uint32_t module_id, uint64_t time)
+{
+    if (size > UINT32_MAX - 64) {
+        atomic_fetch_add_explicit(&cubin_skipped, 1, memory_order_relaxed);
+        return;
+    }
+    uint64_t hash = ss_xxh64(image, size, 0);
+    int verdict = cubin_admit(hash, (uint32_t)size);
+    if (verdict == CUBIN_SKIP)
+        atomic_fetch_add_explicit(&cubin_skipped, 1, memory_order_relaxed);
+    if (verdict != CUBIN_WRITE)
+        return;
+    ss_cubin_rec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.h.type = SS_REC_CUBIN;
+    rec.h.flags = SS_CUBIN_F_NONE;
+    rec.h.size = SS_REC_ALIGN((uint32_t)sizeof rec + (uint32_t)size);
+    rec.hash = hash;
+    rec.time = time;
+    rec.size = (uint32_t)size;
+    rec.module_id = module_id;
+    /* A failure here means the trace itself stopped (the output layer says
+     * so in its own note): the image is not counted as written. */
+    if (ss_output_write_big_record(&rec, sizeof rec, image, (uint32_t)size) == 0) {
+        atomic_fetch_add_explicit(&cubin_written, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&cubin_written_bytes, size, memory_order_relaxed);
+    }
+}
+
 void ss_cubin_on_module_loaded(const void *image, size_t size, uint32_t module_id)
 {
     if (image == NULL || size == 0)
@@ -88,33 +118,7 @@ void ss_cubin_on_module_loaded(const void *image, size_t size, uint32_t module_i
     }
     uint64_t time = ss_now();
     atomic_fetch_add_explicit(&cubin_loads, 1, memory_order_relaxed);
-    if (size > UINT32_MAX - 64) {
-        atomic_fetch_add_explicit(&cubin_skipped, 1, memory_order_relaxed);
-        return;
-    }
-    uint64_t hash = ss_xxh64(image, size, 0);
-    int verdict = cubin_admit(hash, (uint32_t)size);
-    if (verdict == CUBIN_SKIP)
-        atomic_fetch_add_explicit(&cubin_skipped, 1, memory_order_relaxed);
-    if (verdict != CUBIN_WRITE) {
-        atomic_fetch_add_explicit(&cubin_ns, ss_now() - time, memory_order_relaxed);
-        return;
-    }
-    ss_cubin_rec rec;
-    memset(&rec, 0, sizeof rec);
-    rec.h.type = SS_REC_CUBIN;
-    rec.h.flags = SS_CUBIN_F_NONE;
-    rec.h.size = SS_REC_ALIGN((uint32_t)sizeof rec + (uint32_t)size);
-    rec.hash = hash;
-    rec.time = time;
-    rec.size = (uint32_t)size;
-    rec.module_id = module_id;
-    /* A failure here means the trace itself stopped (the output layer says
-     * so in its own note): nothing more to count. */
-    if (ss_output_write_big_record(&rec, sizeof rec, image, (uint32_t)size) == 0) {
-        atomic_fetch_add_explicit(&cubin_written, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&cubin_written_bytes, size, memory_order_relaxed);
-    }
+    cubin_record(image, size, module_id, time);
     atomic_fetch_add_explicit(&cubin_ns, ss_now() - time, memory_order_relaxed);
 }
 

@@ -336,6 +336,37 @@ def mem_dst_expr(e):
     return None
 
 
+# Driver calls subscribed for the parameter fallback alone, not recorded as
+# themselves: the graph kernel-node calls cudart may make inside
+# cudaGraphAddKernelNode & co. that are not table rows (their v1 entry
+# points).  preload/api_support.c ss_kernel_node_target reads them.
+FALLBACK_DRIVER_CBIDS = ["cuGraphAddKernelNode", "cuGraphKernelNodeSetParams", "cuGraphExecKernelNodeSetParams",
+                         "cuGraphAddNode"]
+
+
+def node_kernel(e):
+    """For a graph-node row that names its node's parameters (kernel-node=,
+    node-params=): C expressions for the kernel the node will run, its
+    kernelParams and its extra (NULL when the struct is NULL or, for
+    node-params=, the node is not a kernel node); None for other rows.  A
+    driver row's kernel is its func, or its kern when func is NULL."""
+    if "kernel-node" in e.options:
+        p, k, guard = e.options["kernel-node"], "", "%s" % e.options["kernel-node"]
+    elif "node-params" in e.options:
+        p = e.options["node-params"]
+        k = "kernel."
+        guard = "%s != NULL && %s->type == %s" % (p, p, "CU_GRAPH_NODE_TYPE_KERNEL" if e.driver
+                                                  else "cudaGraphNodeTypeKernel")
+    else:
+        return None
+    if e.driver:
+        func = "(%s->%sfunc ? (const void *)%s->%sfunc : (const void *)%s->%skern)" % (p, k, p, k, p, k)
+        extra = "(%s ? %s->%sextra : NULL)" % (guard, p, k)
+    else:
+        func, extra = "(const void *)%s->%sfunc" % (p, k), "NULL"
+    return ("(%s ? %s : NULL)" % (guard, func), "(%s ? %s->%skernelParams : NULL)" % (guard, p, k), extra)
+
+
 def post_code(e, indent, t="t"):
     """Statements after the record is filled, before it is emitted."""
     out = []
@@ -350,57 +381,32 @@ def post_code(e, indent, t="t"):
         out.append("uint64_t params[SS_API_MAX_PARAMS];")
         out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, (const void *)(%s), %s, %s, params);"
                    % (t, func, args, known))
-    elif "kernel-node" in e.options:
-        # the node's kernel (func) and the parameters it will run with, read
-        # as a launch's; a NULL parameter struct (cudart's error) gives none
-        node = e.options["kernel-node"]
-        if e.driver:
-            # CUDA_KERNEL_NODE_PARAMS (v2) names the kernel by func or by kern
-            out.append("const void *node_func = %s ? (%s->func ? (const void *)%s->func : (const void *)%s->kern) : NULL;"
-                       % (node, node, node, node))
-        else:
-            out.append("const void *node_func = %s ? (const void *)%s->func : NULL;" % (node, node))
-        out.append("void **node_args = %s ? %s->kernelParams : NULL;" % (node, node))
+    elif node_kernel(e):
+        # the node's kernel and the parameters it will run with, read as a
+        # launch's (nothing when the struct is NULL, cudart's error, or the
+        # node is no kernel node; the call also disarms the fallback)
+        func, args, extra = node_kernel(e)
+        if "node-params" in e.options:
+            # the generic node calls (CUDA 12.2+): a copy's or a memset's
+            # range as the slots, by the node's type
+            g = e.options["node-params"]
+            cpy, mset = (("CU_GRAPH_NODE_TYPE_MEMCPY", "CU_GRAPH_NODE_TYPE_MEMSET") if e.driver
+                         else ("cudaGraphNodeTypeMemcpy", "cudaGraphNodeTypeMemset"))
+            out.append("if (%s != NULL && %s->type == %s) {" % (g, g, cpy))
+            out.append("    %s(&rec, &%s->memcpy.copyParams);"
+                       % ("ss_api_fill_cu_memcpy3d" if e.driver else "ss_api_fill_memcpy3d", g))
+            out.append("} else if (%s != NULL && %s->type == %s) {" % (g, g, mset))
+            out.append("    rec.ptr = (uint64_t)(uintptr_t)%s->memset.dst;" % g)
+            out.append("    rec.bytes = SS_MEMSET_NODE_BYTES(&%s->memset);" % g)
+            out.append("}")
+        out.append("const void *node_func = %s;" % func)
         out.append("rec.func = (uint64_t)(uintptr_t)node_func;")
         out.append("uint64_t params[SS_API_MAX_PARAMS];")
         if e.driver:
-            out.append("uint32_t nparams = ss_api_driver_launch_params(&rec, %s, node_func, node_args, "
-                       "%s ? %s->extra : NULL, params);" % (t, node, node))
+            out.append("uint32_t nparams = ss_api_driver_launch_params(&rec, %s, node_func, %s, %s, params);"
+                       % (t, args, extra))
         else:
-            out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, node_func, node_args, 0, params);" % t)
-    elif "node-params" in e.options:
-        # the generic node calls (CUDA 12.2+): by the node's type, a kernel's
-        # parameters as a launch's, a copy's or a memset's range as the slots
-        g = e.options["node-params"]
-        kern = "cudaGraphNodeTypeKernel" if not e.driver else "CU_GRAPH_NODE_TYPE_KERNEL"
-        cpy = "cudaGraphNodeTypeMemcpy" if not e.driver else "CU_GRAPH_NODE_TYPE_MEMCPY"
-        mset = "cudaGraphNodeTypeMemset" if not e.driver else "CU_GRAPH_NODE_TYPE_MEMSET"
-        out.append("const void *node_func = NULL;")
-        out.append("void **node_args = NULL, **node_extra = NULL;")
-        out.append("if (%s != NULL && %s->type == %s) {" % (g, g, kern))
-        if e.driver:
-            out.append("    node_func = %s->kernel.func ? (const void *)%s->kernel.func : (const void *)%s->kernel.kern;"
-                       % (g, g, g))
-            out.append("    node_extra = %s->kernel.extra;" % g)
-        else:
-            out.append("    node_func = %s->kernel.func;" % g)
-        out.append("    node_args = %s->kernel.kernelParams;" % g)
-        out.append("} else if (%s != NULL && %s->type == %s) {" % (g, g, cpy))
-        out.append("    %s(&rec, &%s->memcpy.copyParams);"
-                   % ("ss_api_fill_cu_memcpy3d" if e.driver else "ss_api_fill_memcpy3d", g))
-        out.append("} else if (%s != NULL && %s->type == %s) {" % (g, g, mset))
-        out.append("    rec.ptr = (uint64_t)(uintptr_t)%s->memset.dst;" % g)
-        out.append("    rec.bytes = SS_MEMSET_NODE_BYTES(&%s->memset);" % g)
-        out.append("}")
-        out.append("(void)node_extra;")
-        out.append("rec.func = (uint64_t)(uintptr_t)node_func;")
-        out.append("uint64_t params[SS_API_MAX_PARAMS];")
-        if e.driver:
-            out.append("uint32_t nparams = node_func ? ss_api_driver_launch_params(&rec, %s, node_func, node_args, "
-                       "node_extra, params) : 0;" % t)
-        else:
-            out.append("uint32_t nparams = node_func ? ss_api_launch_params(&rec, %s, node_func, node_args, 0, params) "
-                       ": 0;" % t)
+            out.append("uint32_t nparams = ss_api_launch_params(&rec, %s, node_func, %s, 0, params);" % (t, args))
     if e.cls == "alloc":
         out.append("if (ret == cudaSuccess)")
         out.append("    ss_api_note_alloc(rec.ptr, rec.bytes);")
@@ -435,7 +441,7 @@ def stack_want(e):
 def emit_code(e, name_expr, indent):
     want = stack_want(e)
     out = []
-    if e.cls == "launch" or "kernel-node" in e.options or "node-params" in e.options:
+    if e.cls == "launch" or node_kernel(e):
         out.append("ss_api_emit(&rec, %s, %s, params, nparams);" % (name_expr, want))
     else:
         out.append("ss_api_emit(&rec, %s, %s, NULL, 0);" % (name_expr, want))
@@ -514,16 +520,10 @@ def gen_wrapper(e, symbol, cbid_name, ptsz):
         L.append("    /* Arms the driver-level parameter fallback; the return address keys")
         L.append("     * the launch-stack sampling cache (callsite.c). */")
         L.append("    ss_api_launch_enter(t, (const void *)(%s), (uintptr_t)__builtin_return_address(0));" % func)
-    elif "kernel-node" in e.options:
-        node = e.options["kernel-node"]
+    elif node_kernel(e):
         L.append("    /* Arms the driver-level parameter fallback (the node's kernel may be")
         L.append("     * a stub of another cudart): see ss_api_on_driver_callback. */")
-        L.append("    ss_api_launch_enter(t, %s ? (const void *)%s->func : NULL, 0);" % (node, node))
-    elif "node-params" in e.options:
-        g = e.options["node-params"]
-        L.append("    /* A kernel node arms the driver-level parameter fallback. */")
-        L.append("    if (%s != NULL && %s->type == cudaGraphNodeTypeKernel)" % (g, g))
-        L.append("        ss_api_launch_enter(t, %s->kernel.func, 0);" % g)
+        L.append("    ss_api_launch_enter(t, %s, 0);" % node_kernel(e)[0])
     L.append("    t->active = &rec;")
     L.append("    rec.t_enter = ss_now();")
     L.append("    cudaError_t ret = real(%s);" % args)
@@ -572,16 +572,11 @@ def gen_cupti_case(e, cbid_name, ptsz):
         func = e.options["kernel"].split(",")[0].strip()
         L.append("            if (%s)   /* outermost and recorded: the call this record is for */" % enter)
         L.append("                ss_api_launch_enter(t, (const void *)(%s), 0);" % func)
-    elif "kernel-node" in e.options:
+    elif node_kernel(e):
         # a static cudart's stub is unknown to the shim's cudart: the
         # driver-level graph call inside this one reads the parameters
-        node = e.options["kernel-node"]
         L.append("            if (%s)   /* outermost and recorded: arm the driver-level fallback */" % enter)
-        L.append("                ss_api_launch_enter(t, %s ? (const void *)%s->func : NULL, 0);" % (node, node))
-    elif "node-params" in e.options:
-        g = e.options["node-params"]
-        L.append("            if (%s && %s != NULL && %s->type == cudaGraphNodeTypeKernel)" % (enter, g, g))
-        L.append("                ss_api_launch_enter(t, %s->kernel.func, 0);   /* the driver-level fallback */" % g)
+        L.append("                ss_api_launch_enter(t, %s, 0);" % node_kernel(e)[0])
     else:
         L.append("            (void)%s;" % enter)
     L.append("            return 1;")
@@ -851,6 +846,8 @@ def gen_cupti_file(entries):
             ids.append(e.cbid_name)
             if e.twin:
                 ids.append(e.twin[1])
+        if array == "ss_api_driver_cbids":
+            ids += [i for i in FALLBACK_DRIVER_CBIDS if i not in ids]
         L.append("const uint32_t %s[] = {" % array)
         for i in ids:
             L.append("    %s%s," % (prefix, i))
