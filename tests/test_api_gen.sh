@@ -35,12 +35,21 @@ cases=$(grep -c '^    case CUPTI_RUNTIME_TRACE_CBID_' "$T/ok/ss_api_cupti.c")
 nocupti=$(grep -Ev '^\s*(#|$)' preload/cuda_api.tab | grep -c 'cupti=no' || true)
 [ "$cases" -gt 0 ] || { echo "FAIL: no CUPTI cases generated"; exit 1; }
 echo "generated $wrappers wrappers ($entries entries, $twins twins), $cases CUPTI cases ($nocupti entries share another's cbid)"
-# Every driver row and its twin: one case of the driver dispatch, one wanted cbid, no exported wrapper.
+# Every driver row and its twin: one case of the driver dispatch, one wanted cbid, no exported wrapper;
+# plus the cbids wanted for the kernel-node parameter fallback alone (no case: never recorded as themselves).
+fallback=$(cd tools && "$PYTHON" -c 'import gen_api; print(" ".join(gen_api.FALLBACK_DRIVER_CBIDS))')
 drows=$(grep -Ev '^\s*(#|$)' preload/cuda_api.tab | grep -c 'domain=driver')
 dtwins=$(grep -Ev '^\s*(#|$)' preload/cuda_api.tab | grep 'domain=driver' | awk -F'|' '$3 !~ /^ *- *$/' | wc -l)
 dcases=$(grep -c '^    case CUPTI_DRIVER_TRACE_CBID_' "$T/ok/ss_api_cupti.c")
 dwanted=$(sed -n '/^const uint32_t ss_api_driver_cbids/,/^};/p' "$T/ok/ss_api_cupti.c" | grep -c CUPTI_DRIVER_TRACE_CBID_)
-[ "$drows" -ge 40 ] && [ "$dcases" -eq $((drows + dtwins)) ] && [ "$dwanted" -eq "$dcases" ] ||
+nfallback=$(echo $fallback | wc -w)
+for f in $fallback; do
+    sed -n '/^const uint32_t ss_api_driver_cbids/,/^};/p' "$T/ok/ss_api_cupti.c" | grep -q "CUPTI_DRIVER_TRACE_CBID_$f,\$" &&
+        ! grep -q "^    case CUPTI_DRIVER_TRACE_CBID_$f:" "$T/ok/ss_api_cupti.c" ||
+        { echo "FAIL: fallback-only driver cbid $f not wanted, or recorded as itself"; exit 1; }
+done
+[ "$drows" -ge 40 ] && [ "$nfallback" -ge 1 ] && [ "$dcases" -eq $((drows + dtwins)) ] &&
+    [ "$dwanted" -eq $((dcases + nfallback)) ] ||
     { echo "FAIL: $dcases driver cases, $dwanted wanted driver cbids for $drows driver rows + $dtwins twins"; exit 1; }
 if grep -q '^cu[A-Z]' "$T/ok/ss_api_symbols.txt"; then echo "FAIL: a driver row got an exported wrapper"; exit 1; fi
 grep -q 'rec.arg = (uint32_t)(cudaMemcpyHostToDevice);' "$T/ok/ss_api_cupti.c" ||
