@@ -1034,9 +1034,57 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     }
 }
 
+/* Memory mapped through CUDA's virtual memory management (cuMemMap /
+ * cuMemUnmap).  PyTorch's expandable segments (and other allocators built on
+ * these calls) reserve an address range and map physical chunks into it one
+ * after another as a segment grows; a tensor placed in the segment may span
+ * chunks, and to the program the segment is one buffer.  So adjacent live
+ * mappings are one allocation: a mapping that starts where a live one ends
+ * extends it (one that ends where a live one starts extends that one
+ * downwards: no address in the new range was usable before, so nothing
+ * earlier resolves differently).  An unmap ends the joined allocation and
+ * starts new ones, from the unmap on, for what stays mapped on either side:
+ * accesses after it are to a different allocation, as after a free. */
+typedef struct live_maps { int32_t *v; uint32_t n, cap; } live_maps;
+
+static int32_t map_join(ss_model *m, const live_maps *maps, uint64_t ptr, uint64_t bytes)
+{
+    for (uint32_t k = 0; k < maps->n; k++) {
+        ss_alloc *x = &m->allocs[maps->v[k]];
+        if (x->ptr + x->size == ptr) { x->size += bytes; return maps->v[k]; }
+        if (ptr + bytes == x->ptr) { x->ptr = ptr; x->size += bytes; return maps->v[k]; }
+    }
+    return -1;
+}
+
+static int32_t map_unmap(ss_model *m, live_maps *maps, uint32_t *cap_al, uint64_t ptr, uint64_t bytes, int32_t call)
+{
+    for (uint32_t k = 0; k < maps->n; k++) {
+        int32_t ai = maps->v[k];
+        ss_alloc x = m->allocs[ai];
+        if (ptr < x.ptr || ptr - x.ptr >= x.size) continue;
+        uint64_t t = m->calls[call].rec->t_enter, end = x.ptr + x.size;
+        uint64_t cut_end = bytes < end - ptr ? ptr + bytes : end;
+        m->allocs[ai].t_free = t;
+        m->allocs[ai].free_call = call;
+        maps->v[k] = maps->v[--maps->n];
+        /* what stays mapped below and above the unmapped range */
+        uint64_t lo[2] = { x.ptr, cut_end }, hi[2] = { ptr, end };
+        for (int side = 0; side < 2; side++) {
+            if (hi[side] <= lo[side]) continue;
+            ss_alloc rest = { lo[side], hi[side] - lo[side], t, UINT64_MAX, x.kind, x.alloc_call, -1 };
+            SS_PUSH(m->allocs, m->nallocs, *cap_al, rest);
+            SS_PUSH(maps->v, maps->n, maps->cap, (int32_t)m->nallocs - 1);
+        }
+        return ai;
+    }
+    return -1;
+}
+
 static void build_events_allocs(ss_model *m)
 {
     ss_u64map ev = { 0 }, live = { 0 };
+    live_maps maps = { 0 };
     uint32_t cap_ev = 0, cap_al = 0;
     for (uint32_t i = 0; i < m->ncalls; i++) {
         ss_call *c = &m->calls[i];
@@ -1070,17 +1118,28 @@ static void build_events_allocs(ss_model *m)
             if (r->ret != 0 || !r->ptr) break;
             char base[128];
             ss_api_base_name(ss_model_call_name(m, c), base, sizeof base);
+            int mapping = !strcmp(base, "cuMemMap");
+            if (mapping && r->bytes && (c->alloc = map_join(m, &maps, r->ptr, r->bytes)) >= 0) break;
             ss_alloc a = { r->ptr, r->bytes, r->t_exit, UINT64_MAX, alloc_kind_of(base), (int32_t)i, -1 };
             /* pinned memory is usable from the moment the call started
              * returning; use t_enter so copies issued right after match */
             a.t_alloc = r->t_enter;
             SS_PUSH(m->allocs, m->nallocs, cap_al, a);
-            ss_u64map_put(&live, r->ptr, m->nallocs - 1);
+            if (mapping) SS_PUSH(maps.v, maps.n, maps.cap, (int32_t)m->nallocs - 1);
+            else ss_u64map_put(&live, r->ptr, m->nallocs - 1);
             c->alloc = (int32_t)m->nallocs - 1;
             break;
         }
         case SS_API_FREE: {
             if (r->ret != 0 || !r->ptr) break;
+            if (maps.n && r->bytes) {
+                char base[128];
+                ss_api_base_name(ss_model_call_name(m, c), base, sizeof base);
+                if (!strcmp(base, "cuMemUnmap")) {
+                    c->alloc = map_unmap(m, &maps, &cap_al, r->ptr, r->bytes, (int32_t)i);
+                    break;
+                }
+            }
             int64_t a = ss_u64map_get(&live, r->ptr, -1);
             if (a < 0) break;
             m->allocs[a].t_free = r->t_enter;
@@ -1094,6 +1153,7 @@ static void build_events_allocs(ss_model *m)
     }
     ss_u64map_free(&ev);
     ss_u64map_free(&live);
+    free(maps.v);
     /* sort allocations by address; remap the call indices */
     alloc_sort *tmp = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(alloc_sort));
     for (uint32_t i = 0; i < m->nallocs; i++) { tmp[i].a = m->allocs[i]; tmp[i].old = (int32_t)i; }

@@ -196,7 +196,13 @@ static uint32_t release_ranges(const ss_model *m, const ss_call *f, range *r)
     if (f->cls == SS_API_FREE) {
         if (f->alloc >= 0) {
             const ss_alloc *a = &m->allocs[f->alloc];
-            r[n++] = (range){ a->ptr, a->ptr + (a->size ? a->size : 1), 1 };
+            uint64_t lo = a->ptr, hi = a->ptr + (a->size ? a->size : 1);
+            /* an unmap (bytes set) of part of joined mappings releases its own range only */
+            if (x->bytes && x->ptr >= lo && x->ptr < hi) {
+                lo = x->ptr;
+                if (x->bytes < hi - lo) hi = lo + x->bytes;
+            }
+            r[n++] = (range){ lo, hi, 1 };
         } else if (x->ptr) {
             r[n++] = (range){ x->ptr, x->ptr + 1, 1 };
         }
@@ -210,8 +216,8 @@ static uint32_t release_ranges(const ss_model *m, const ss_call *f, range *r)
 
 /* Does op (a left-in-flight operation) touch memory of the release call in a
  * conflicting way (one of the two writes)?  Copies and memsets by their exact
- * ranges; kernels through each pointer argument's whole allocation (the trace
- * has no sizes), read or written as the kernel's code shows (kernel_access.h),
+ * ranges; kernels through each pointer argument, from it to the end of its
+ * allocation (the trace has no sizes), read or written as the kernel's code shows (kernel_access.h),
  * else "may read or write".  *maybe: only a kernel's possible write makes it
  * a conflict. */
 #define OP_RANGES_MAX 260
@@ -246,8 +252,10 @@ static int op_conflicts(const ss_model *m, int32_t o, const ss_call *f, int *may
             ss_param_access acc = ss_kernel_param_access(m, c, i);
             if (acc == SS_ACCESS_NONE) continue;
             uint8_t w = acc == SS_ACCESS_READ ? 0 : acc == SS_ACCESS_UNKNOWN ? 2 : 1;
+            /* from the pointer to the end of its allocation: what the kernel
+             * may reach (rule_common.c's model); nothing below the pointer */
             const ss_alloc *al = &m->allocs[a];
-            orr[no++] = (range){ al->ptr, al->ptr + (al->size ? al->size : 1), w };
+            orr[no++] = (range){ p[i], al->ptr + (al->size ? al->size : 1), w };
         }
         break;
     }
@@ -340,12 +348,16 @@ static const char FIX[] =
  * registered, managed) means the host was done with a buffer the GPU still
  * used: what it read or wrote there before is suspect, even though the call
  * itself waits for the device.  Freeing device memory is safe by itself
- * (cudaFree waits for the device first) and the host cannot touch it
- * directly: only a sign that the program believed the work was finished. */
+ * when the call waits for the device first (cudaFree) and the host cannot
+ * touch it directly: only a sign that the program believed the work was
+ * finished.  A release that does not wait (cuMemUnmap: measured) takes the
+ * memory away from the GPU work still using it: an error. */
 static ss_severity release_severity(const ss_model *m, const ss_call *f, int maybe)
 {
     if (maybe) return SS_SEV_WARNING;
-    if (f->cls == SS_API_FREE && (f->alloc < 0 || m->allocs[f->alloc].kind == SS_MEM_DEVICE)) return SS_SEV_WARNING;
+    if (f->cls == SS_API_FREE && ss_call_host_wait(m, f) == SS_WAIT_DEVICE &&
+        (f->alloc < 0 || m->allocs[f->alloc].kind == SS_MEM_DEVICE))
+        return SS_SEV_WARNING;
     return SS_SEV_ERROR;
 }
 

@@ -78,7 +78,7 @@ FIXTURES="$FIXTURES sampled_pipeline sampled_pipeline_fixed"
 FIXTURES="$FIXTURES legacy_stream_fixed device_sync_loop_fixed pageable_d2h_loop_fixed"
 FIXTURES="$FIXTURES missing_fence_wrong_stream unrecorded_event unrecorded_event_fixed"
 # Programs whose output must not change under the shim.
-STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed graph_generic_race_fixed"
+STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed graph_generic_race_fixed vmm_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
 # to report a race (proof the program has one); CSAN_MUST_PASS: it must not.
 CSAN_MUST_FLAG="side_stream_race"
@@ -321,6 +321,14 @@ for n in "${names[@]}"; do
         fi
         run_traced "$n" "$PYTHON" "$TP/$n.py"
         check_program "$n" "$n" "$TP/$n.expect"
+        for ve in "$TP/$n".env-*.expect; do
+            [ -f "$ve" ] || continue
+            v=${ve#"$TP/$n".env-}; v=${v%.expect}
+            RUN_ENV=$(expect_run_env "$ve")
+            run_traced "${n}_$v" "$PYTHON" "$TP/$n.py"
+            check_program "$n" "${n}_$v" "$ve"
+        done
+        RUN_ENV=
         if has "$n" "$CSAN_MUST_FLAG $CSAN_MUST_PASS $CSAN_INFO"; then
             TORCH_CUDA_SANITIZER=1 timeout "$RUN_TIMEOUT" "$PYTHON" "$TP/$n.py" > "$OUT/csan/$n.txt" 2>&1
             echo "exit status: $?" >> "$OUT/csan/$n.txt"

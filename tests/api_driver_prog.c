@@ -137,6 +137,11 @@ int main(void)
     CUdeviceptr dp2 = 0x9999;
     cuMemAlloc_v2_params al2 = { .dptr = &dp2, .bytesize = 1ull << 50 };
     printf("alloc_failed %u\n", DRV(cuMemAlloc_v2, &al2, CUDA_ERROR_OUT_OF_MEMORY));
+    /* virtual memory management: a mapping is an allocation, an unmap its free */
+    cuMemMap_params mp = { .ptr = 0xA0000000ull, .size = 2u << 20, .offset = 0, .handle = 7, .flags = 0 };
+    printf("map %u\n", DRV(cuMemMap, &mp, CUDA_SUCCESS));
+    cuMemUnmap_params ump = { .ptr = 0xA0000000ull, .size = 2u << 20 };
+    printf("unmap %u\n", DRV(cuMemUnmap, &ump, CUDA_SUCCESS));
     cuStreamSynchronize_params ss = { .hStream = s2 };
     printf("sync %u\n", DRV(cuStreamSynchronize_ptsz, &ss, CUDA_SUCCESS));
     printf("ctxsync %u\n", DRV(cuCtxSynchronize, NULL, CUDA_SUCCESS));

@@ -34,6 +34,8 @@ enum {
     CB_cudaHostUnregister = 153, CB_cudaLaunchKernel_ptsz = 214, CB_cudaMemcpyAsync_ptsz = 225,
     CB_cudaStreamSynchronize_ptsz = 239, CB_cudaEventRecord_ptsz = 242, CB_cudaStreamWaitEvent_ptsz = 247,
     CB_cudaMemset = 49, CB_cudaGraphAddKernelNode = 289, CB_cudaGraphAddMemcpyNode1D = 352,
+    /* driver calls: SS_API_CBID_DRIVER + cupti_driver_cbid.h's id */
+    CB_cuMemMap = 0x10000 + 551, CB_cuMemUnmap = 0x10000 + 552,
 };
 static const tb_api_name api_names[] = {
     { CB_cudaMalloc, "cudaMalloc" }, { CB_cudaFree, "cudaFree" }, { CB_cudaMallocHost, "cudaMallocHost" },
@@ -50,7 +52,7 @@ static const tb_api_name api_names[] = {
     { CB_cudaStreamQuery, "cudaStreamQuery" }, { CB_cudaEventQuery, "cudaEventQuery" },
     { CB_cudaEventElapsedTime, "cudaEventElapsedTime" }, { CB_cudaHostRegister, "cudaHostRegister" },
     { CB_cudaHostUnregister, "cudaHostUnregister" }, { CB_cudaLaunchKernel_ptsz, "cudaLaunchKernel_ptsz" },
-    { CB_cudaMemcpyAsync_ptsz, "cudaMemcpyAsync_ptsz" }, { CB_cudaStreamSynchronize_ptsz, "cudaStreamSynchronize_ptsz" },
+    { CB_cudaMemcpyAsync_ptsz, "cudaMemcpyAsync_ptsz" }, { CB_cuMemMap, "cuMemMap" }, { CB_cuMemUnmap, "cuMemUnmap" }, { CB_cudaStreamSynchronize_ptsz, "cudaStreamSynchronize_ptsz" },
     { CB_cudaEventRecord_ptsz, "cudaEventRecord_ptsz" }, { CB_cudaStreamWaitEvent_ptsz, "cudaStreamWaitEvent_ptsz" },
 };
 
@@ -729,6 +731,89 @@ static void test_memory_model(void)
         if (r.f.n && cases[i].findings)
             CHECK(r.f.v[0].severity == cases[i].sev && strstr(r.f.v[0].message, "data race") == r.f.v[0].message,
                   "%s: severity %d: %s", cases[i].name, r.f.v[0].severity, r.f.v[0].message);
+        done(&r);
+    }
+}
+
+/* Memory mapped with cuMemMap, as PyTorch's expandable segments grow: two
+ * chunks mapped next to each other are one buffer (a tensor may span them).
+ * mode 0: a memset on `A` writes a buffer that spans both chunks, a kernel on
+ * `C` is handed a pointer into the second chunk (a view of the buffer's second
+ * half), nothing orders them: a race only if the chunks are one allocation;
+ * 1: the same ordered by an event.
+ * Unmaps (cuMemUnmap does not wait for the GPU: measured): kernels on the
+ * first chunk (`A`, short) and the second (`C`, long), the host synchronizes
+ * `A` only, then 2: unmaps the second chunk, which `C`'s kernel still uses;
+ * 3: unmaps the first chunk (its own range only: nothing in flight there);
+ * 4: synchronizes `C` too before unmapping the second chunk. */
+#define VMM_BASE 0x7e0000000000ull
+#define VMM_CHUNK (2ull << 20)
+static void write_vmm(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xC1, 14, 1);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE1);
+    CALL(&b, .cbid = CB_cuMemMap, .t0 = US(10), .t1 = US(20), .ptr = VMM_BASE, .bytes = VMM_CHUNK);
+    CALL(&b, .cbid = CB_cuMemMap, .t0 = US(30), .t1 = US(40), .ptr = VMM_BASE + VMM_CHUNK, .bytes = VMM_CHUNK);
+    if (mode <= 1) {
+        uint32_t c = CALL(&b, .cbid = CB_cudaMemsetAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0xA1,
+                          .ptr = VMM_BASE + VMM_CHUNK / 2, .bytes = VMM_CHUNK);
+        ss_memset_rec *ms = tb_rec(&b, SS_REC_MEMSET, sizeof *ms, 0);
+        ms->g.start = MS(5); ms->g.end = MS(6); ms->g.corr = c; ms->g.stream_id = 13; ms->g.context_id = 1;
+        ms->bytes = VMM_CHUNK; ms->mem_kind = SS_MEM_DEVICE; ms->async = 1;
+        if (mode == 1) {
+            CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.02), .t1 = MS(1.03), .stream = 0xA1, .event = 0xE1);
+            CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.04), .t1 = MS(1.05), .stream = 0xC1, .event = 0xE1);
+        }
+        uint64_t r[1] = { VMM_BASE + VMM_CHUNK };
+        tb_launch(&b, MS(1.1), 0xC1, 14, mode ? MS(6.01) : MS(1.11), mode ? MS(6.5) : MS(1.6), r, 1);
+    } else {
+        uint64_t k1[1] = { VMM_BASE }, k2[1] = { VMM_BASE + VMM_CHUNK };
+        tb_launch(&b, MS(1), 0xA1, 13, MS(1.01), MS(3), k1, 1);
+        tb_launch(&b, MS(1.1), 0xC1, 14, MS(1.11), MS(21), k2, 1);
+        CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.2), .t1 = MS(3.01), .stream = 0xA1);
+        if (mode == 4) CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(3.1), .t1 = MS(21.01), .stream = 0xC1);
+        uint64_t cut = mode == 3 ? VMM_BASE : VMM_BASE + VMM_CHUNK;
+        double t = mode == 4 ? 22 : 4;   /* 2, 3: while `C`'s kernel runs */
+        CALL(&b, .cbid = CB_cuMemUnmap, .t0 = MS(t), .t1 = MS(t + 0.1), .ptr = cut, .bytes = VMM_CHUNK);
+    }
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(30), .t1 = MS(30.1));
+    tb_close(&b);
+}
+
+static void test_vmm(void)
+{
+    static const struct { const char *name; const ss_rule *rule; uint32_t findings; } cases[] = {
+        { "vmm_join_race", &ss_rule_missing_fence, 1 }, { "vmm_join_fixed", &ss_rule_missing_fence, 0 },
+        { "vmm_unmap_inflight", &ss_rule_incomplete_sync, 1 }, { "vmm_unmap_other_chunk", &ss_rule_incomplete_sync, 0 },
+        { "vmm_unmap_synced", &ss_rule_incomplete_sync, 0 },
+    };
+    for (int i = 0; i < 5; i++) {
+        write_vmm(cases[i].name, i);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
+        result r = analyze(path, cases[i].rule);
+        CHECK(r.f.n == cases[i].findings, "%s: %u %s findings (%s)", cases[i].name, r.f.n, cases[i].rule->id,
+              r.f.n ? r.f.v[0].message : "");
+        if (i == 0 && r.f.n == 1)   /* the race is on the joined mapping */
+            CHECK(r.f.v[0].alloc >= 0 && r.m->allocs[r.f.v[0].alloc].ptr == VMM_BASE &&
+                  r.m->allocs[r.f.v[0].alloc].size == 2 * VMM_CHUNK && strstr(r.f.v[0].message, "cuMemMap"),
+                  "joined mapping: %s", r.f.v[0].message);
+        if (i == 2 && r.f.n == 1)   /* unmapping does not wait: the GPU may still use the range */
+            CHECK(r.f.v[0].severity == SS_SEV_ERROR, "unmap in flight: severity %d: %s", r.f.v[0].severity,
+                  r.f.v[0].message);
+        if (i == 3) {   /* unmapping the first chunk leaves the second as an allocation of its own from then on */
+            uint32_t found = 0;
+            for (uint32_t a = 0; a < r.m->nallocs; a++) {
+                const ss_alloc *x = &r.m->allocs[a];
+                if (x->ptr == VMM_BASE && x->size == 2 * VMM_CHUNK && x->t_free == MS(4)) found |= 1;
+                if (x->ptr == VMM_BASE + VMM_CHUNK && x->size == VMM_CHUNK && x->t_alloc == MS(4) &&
+                    x->t_free == UINT64_MAX) found |= 2;
+            }
+            CHECK(found == 3 && r.m->nallocs == 2, "unmap split: %u allocations, found %u", r.m->nallocs, found);
+        }
         done(&r);
     }
 }
@@ -1897,6 +1982,7 @@ int main(int argc, char **argv)
     test_stream_create();
     test_missing_fence();
     test_memory_model();
+    test_vmm();
     test_exact_memory();
     test_host_threads();
     test_relies_on_legacy();

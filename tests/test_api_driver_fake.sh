@@ -123,6 +123,12 @@ if r:
 r = one("alloc_failed", "cuMemAlloc")
 if r:
     check(r["ptr"] == "0x0" and r["ret"] == 2, "failed alloc %s" % r)
+r = one("map", "cuMemMap")
+if r:
+    check(r["ptr"] == hx(0xA0000000) and r["bytes"] == 2 << 20 and r["ret"] == 0, "map slots %s" % r)
+r = one("unmap", "cuMemUnmap")
+if r:
+    check(r["ptr"] == hx(0xA0000000) and r["bytes"] == 2 << 20 and r["ret"] == 0, "unmap slots %s" % r)
 one("sync", "cuStreamSynchronize_ptsz", ptsz=True)
 one("ctxsync", "cuCtxSynchronize")
 # nested: one runtime record, no driver record
@@ -133,7 +139,7 @@ check(len(rt) == 1 and rt[0]["name"] == "cudaMemcpyAsync" and not int(rt[0]["fla
 launches = [r for r in apis if r.get("name") == "cudaLaunchKernel"]
 check(len(launches) == 1 and launches[0].get("params") == params, "interposed launch: %s" % launches)
 drv = [r for r in apis if int(r["flags"], 16) & DRIVER]
-check(len(drv) == 15, "%d driver records, want 15: %s" % (len(drv), [r["name"] for r in drv]))
+check(len(drv) == 17, "%d driver records, want 17: %s" % (len(drv), [r["name"] for r in drv]))
 if fails:
     print("FAIL:\n  " + "\n  ".join(fails))
     sys.exit(1)
