@@ -93,7 +93,6 @@ struct ss_replay {
     cwait *cw;
     /* per call, from the measured run: what it did besides waiting */
     uint64_t *post;            /* time from the end of what it waited for to its return (0: it did not wait) */
-    uint64_t *own;             /* its duration when it did not wait */
     uint8_t *waited;
     int32_t *wait_op;          /* per call: the operation whose end released its wait, -1 */
     uint64_t *wake;            /* per op: the host's release after its end where a call waited for it (UINT64_MAX: none) */
@@ -129,7 +128,7 @@ struct ss_replay {
     /* the passes' times, allocated once per worker thread (ss_parallel_for):
      * a pass reads only what it wrote (proc), so they are never cleared (a
      * what-if touching 2% of the run pays for 2% of them) */
-    struct scratch { uint64_t *E, *X, *S, *F, *M; } sc[SS_MAX_THREADS];
+    struct scratch { uint64_t *E, *X, *S, *M; } sc[SS_MAX_THREADS];
     int shortcuts;             /* the record above is complete */
     /* What-ifs already replayed, by their relaxations with repeats removed:
      * findings of one rule often remove the same cause (every occurrence of
@@ -165,7 +164,8 @@ typedef struct memo {
 typedef struct pass {
     const ss_replay *r;
     int real;                  /* measured times, no replay */
-    uint64_t *E, *X, *S, *F;   /* replayed times (NULL in the real pass) */
+    uint64_t *E, *X, *S;       /* replayed times (NULL in the real pass); an operation's end is its
+                                  start plus its measured duration, as the replay keeps it */
     uint64_t *M;               /* replayed marker completions */
     uint8_t *cflag;            /* per call: 1 no host wait, 2 narrowed */
     const ss_relax *rx; uint32_t nrx;
@@ -413,7 +413,7 @@ static uint64_t op_end(const pass *p, int32_t o)
     uint32_t pos = p->r->posS[o];
     if (pos >= p->cur) { note_abs(p); return op->end; }
     note_read(p, pos);
-    return replayed_here(p, pos) ? p->F[o] : shifted(p, pos, p->r->bval[pos]) + (op->end - op->start);
+    return (replayed_here(p, pos) ? p->S[o] : shifted(p, pos, p->r->bval[pos])) + (op->end - op->start);
 }
 
 static uint64_t call_enter(const pass *p, int32_t c)
@@ -702,8 +702,7 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
         const ss_gpu_op *op = &m->ops[k];
         uint64_t ready = op_ready(p, k, 1);
         p->S[k] = sadd_noting(p, ready, r->lat[k]);
-        p->F[k] = p->S[k] + (op->end - op->start);
-        *endv = p->F[k];
+        *endv = p->S[k] + (op->end - op->start);
         return p->S[k];
     }
     const ss_call *c = &m->calls[k];
@@ -726,7 +725,8 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
     }
     /* exit (its entry not replayed yet: at the same time, exits go first) */
     uint64_t Ek = call_enter(p, k);
-    uint64_t post = r->post[k], own = r->own[k];
+    /* what it did when it did not wait: its measured duration */
+    uint64_t post = r->post[k], own = X - E;
     uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
     own = own > cut ? own - cut : 0;
     uint64_t nowait = r->waited[k] ? post : own;
@@ -975,10 +975,9 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
         sc->E = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
         sc->X = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
         sc->S = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
-        sc->F = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
         sc->M = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
     }
-    p.E = sc->E; p.X = sc->X; p.S = sc->S; p.F = sc->F; p.M = sc->M;
+    p.E = sc->E; p.X = sc->X; p.S = sc->S; p.M = sc->M;
     p.drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     p.proc = ss_xcalloc(r->nitems / 8 + 1, 1);
     p.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
@@ -1066,7 +1065,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
             const iref it = item_at(r, i);
             uint64_t v = pass_value(&p, it);
             rw->bval[i] = v;
-            uint64_t hi = it.rank == I_START ? p.F[it.idx] : v;
+            uint64_t hi = it.rank == I_START ? v + (m->ops[it.idx].end - m->ops[it.idx].start) : v;
             if (v < rw->vmin) rw->vmin = v;
             if (hi > rw->vmax) rw->vmax = hi;
             if (v > hi) rw->vmax = UINT64_MAX;   /* an end before its start wrapped */
@@ -1119,7 +1118,7 @@ static void record_baseline(ss_replay *r)
      * back until a what-if needs one, so that it is not resident together
      * with the per-position tables made below (the build's peak) */
     struct scratch *sc0 = &r->sc[0];
-    free(sc0->E); free(sc0->X); free(sc0->S); free(sc0->F); free(sc0->M);
+    free(sc0->E); free(sc0->X); free(sc0->S); free(sc0->M);
     *sc0 = (struct scratch){ 0 };
 
     /* a value lives from after the item that makes it to its last reader:
@@ -1735,7 +1734,12 @@ static ss_replay *build(const ss_model *m)
     int32_t *rec_stream = ss_xcalloc(m->nevents + 1, sizeof(int32_t));
     int64_t *rec_key = ss_xcalloc(m->nevents + 1, sizeof(int64_t));
     for (uint32_t e = 0; e < m->nevents; e++) rec_stream[e] = -1;
-    ss_u64map last_call = { 0 };
+    /* the previous call of each call's thread: its thread's list, in the
+     * calls' order (every call is in its thread's list; -1 for a first) */
+    for (uint32_t c = 0; c < m->ncalls; c++) r->call_prev[c] = -1;
+    for (uint32_t t = 0; t < m->nthreads; t++)
+        for (uint32_t i = 1; i < m->threads[t].ncalls; i++)
+            r->call_prev[m->threads[t].calls[i]] = m->threads[t].calls[i - 1];
     /* event records' device completion times, by correlation id (of
      * several records with one id, the last in the trace) */
     corr_time *event_ts = ss_xcalloc(m->ncuda_events + 1, sizeof *event_ts);
@@ -1748,8 +1752,6 @@ static ss_replay *build(const ss_model *m)
     for (uint32_t c = 0; c < m->ncalls; c++) {
         const ss_call *call = &m->calls[c];
         int64_t key = 2 * (int64_t)c + 1;
-        r->call_prev[c] = (int32_t)ss_u64map_get(&last_call, call->rec->tid, -1);
-        ss_u64map_put(&last_call, call->rec->tid, (int64_t)c);
         if (call->rec->ret != 0 || call->captured) continue;
         int32_t s = call->stream;
         /* an event's completion is its record's marker: bounds that name
@@ -1797,7 +1799,6 @@ static ss_replay *build(const ss_model *m)
         }
         r->cw[c] = w;
     }
-    ss_u64map_free(&last_call);
     free(event_ts);
     free(rec_stream);
     free(rec_key);
@@ -1865,7 +1866,6 @@ static ss_replay *build(const ss_model *m)
 
     /* what each call did besides waiting, measured */
     r->post = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
-    r->own = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
     r->waited = ss_xcalloc(m->ncalls + 1, 1);
     r->wait_op = ss_xcalloc(m->ncalls + 1, sizeof(int32_t));
     r->wake = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
@@ -1876,7 +1876,6 @@ static ss_replay *build(const ss_model *m)
         uint64_t T = wait_target(&real, (int32_t)c, &who);
         r->waited[c] = T > E;
         r->post[c] = r->waited[c] && X > T ? X - T : 0;
-        r->own[c] = X - E;
         r->wait_op[c] = r->waited[c] ? who : -1;
         if (r->waited[c] && who >= 0 && r->post[c] < r->wake[who]) r->wake[who] = r->post[c];
     }
@@ -1957,14 +1956,14 @@ void ss_replay_free(ss_replay *r)
     }
     free(r->st); free(r->dev); free(r->opkey); free(r->op_pred); free(r->op_wbeg); free(r->op_wend);
     free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cw); free(r->call_prev);
-    free(r->post); free(r->own); free(r->waited); free(r->wait_op); free(r->wake);
+    free(r->post); free(r->waited); free(r->wait_op); free(r->wake);
     free(r->iidx); free(r->irank); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
     free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);
     free(r->live); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);
     free(r->drain_first); free(r->bdrain);
     for (unsigned w = 0; w < SS_MAX_THREADS; w++) {
-        free(r->sc[w].E); free(r->sc[w].X); free(r->sc[w].S); free(r->sc[w].F); free(r->sc[w].M);
+        free(r->sc[w].E); free(r->sc[w].X); free(r->sc[w].S); free(r->sc[w].M);
     }
     for (uint32_t i = 0; i < r->nmemo; i++) free(r->memo[i].rx);
     free(r->memo);
