@@ -560,6 +560,21 @@ static uint64_t mark_ready(const pass *p, int32_t k)
     return max_u64(t, legacy_barrier(p, x->stream, mark_key(x)));
 }
 
+/* t raised to what the hardware puts before op o: the operation ahead of
+ * it in its hardware queue, its loading barrier's drain. */
+static uint64_t op_hw_ready(pass *p, int32_t o, uint64_t t)
+{
+    const ss_replay *r = p->r;
+    const ss_gpu_op *op = &r->m->ops[o];
+    if (op->stream < 0) return t;
+    int32_t dv = r->st[op->stream].device;
+    int32_t q = r->op_qpred[o];
+    if (q >= 0 && !(p->no_queue && dv >= 0 && p->no_queue[dv])) t = max_u64(t, op_start(p, q));
+    int32_t b = r->op_barrier[o];
+    if (b >= 0 && !(p->no_barrier && p->no_barrier[b])) t = max_u64(t, barrier_drain(p, b));
+    return t;
+}
+
 /* When op o could start: what orders it, without the delay it had after. */
 static uint64_t op_ready(pass *p, int32_t o, int with_hw)
 {
@@ -574,16 +589,9 @@ static uint64_t op_ready(pass *p, int32_t o, int with_hw)
         const rstream *st = &r->st[op->stream];
         for (uint32_t w = r->op_wbeg[o]; w < r->op_wend[o]; w++)
             t = max_u64(t, stream_done(p, st->waits[w].stream, st->waits[w].bound));
-        int32_t dv = st->device;
         if (!(p->no_legacy_op && p->no_legacy_op[o])) t = max_u64(t, legacy_barrier(p, op->stream, r->opkey[o]));
-        if (with_hw) {
-            int32_t q = r->op_qpred[o];
-            if (q >= 0 && !(p->no_queue && dv >= 0 && p->no_queue[dv])) t = max_u64(t, op_start(p, q));
-            int32_t b = r->op_barrier[o];
-            if (b >= 0 && !(p->no_barrier && p->no_barrier[b])) t = max_u64(t, barrier_drain(p, b));
-        }
     }
-    return t;
+    return with_hw ? op_hw_ready(p, o, t) : t;
 }
 
 /* The GPU work call c waited for, done at (0: waited for nothing). */
@@ -1880,9 +1888,11 @@ static ss_replay *build(const ss_model *m)
         if (r->waited[c] && who >= 0 && r->post[c] < r->wake[who]) r->wake[who] = r->post[c];
     }
 
-    /* the delay each op had after everything modelled */
+    /* the delay each op had after everything modelled: its readiness
+     * above (a max of measured times) raised by the hardware's terms, the
+     * same as op_ready(&real, o, 1) without walking its streams again */
     for (uint32_t o = 0; o < m->nops; o++)
-        r->lat[o] = sdiff(m->ops[o].start, op_ready(&real, (int32_t)o, 1));
+        r->lat[o] = sdiff(m->ops[o].start, op_hw_ready(&real, (int32_t)o, r->ready[o]));
 
     /* the measured order of events */
     sort_items(r);
