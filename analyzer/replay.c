@@ -367,15 +367,25 @@ static int replayed_here(const pass *p, uint32_t pos)
     return (p->proc[pos >> 3] >> (pos & 7)) & 1;
 }
 
+/* The segment holding pos: the first one ending after it, searched from the
+ * last one made backwards (doubling steps, then bisection): the values an
+ * item reads were mostly made just before it, in the latest segments. */
 static int64_t shift_at(const pass *p, uint32_t pos)
 {
     if (pos < p->p0) return 0;
-    uint32_t lo = 0, hi = p->nsegs;
+    uint32_t n = p->nsegs;
+    if (!n || p->segs[n - 1].b <= pos) return 0;
+    uint32_t lo = 0, hi = n - 1;   /* segs[hi].b > pos; the answer is in [lo, hi] */
+    for (uint32_t step = 1; step <= hi; step *= 2) {
+        uint32_t q = hi - step;
+        if (p->segs[q].b <= pos) { lo = q + 1; break; }
+        hi = q;
+    }
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (p->segs[mid].b <= pos) lo = mid + 1; else hi = mid;
     }
-    return lo < p->nsegs && p->segs[lo].a <= pos ? p->segs[lo].d : 0;
+    return p->segs[lo].a <= pos ? p->segs[lo].d : 0;
 }
 
 /* The baseline's value at pos as this pass has it (not replayed here). */
