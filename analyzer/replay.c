@@ -117,9 +117,14 @@ struct ss_replay {
     uint32_t *posS, *posM;     /* per op: of its start; per marker: of its completion */
     uint64_t *bval;            /* per item: its replayed time (entry, exit, start, completion) */
     uint32_t *lastread;        /* per value (items, then load barriers' drains): the last item reading it */
-    uint32_t *live;            /* per position: values read both before and from it on */
+    /* the values live at a position (read both before and from it on),
+     * counted when asked (live_at): the births before it, from the outlives
+     * bits and these counts, less the deaths before it (die_off) */
+    uint32_t *born_blk;        /* per 64 items: the items before it that outlive their item */
+    uint32_t *dborn; uint32_t ndborn;   /* the positions of the outliving drains' births, sorted */
     uint32_t *die_off, *die;   /* per position: the values last read there */
-    uint8_t *outlives;         /* per value: read after the item that makes it (a bit) */
+    uint8_t *outlives;         /* per value: read after the item that makes it (a bit; whole
+                                  64-bit words allocated, counted a word at a time) */
     uint32_t *noninv; uint32_t nnoninv, cnoninv;   /* items not shifted with their inputs (below) */
     uint64_t *blk_end;         /* per 64 items: the latest exit or operation end among them */
     uint32_t *drain_first;     /* per load barrier: the item that first asks for its drain */
@@ -784,6 +789,22 @@ static uint64_t baseline_end_in(const ss_replay *r, uint32_t a, uint32_t b)
     return e;
 }
 
+/* The values live at position i (0 <= i <= nitems): born before it (an item
+ * j < i, a drain first asked for before it) and read from it on. */
+static uint32_t live_at(const ss_replay *r, uint32_t i)
+{
+    const uint8_t *o = r->outlives + 8 * (size_t)(i >> 6);   /* bit j of the array: o[j / 8] bit j % 8 */
+    uint32_t born = r->born_blk[i >> 6], k = 0;
+    for (; k < ((i & 63) >> 3); k++) born += (uint32_t)__builtin_popcount(o[k]);
+    born += (uint32_t)__builtin_popcount(o[k] & ((1u << (i & 7)) - 1));
+    uint32_t lo = 0, hi = r->ndborn;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->dborn[mid] < i) lo = mid + 1; else hi = mid;
+    }
+    return born + lo - r->die_off[i];
+}
+
 /* ---- shortcuts -------------------------------------------------------------
  * A what-if replays from p0, the first item a removed cause can change
  * (before it, the run is the baseline's).  From there it keeps the shift of
@@ -845,7 +866,7 @@ static uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpos, uint32_t
     const ss_replay *r = p->r;
     uint64_t end = p->p0 ? baseline_end_in(r, 0, p->p0) : 0;
     dset live = { 0 };
-    if (jumps) dset_add(&live, 0, r->live[p->p0]);
+    if (jumps) dset_add(&live, 0, live_at(r, p->p0));
     if (p->cap) {
         p->bank = ss_xcalloc(p->cap->nspans, sizeof(uint64_t));
         for (uint32_t s = 0; s < p->cap->nspans; s++) p->bank[s] = UINT64_MAX;
@@ -875,7 +896,7 @@ static uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpos, uint32_t
                 uint64_t e = baseline_end_in(r, i, n);
                 if (e) end = max_u64(end, e - (uint64_t)d);
                 live.n = 0;
-                dset_add(&live, d, r->live[n]);
+                dset_add(&live, d, live_at(r, n));
                 i = n;
                 continue;
             }
@@ -1145,7 +1166,7 @@ static void record_baseline(ss_replay *r)
      * last readers is made first and they are freed before the live
      * counts are allocated (the build's peak: one array per position less) */
     r->die_off = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
-    r->outlives = ss_xcalloc(nv / 8 + 1, 1);
+    r->outlives = ss_xcalloc(nv / 64 + 1, 8);
     uint32_t ndie = 0;
     for (uint32_t j = 0; j < nv; j++) {
         uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
@@ -1167,19 +1188,24 @@ static void record_baseline(ss_replay *r)
     /* from here only whether a value outlives the item that makes it */
     free(r->lastread);
     r->lastread = NULL;
-    /* live at position i: the values born before i (births, summed) less
-     * those last read before i (die_off[i]: the lists are by position) */
-    r->live = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
-    for (uint32_t j = 0; j < nv; j++) {
-        if (!((r->outlives[j >> 3] >> (j & 7)) & 1)) continue;
-        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
-        r->live[born + 1]++;
+    /* live at position i: the values born before i less those last read
+     * before i (die_off[i]: the lists are by position), counted by live_at
+     * from per-64-item counts of the outliving items and the outliving
+     * drains' births (4 bytes an item less than a count per position) */
+    r->born_blk = ss_xcalloc(r->nitems / 64 + 2, sizeof(uint32_t));
+    for (uint32_t q = 0, acc = 0; q <= r->nitems / 64; q++) {
+        r->born_blk[q] = acc;
+        uint64_t w;   /* 64 bits, whatever their order in it */
+        memcpy(&w, r->outlives + 8 * (size_t)q, 8);
+        if ((uint64_t)(q + 1) * 64 > r->nitems) break;   /* the last, partial word: the drains' bits follow */
+        acc += (uint32_t)__builtin_popcountll(w);
     }
-    uint32_t acc = 0;
-    for (uint32_t i = 0; i <= r->nitems; i++) {
-        acc += r->live[i];
-        r->live[i] = acc - r->die_off[i];
+    r->dborn = ss_xcalloc(r->nlb + 1, sizeof(uint32_t));
+    for (uint32_t b = 0; b < r->nlb; b++) {
+        uint32_t j = r->nitems + b;
+        if ((r->outlives[j >> 3] >> (j & 7)) & 1) r->dborn[r->ndborn++] = r->drain_first[b];
     }
+    qsort(r->dborn, r->ndborn, sizeof(uint32_t), cmp_u32);
     r->shortcuts = 1;
 }
 
@@ -1980,7 +2006,7 @@ void ss_replay_free(ss_replay *r)
     free(r->iidx); free(r->irank); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
     free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);
-    free(r->live); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);
+    free(r->born_blk); free(r->dborn); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);
     free(r->drain_first); free(r->bdrain);
     for (unsigned w = 0; w < SS_MAX_THREADS; w++) {
         free(r->sc[w].E); free(r->sc[w].X); free(r->sc[w].S); free(r->sc[w].M);
