@@ -40,7 +40,6 @@ typedef struct wait_dep {      /* a cudaStreamWaitEvent: ops of the stream after
  * done; a host wait on the stream or the event waits for it. */
 typedef struct rmark {
     int32_t call, stream;      /* its key is its call's, mark_key */
-    uint64_t measured;         /* completion on the device (CUPTI event record timestamp), 0 unknown */
     uint32_t wbeg, wend;       /* the stream's waits between its previous operation and it (itself included) */
 } rmark;
 static int64_t mark_key(const rmark *x) { return 2 * (int64_t)x->call + 1; }
@@ -1786,6 +1785,10 @@ static ss_replay *build(const ss_model *m)
             r->call_prev[m->threads[t].calls[i]] = m->threads[t].calls[i - 1];
     /* event records' device completion times, by correlation id (of
      * several records with one id, the last in the trace) */
+    /* per marker: its completion on the device (CUPTI's event record
+     * timestamp), 0 unknown; read only until the markers are placed */
+    uint64_t *mk_measured = NULL;
+    uint32_t nmeasured = 0, cmeasured = 0;
     corr_time *event_ts = ss_xcalloc(m->ncuda_events + 1, sizeof *event_ts);
     uint32_t nevent_ts = 0;
     for (uint32_t e = 0; e < m->ncuda_events; e++) {
@@ -1803,13 +1806,15 @@ static ss_replay *build(const ss_model *m)
         if (call->cls == SS_API_EVENT_RECORD && call->event >= 0 && s >= 0) {
             rec_stream[call->event] = s;
             rec_key[call->event] = key + 1;
-            rmark x = { (int32_t)c, s, corr_time_of(event_ts, nevent_ts, call->rec->corr), 0, 0 };
+            rmark x = { (int32_t)c, s, 0, 0 };
+            SS_PUSH(mk_measured, nmeasured, cmeasured, corr_time_of(event_ts, nevent_ts, call->rec->corr));
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
             rstream *st = &r->st[s];
             wait_dep w = { key, rec_stream[call->event], rec_key[call->event] };
             SS_PUSH(st->waits, st->nwaits, st->cwaits, w);
-            rmark x = { (int32_t)c, s, 0, 0, 0 };
+            rmark x = { (int32_t)c, s, 0, 0 };
+            SS_PUSH(mk_measured, nmeasured, cmeasured, 0);
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         }
         cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE };
@@ -1879,11 +1884,13 @@ static ss_replay *build(const ss_model *m)
         /* a completion measured before its modelled readiness keeps the
          * measured run (the model holds it back too much): its delay is
          * negative, as an operation's may be */
-        r->mk_real[k] = x->measured ? x->measured : ready;
-        r->mk_lat[k] = x->measured ? sdiff(x->measured, ready) : 0;
+        uint64_t measured = mk_measured[k];
+        r->mk_real[k] = measured ? measured : ready;
+        r->mk_lat[k] = measured ? sdiff(measured, ready) : 0;
         SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
         SS_PUSH(st->mkk, st->nmkk, st->cmkk, mark_key(x));
     }
+    free(mk_measured);
 
     /* what the model alone says each op waited for */
     for (uint32_t o = 0; o < m->nops; o++) r->ready[o] = op_ready(&real, (int32_t)o, 0);
