@@ -60,15 +60,23 @@ typedef struct rdevice {
     int32_t *legacy; uint32_t nlegacy, clegacy;
 } rdevice;
 
-/* One per call (16 bytes: the largest per-call array of the replay).  A
- * device is only ever used as an index below ndev (<= MAX_DEVICES), so any
- * other number is kept as -1, "unknown", which it is treated as anyway. */
+/* What a call's host wait waits for, and what the measured run says of it:
+ * one for each call that waits on GPU work (kind != W_NONE), found through
+ * the per-call index cwi.  A call that waits on nothing has none: it did
+ * not wait, post 0, wait_op -1 (most calls are launches and records: 4
+ * bytes for them, where these fields in per-call arrays were 29).  A device
+ * is only ever used as an index below ndev (<= MAX_DEVICES), so any other
+ * number is kept as -1, "unknown", which it is treated as anyway. */
 typedef struct cwait {
     int64_t bound;             /* exclusive */
     int32_t stream;
     int16_t device;
     uint8_t kind;              /* W_* */
+    uint8_t waited;            /* in the measured run, it waited (its wait ended after its entry) */
+    uint64_t post;             /* time from the end of what it waited for to its return (0: it did not wait) */
+    int32_t wait_op;           /* the operation whose end released its wait, -1 */
 } cwait;
+#define NO_WAIT UINT32_MAX     /* cwi of a call that waits on nothing */
 _Static_assert(MAX_DEVICES <= INT16_MAX, "cwait.device holds a device index");
 
 typedef struct item { uint64_t t; uint8_t rank; int32_t idx; } item;
@@ -89,11 +97,8 @@ struct ss_replay {
     int32_t *op_barrier;
     uint64_t *ready;
     int64_t *lat;
-    cwait *cw;
-    /* per call, from the measured run: what it did besides waiting */
-    uint64_t *post;            /* time from the end of what it waited for to its return (0: it did not wait) */
-    uint8_t *waited;
-    int32_t *wait_op;          /* per call: the operation whose end released its wait, -1 */
+    uint32_t *cwi;             /* per call: its cwait in cws, NO_WAIT none */
+    cwait *cws; uint32_t ncws, ccws;
     uint64_t *wake;            /* per op: the host's release after its end where a call waited for it (UINT64_MAX: none) */
     int32_t *call_prev;        /* previous call of the same thread, -1 */
     /* the measured order of events (items, sorted by time), kept as two
@@ -624,7 +629,8 @@ static void wait_on(const pass *p, int32_t s, int64_t bound, uint64_t *v, int32_
 static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
 {
     const ss_replay *r = p->r;
-    cwait w = r->cw[c];
+    static const cwait none = { .stream = -1, .device = -1, .kind = W_NONE, .wait_op = -1 };
+    const cwait w = r->cwi[c] == NO_WAIT ? none : r->cws[r->cwi[c]];
     *who = -1;
     if (!p->real && p->cflag && p->cflag[c] == 2) {
         /* the streams the host needed, each up to this call */
@@ -748,10 +754,11 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
     /* exit (its entry not replayed yet: at the same time, exits go first) */
     uint64_t Ek = call_enter(p, k);
     /* what it did when it did not wait: its measured duration */
-    uint64_t post = r->post[k], own = X - E;
+    const cwait *cw = r->cwi[k] == NO_WAIT ? NULL : &r->cws[r->cwi[k]];
+    uint64_t post = cw ? cw->post : 0, own = X - E;
     uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
     own = own > cut ? own - cut : 0;
-    uint64_t nowait = r->waited[k] ? post : own;
+    uint64_t nowait = cw && cw->waited ? post : own;
     uint64_t x = Ek + nowait;
     if (!(p->cflag && p->cflag[k] == 1)) {
         int32_t who;
@@ -760,7 +767,7 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
          * driver's wake-up): a call now released by other work than in
          * the measured run takes that work's measured wake-up, where a
          * call was woken by it. */
-        if (who != r->wait_op[k] && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
+        if (who != (cw ? cw->wait_op : -1) && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
         if (T2 && T2 + post > x) x = T2 + post;
     }
     if (p->cap && x < X && !ss_capture_wait_known(m, k)) x = X;
@@ -1717,7 +1724,8 @@ static ss_replay *build(const ss_model *m)
     r->op_barrier = ss_xcalloc(m->nops + 1, sizeof(int32_t));
     r->ready = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
     r->lat = ss_xcalloc(m->nops + 1, sizeof(int64_t));
-    r->cw = ss_xcalloc(m->ncalls + 1, sizeof(cwait));
+    r->cwi = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
+    for (uint32_t c = 0; c <= m->ncalls; c++) r->cwi[c] = NO_WAIT;
     r->call_prev = ss_xcalloc(m->ncalls + 1, sizeof(int32_t));
     char buf[16];
     const char *lb = ss_model_env(m, "CUDA_LAUNCH_BLOCKING", buf, sizeof buf);
@@ -1817,7 +1825,7 @@ static ss_replay *build(const ss_model *m)
             SS_PUSH(mk_measured, nmeasured, cmeasured, 0);
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         }
-        cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE };
+        cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE, .wait_op = -1 };
         ss_host_wait hw = ss_call_host_wait(m, call);
         if (r->launch_blocking && hw == SS_WAIT_NONE &&
             (call->cls == SS_API_LAUNCH || call->cls == SS_API_COPY_ASYNC || call->cls == SS_API_MEMSET_ASYNC))
@@ -1846,7 +1854,10 @@ static ss_replay *build(const ss_model *m)
         default:
             break;
         }
-        r->cw[c] = w;
+        if (w.kind != W_NONE) {
+            r->cwi[c] = r->ncws;
+            SS_PUSH(r->cws, r->ncws, r->ccws, w);
+        }
     }
     free(event_ts);
     free(rec_stream);
@@ -1916,19 +1927,19 @@ static ss_replay *build(const ss_model *m)
     free(by_key);
 
     /* what each call did besides waiting, measured */
-    r->post = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
-    r->waited = ss_xcalloc(m->ncalls + 1, 1);
-    r->wait_op = ss_xcalloc(m->ncalls + 1, sizeof(int32_t));
+    /* (a call that waits on nothing did not wait: wait_target is 0) */
     r->wake = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
     for (uint32_t o = 0; o < m->nops; o++) r->wake[o] = UINT64_MAX;
     for (uint32_t c = 0; c < m->ncalls; c++) {
+        if (r->cwi[c] == NO_WAIT) continue;
         uint64_t E = m->calls[c].rec->t_enter, X = m->calls[c].rec->t_exit < E ? E : m->calls[c].rec->t_exit;
         int32_t who;
         uint64_t T = wait_target(&real, (int32_t)c, &who);
-        r->waited[c] = T > E;
-        r->post[c] = r->waited[c] && X > T ? X - T : 0;
-        r->wait_op[c] = r->waited[c] ? who : -1;
-        if (r->waited[c] && who >= 0 && r->post[c] < r->wake[who]) r->wake[who] = r->post[c];
+        cwait *w = &r->cws[r->cwi[c]];
+        w->waited = T > E;
+        w->post = w->waited && X > T ? X - T : 0;
+        w->wait_op = w->waited ? who : -1;
+        if (w->waited && who >= 0 && w->post < r->wake[who]) r->wake[who] = w->post;
     }
 
     /* the delay each op had after everything modelled: its readiness
@@ -2008,8 +2019,8 @@ void ss_replay_free(ss_replay *r)
         free(r->dev[d].streams); free(r->dev[d].group); free(r->dev[d].legacy);
     }
     free(r->st); free(r->dev); free(r->opkey); free(r->op_pred); free(r->op_wbeg); free(r->op_wend);
-    free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cw); free(r->call_prev);
-    free(r->post); free(r->waited); free(r->wait_op); free(r->wake);
+    free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cwi); free(r->cws); free(r->call_prev);
+    free(r->wake);
     free(r->iidx); free(r->irank); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
     free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);
