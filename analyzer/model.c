@@ -829,12 +829,6 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-typedef struct submit_pair { uint64_t submit, end; } submit_pair;
-static int cmp_submit(const void *a, const void *b)
-{
-    const submit_pair *x = a, *y = b;
-    return x->submit < y->submit ? -1 : x->submit > y->submit;
-}
 
 static uint32_t alloc_kind_of(const char *base)
 {
@@ -1457,31 +1451,58 @@ static void build_timelines(ss_model *m)
         tl->device = ds->device;
         uint32_t n = 0;
         for (uint32_t i = 0; i < m->nops; i++) n += ss_op_device(&m->ops[i]) == ds->device;
-        submit_pair *sp = ss_xcalloc(n, sizeof(submit_pair));
-        sweep_pt *pts = ss_xcalloc(2 * (size_t)n, sizeof(sweep_pt));
+        /* The device's ops in the model's order, by start (ties by
+         * index).  Submits and ends are sorted as (time, k) pairs by
+         * ss_radix_sort16, stable like the merge sort through comparators
+         * it replaces (a third of the load on 10 M records); the sweep's
+         * points are the starts, in order already, merged with the sorted
+         * ends, ends first at one time. */
+        uint32_t *opi = ss_xcalloc(n ? n : 1, sizeof(uint32_t));
+        time_idx *sp = ss_xcalloc(n ? n : 1, sizeof(time_idx));   /* (submit, k), then (end, k) */
+        sweep_pt *pts = ss_xcalloc(2 * (size_t)n + 1, sizeof(sweep_pt));
         tl->submit = ss_xcalloc(n, 8); tl->maxend = ss_xcalloc(n, 8); tl->starts = ss_xcalloc(n, 8);
         tl->n = n;
         uint32_t k = 0;
         for (uint32_t i = 0; i < m->nops; i++) {
             const ss_gpu_op *op = &m->ops[i];
             if (ss_op_device(op) != ds->device) continue;
-            uint64_t end = op->end > op->start ? op->end : op->start;
-            sp[k].submit = op->submit < op->start ? op->submit : op->start;
-            sp[k].end = end;
+            opi[k] = i;
+            sp[k] = (time_idx){ op->submit < op->start ? op->submit : op->start, k };
             tl->starts[k] = op->start;
-            pts[2 * k] = (sweep_pt){ op->start, op->stream, +1, op->kind };
-            pts[2 * k + 1] = (sweep_pt){ end, op->stream, -1, op->kind };
             k++;
         }
-        ss_qsort(sp, n, sizeof(submit_pair), cmp_submit);
-        ss_qsort(tl->starts, n, 8, cmp_u64);
+        int starts_sorted = 1;
+        for (uint32_t i = 1; i < n && starts_sorted; i++) starts_sorted = tl->starts[i - 1] <= tl->starts[i];
+        if (!starts_sorted) ss_qsort(tl->starts, n, 8, cmp_u64);
+        ss_radix_sort16(sp, n);
         uint64_t mx = 0;
         for (uint32_t i = 0; i < n; i++) {
-            tl->submit[i] = sp[i].submit;
-            if (sp[i].end > mx) mx = sp[i].end;
+            const ss_gpu_op *op = &m->ops[opi[sp[i].i]];
+            uint64_t end = op->end > op->start ? op->end : op->start;
+            tl->submit[i] = sp[i].t;
+            if (end > mx) mx = end;
             tl->maxend[i] = mx;
         }
-        ss_qsort(pts, 2 * (size_t)n, sizeof(sweep_pt), cmp_sweep);
+        for (uint32_t i = 0; i < n; i++) {
+            const ss_gpu_op *op = &m->ops[opi[i]];
+            sp[i] = (time_idx){ op->end > op->start ? op->end : op->start, i };
+        }
+        ss_radix_sort16(sp, n);
+        size_t np = 0;
+        for (uint32_t a = 0, b = 0; a < n || b < n;) {
+            /* at one time, ends (delta -1) before starts, as cmp_sweep orders them */
+            if (b < n && (a >= n || sp[b].t <= m->ops[opi[a]].start)) {
+                const ss_gpu_op *op = &m->ops[opi[sp[b].i]];
+                pts[np++] = (sweep_pt){ sp[b].t, op->stream, -1, op->kind };
+                b++;
+            } else {
+                const ss_gpu_op *op = &m->ops[opi[a]];
+                pts[np++] = (sweep_pt){ op->start, op->stream, +1, op->kind };
+                a++;
+            }
+        }
+        if (!starts_sorted) ss_qsort(pts, 2 * (size_t)n, sizeof(sweep_pt), cmp_sweep);
+        free(opi);
         int32_t active = 0, copies = 0, kernels = 0, kstreams = 0;
         for (size_t i = 0; i < 2 * (size_t)n; i++) {
             if (i > 0) {

@@ -40,7 +40,6 @@ typedef struct wait_dep {      /* a cudaStreamWaitEvent: ops of the stream after
  * done; a host wait on the stream or the event waits for it. */
 typedef struct rmark {
     int32_t call, stream;      /* its key is its call's, mark_key */
-    uint64_t measured;         /* completion on the device (CUPTI event record timestamp), 0 unknown */
     uint32_t wbeg, wend;       /* the stream's waits between its previous operation and it (itself included) */
 } rmark;
 static int64_t mark_key(const rmark *x) { return 2 * (int64_t)x->call + 1; }
@@ -61,15 +60,23 @@ typedef struct rdevice {
     int32_t *legacy; uint32_t nlegacy, clegacy;
 } rdevice;
 
-/* One per call (16 bytes: the largest per-call array of the replay).  A
- * device is only ever used as an index below ndev (<= MAX_DEVICES), so any
- * other number is kept as -1, "unknown", which it is treated as anyway. */
+/* What a call's host wait waits for, and what the measured run says of it:
+ * one for each call that waits on GPU work (kind != W_NONE), found through
+ * the per-call index cwi.  A call that waits on nothing has none: it did
+ * not wait, post 0, wait_op -1 (most calls are launches and records: 4
+ * bytes for them, where these fields in per-call arrays were 29).  A device
+ * is only ever used as an index below ndev (<= MAX_DEVICES), so any other
+ * number is kept as -1, "unknown", which it is treated as anyway. */
 typedef struct cwait {
     int64_t bound;             /* exclusive */
     int32_t stream;
     int16_t device;
     uint8_t kind;              /* W_* */
+    uint8_t waited;            /* in the measured run, it waited (its wait ended after its entry) */
+    uint64_t post;             /* time from the end of what it waited for to its return (0: it did not wait) */
+    int32_t wait_op;           /* the operation whose end released its wait, -1 */
 } cwait;
+#define NO_WAIT UINT32_MAX     /* cwi of a call that waits on nothing */
 _Static_assert(MAX_DEVICES <= INT16_MAX, "cwait.device holds a device index");
 
 typedef struct item { uint64_t t; uint8_t rank; int32_t idx; } item;
@@ -90,12 +97,8 @@ struct ss_replay {
     int32_t *op_barrier;
     uint64_t *ready;
     int64_t *lat;
-    cwait *cw;
-    /* per call, from the measured run: what it did besides waiting */
-    uint64_t *post;            /* time from the end of what it waited for to its return (0: it did not wait) */
-    uint64_t *own;             /* its duration when it did not wait */
-    uint8_t *waited;
-    int32_t *wait_op;          /* per call: the operation whose end released its wait, -1 */
+    uint32_t *cwi;             /* per call: its cwait in cws, NO_WAIT none */
+    cwait *cws; uint32_t ncws, ccws;
     uint64_t *wake;            /* per op: the host's release after its end where a call waited for it (UINT64_MAX: none) */
     int32_t *call_prev;        /* previous call of the same thread, -1 */
     /* the measured order of events (items, sorted by time), kept as two
@@ -118,9 +121,14 @@ struct ss_replay {
     uint32_t *posS, *posM;     /* per op: of its start; per marker: of its completion */
     uint64_t *bval;            /* per item: its replayed time (entry, exit, start, completion) */
     uint32_t *lastread;        /* per value (items, then load barriers' drains): the last item reading it */
-    uint32_t *live;            /* per position: values read both before and from it on */
+    /* the values live at a position (read both before and from it on),
+     * counted when asked (live_at): the births before it, from the outlives
+     * bits and these counts, less the deaths before it (die_off) */
+    uint32_t *born_blk;        /* per 64 items: the items before it that outlive their item */
+    uint32_t *dborn; uint32_t ndborn;   /* the positions of the outliving drains' births, sorted */
     uint32_t *die_off, *die;   /* per position: the values last read there */
-    uint8_t *outlives;         /* per value: read after the item that makes it (a bit) */
+    uint8_t *outlives;         /* per value: read after the item that makes it (a bit; whole
+                                  64-bit words allocated, counted a word at a time) */
     uint32_t *noninv; uint32_t nnoninv, cnoninv;   /* items not shifted with their inputs (below) */
     uint64_t *blk_end;         /* per 64 items: the latest exit or operation end among them */
     uint32_t *drain_first;     /* per load barrier: the item that first asks for its drain */
@@ -129,7 +137,7 @@ struct ss_replay {
     /* the passes' times, allocated once per worker thread (ss_parallel_for):
      * a pass reads only what it wrote (proc), so they are never cleared (a
      * what-if touching 2% of the run pays for 2% of them) */
-    struct scratch { uint64_t *E, *X, *S, *F, *M; } sc[SS_MAX_THREADS];
+    struct scratch { uint64_t *E, *X, *S, *M; } sc[SS_MAX_THREADS];
     int shortcuts;             /* the record above is complete */
     /* What-ifs already replayed, by their relaxations with repeats removed:
      * findings of one rule often remove the same cause (every occurrence of
@@ -165,7 +173,8 @@ typedef struct memo {
 typedef struct pass {
     const ss_replay *r;
     int real;                  /* measured times, no replay */
-    uint64_t *E, *X, *S, *F;   /* replayed times (NULL in the real pass) */
+    uint64_t *E, *X, *S;       /* replayed times (NULL in the real pass); an operation's end is its
+                                  start plus its measured duration, as the replay keeps it */
     uint64_t *M;               /* replayed marker completions */
     uint8_t *cflag;            /* per call: 1 no host wait, 2 narrowed */
     const ss_relax *rx; uint32_t nrx;
@@ -367,15 +376,25 @@ static int replayed_here(const pass *p, uint32_t pos)
     return (p->proc[pos >> 3] >> (pos & 7)) & 1;
 }
 
+/* The segment holding pos: the first one ending after it, searched from the
+ * last one made backwards (doubling steps, then bisection): the values an
+ * item reads were mostly made just before it, in the latest segments. */
 static int64_t shift_at(const pass *p, uint32_t pos)
 {
     if (pos < p->p0) return 0;
-    uint32_t lo = 0, hi = p->nsegs;
+    uint32_t n = p->nsegs;
+    if (!n || p->segs[n - 1].b <= pos) return 0;
+    uint32_t lo = 0, hi = n - 1;   /* segs[hi].b > pos; the answer is in [lo, hi] */
+    for (uint32_t step = 1; step <= hi; step *= 2) {
+        uint32_t q = hi - step;
+        if (p->segs[q].b <= pos) { lo = q + 1; break; }
+        hi = q;
+    }
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (p->segs[mid].b <= pos) lo = mid + 1; else hi = mid;
     }
-    return lo < p->nsegs && p->segs[lo].a <= pos ? p->segs[lo].d : 0;
+    return p->segs[lo].a <= pos ? p->segs[lo].d : 0;
 }
 
 /* The baseline's value at pos as this pass has it (not replayed here). */
@@ -413,7 +432,7 @@ static uint64_t op_end(const pass *p, int32_t o)
     uint32_t pos = p->r->posS[o];
     if (pos >= p->cur) { note_abs(p); return op->end; }
     note_read(p, pos);
-    return replayed_here(p, pos) ? p->F[o] : shifted(p, pos, p->r->bval[pos]) + (op->end - op->start);
+    return (replayed_here(p, pos) ? p->S[o] : shifted(p, pos, p->r->bval[pos])) + (op->end - op->start);
 }
 
 static uint64_t call_enter(const pass *p, int32_t c)
@@ -560,6 +579,21 @@ static uint64_t mark_ready(const pass *p, int32_t k)
     return max_u64(t, legacy_barrier(p, x->stream, mark_key(x)));
 }
 
+/* t raised to what the hardware puts before op o: the operation ahead of
+ * it in its hardware queue, its loading barrier's drain. */
+static uint64_t op_hw_ready(pass *p, int32_t o, uint64_t t)
+{
+    const ss_replay *r = p->r;
+    const ss_gpu_op *op = &r->m->ops[o];
+    if (op->stream < 0) return t;
+    int32_t dv = r->st[op->stream].device;
+    int32_t q = r->op_qpred[o];
+    if (q >= 0 && !(p->no_queue && dv >= 0 && p->no_queue[dv])) t = max_u64(t, op_start(p, q));
+    int32_t b = r->op_barrier[o];
+    if (b >= 0 && !(p->no_barrier && p->no_barrier[b])) t = max_u64(t, barrier_drain(p, b));
+    return t;
+}
+
 /* When op o could start: what orders it, without the delay it had after. */
 static uint64_t op_ready(pass *p, int32_t o, int with_hw)
 {
@@ -574,16 +608,9 @@ static uint64_t op_ready(pass *p, int32_t o, int with_hw)
         const rstream *st = &r->st[op->stream];
         for (uint32_t w = r->op_wbeg[o]; w < r->op_wend[o]; w++)
             t = max_u64(t, stream_done(p, st->waits[w].stream, st->waits[w].bound));
-        int32_t dv = st->device;
         if (!(p->no_legacy_op && p->no_legacy_op[o])) t = max_u64(t, legacy_barrier(p, op->stream, r->opkey[o]));
-        if (with_hw) {
-            int32_t q = r->op_qpred[o];
-            if (q >= 0 && !(p->no_queue && dv >= 0 && p->no_queue[dv])) t = max_u64(t, op_start(p, q));
-            int32_t b = r->op_barrier[o];
-            if (b >= 0 && !(p->no_barrier && p->no_barrier[b])) t = max_u64(t, barrier_drain(p, b));
-        }
     }
-    return t;
+    return with_hw ? op_hw_ready(p, o, t) : t;
 }
 
 /* The GPU work call c waited for, done at (0: waited for nothing). */
@@ -602,7 +629,8 @@ static void wait_on(const pass *p, int32_t s, int64_t bound, uint64_t *v, int32_
 static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
 {
     const ss_replay *r = p->r;
-    cwait w = r->cw[c];
+    static const cwait none = { .stream = -1, .device = -1, .kind = W_NONE, .wait_op = -1 };
+    const cwait w = r->cwi[c] == NO_WAIT ? none : r->cws[r->cwi[c]];
     *who = -1;
     if (!p->real && p->cflag && p->cflag[c] == 2) {
         /* the streams the host needed, each up to this call */
@@ -702,8 +730,7 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
         const ss_gpu_op *op = &m->ops[k];
         uint64_t ready = op_ready(p, k, 1);
         p->S[k] = sadd_noting(p, ready, r->lat[k]);
-        p->F[k] = p->S[k] + (op->end - op->start);
-        *endv = p->F[k];
+        *endv = p->S[k] + (op->end - op->start);
         return p->S[k];
     }
     const ss_call *c = &m->calls[k];
@@ -726,10 +753,12 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
     }
     /* exit (its entry not replayed yet: at the same time, exits go first) */
     uint64_t Ek = call_enter(p, k);
-    uint64_t post = r->post[k], own = r->own[k];
+    /* what it did when it did not wait: its measured duration */
+    const cwait *cw = r->cwi[k] == NO_WAIT ? NULL : &r->cws[r->cwi[k]];
+    uint64_t post = cw ? cw->post : 0, own = X - E;
     uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
     own = own > cut ? own - cut : 0;
-    uint64_t nowait = r->waited[k] ? post : own;
+    uint64_t nowait = cw && cw->waited ? post : own;
     uint64_t x = Ek + nowait;
     if (!(p->cflag && p->cflag[k] == 1)) {
         int32_t who;
@@ -738,7 +767,7 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
          * driver's wake-up): a call now released by other work than in
          * the measured run takes that work's measured wake-up, where a
          * call was woken by it. */
-        if (who != r->wait_op[k] && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
+        if (who != (cw ? cw->wait_op : -1) && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
         if (T2 && T2 + post > x) x = T2 + post;
     }
     if (p->cap && x < X && !ss_capture_wait_known(m, k)) x = X;
@@ -764,6 +793,22 @@ static uint64_t baseline_end_in(const ss_replay *r, uint32_t a, uint32_t b)
         a++;
     }
     return e;
+}
+
+/* The values live at position i (0 <= i <= nitems): born before it (an item
+ * j < i, a drain first asked for before it) and read from it on. */
+static uint32_t live_at(const ss_replay *r, uint32_t i)
+{
+    const uint8_t *o = r->outlives + 8 * (size_t)(i >> 6);   /* bit j of the array: o[j / 8] bit j % 8 */
+    uint32_t born = r->born_blk[i >> 6], k = 0;
+    for (; k < ((i & 63) >> 3); k++) born += (uint32_t)__builtin_popcount(o[k]);
+    born += (uint32_t)__builtin_popcount(o[k] & ((1u << (i & 7)) - 1));
+    uint32_t lo = 0, hi = r->ndborn;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->dborn[mid] < i) lo = mid + 1; else hi = mid;
+    }
+    return born + lo - r->die_off[i];
 }
 
 /* ---- shortcuts -------------------------------------------------------------
@@ -827,7 +872,7 @@ static uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpos, uint32_t
     const ss_replay *r = p->r;
     uint64_t end = p->p0 ? baseline_end_in(r, 0, p->p0) : 0;
     dset live = { 0 };
-    if (jumps) dset_add(&live, 0, r->live[p->p0]);
+    if (jumps) dset_add(&live, 0, live_at(r, p->p0));
     if (p->cap) {
         p->bank = ss_xcalloc(p->cap->nspans, sizeof(uint64_t));
         for (uint32_t s = 0; s < p->cap->nspans; s++) p->bank[s] = UINT64_MAX;
@@ -857,7 +902,7 @@ static uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpos, uint32_t
                 uint64_t e = baseline_end_in(r, i, n);
                 if (e) end = max_u64(end, e - (uint64_t)d);
                 live.n = 0;
-                dset_add(&live, d, r->live[n]);
+                dset_add(&live, d, live_at(r, n));
                 i = n;
                 continue;
             }
@@ -975,10 +1020,9 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
         sc->E = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
         sc->X = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
         sc->S = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
-        sc->F = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
         sc->M = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
     }
-    p.E = sc->E; p.X = sc->X; p.S = sc->S; p.F = sc->F; p.M = sc->M;
+    p.E = sc->E; p.X = sc->X; p.S = sc->S; p.M = sc->M;
     p.drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     p.proc = ss_xcalloc(r->nitems / 8 + 1, 1);
     p.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
@@ -1066,7 +1110,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
             const iref it = item_at(r, i);
             uint64_t v = pass_value(&p, it);
             rw->bval[i] = v;
-            uint64_t hi = it.rank == I_START ? p.F[it.idx] : v;
+            uint64_t hi = it.rank == I_START ? v + (m->ops[it.idx].end - m->ops[it.idx].start) : v;
             if (v < rw->vmin) rw->vmin = v;
             if (hi > rw->vmax) rw->vmax = hi;
             if (v > hi) rw->vmax = UINT64_MAX;   /* an end before its start wrapped */
@@ -1119,7 +1163,7 @@ static void record_baseline(ss_replay *r)
      * back until a what-if needs one, so that it is not resident together
      * with the per-position tables made below (the build's peak) */
     struct scratch *sc0 = &r->sc[0];
-    free(sc0->E); free(sc0->X); free(sc0->S); free(sc0->F); free(sc0->M);
+    free(sc0->E); free(sc0->X); free(sc0->S); free(sc0->M);
     *sc0 = (struct scratch){ 0 };
 
     /* a value lives from after the item that makes it to its last reader:
@@ -1128,7 +1172,7 @@ static void record_baseline(ss_replay *r)
      * last readers is made first and they are freed before the live
      * counts are allocated (the build's peak: one array per position less) */
     r->die_off = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
-    r->outlives = ss_xcalloc(nv / 8 + 1, 1);
+    r->outlives = ss_xcalloc(nv / 64 + 1, 8);
     uint32_t ndie = 0;
     for (uint32_t j = 0; j < nv; j++) {
         uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
@@ -1150,19 +1194,24 @@ static void record_baseline(ss_replay *r)
     /* from here only whether a value outlives the item that makes it */
     free(r->lastread);
     r->lastread = NULL;
-    /* live at position i: the values born before i (births, summed) less
-     * those last read before i (die_off[i]: the lists are by position) */
-    r->live = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
-    for (uint32_t j = 0; j < nv; j++) {
-        if (!((r->outlives[j >> 3] >> (j & 7)) & 1)) continue;
-        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
-        r->live[born + 1]++;
+    /* live at position i: the values born before i less those last read
+     * before i (die_off[i]: the lists are by position), counted by live_at
+     * from per-64-item counts of the outliving items and the outliving
+     * drains' births (4 bytes an item less than a count per position) */
+    r->born_blk = ss_xcalloc(r->nitems / 64 + 2, sizeof(uint32_t));
+    for (uint32_t q = 0, acc = 0; q <= r->nitems / 64; q++) {
+        r->born_blk[q] = acc;
+        uint64_t w;   /* 64 bits, whatever their order in it */
+        memcpy(&w, r->outlives + 8 * (size_t)q, 8);
+        if ((uint64_t)(q + 1) * 64 > r->nitems) break;   /* the last, partial word: the drains' bits follow */
+        acc += (uint32_t)__builtin_popcountll(w);
     }
-    uint32_t acc = 0;
-    for (uint32_t i = 0; i <= r->nitems; i++) {
-        acc += r->live[i];
-        r->live[i] = acc - r->die_off[i];
+    r->dborn = ss_xcalloc(r->nlb + 1, sizeof(uint32_t));
+    for (uint32_t b = 0; b < r->nlb; b++) {
+        uint32_t j = r->nitems + b;
+        if ((r->outlives[j >> 3] >> (j & 7)) & 1) r->dborn[r->ndborn++] = r->drain_first[b];
     }
+    qsort(r->dborn, r->ndborn, sizeof(uint32_t), cmp_u32);
     r->shortcuts = 1;
 }
 
@@ -1364,28 +1413,66 @@ const ss_load_barrier *ss_replay_load_barriers(const ss_replay *r, uint32_t *n)
 
 /* The items by time, then rank, then index (the order the passes walk),
  * into r->iidx / r->irank.  Entries and operation starts are in that order
- * already (the model sorts calls by entry and operations by start); marker
- * completions and exits are not: given in (rank, index) order, a stable
- * sort of their times leaves equal times in that order (qsort with a
- * comparator of the three took 1.3 s on 10 M records, the radix sort
- * 0.5 s).  The three sorted runs are then merged, equal times by rank:
- * a third of the items sorted, and no 16-byte copy of the entries and
- * starts (the build's peak). */
+ * already (the model sorts calls by entry and operations by start), and so,
+ * thread by thread, are exits: a host thread's calls follow one another, so
+ * each one's exit comes at or before the next one's, and the threads' exits
+ * are merged (by time, then call index) through a heap of the threads.
+ * Marker completions are not in order: given in index order, a stable sort
+ * of their times (ss_radix_sort16) leaves equal times in that order.  The
+ * four sorted runs are then merged, equal times by rank.  Only the markers
+ * are sorted (the exits were sorted with them before: 0.6 s of the build on
+ * 10 M records, and two 16-byte arrays of every call, the build's peak).  A
+ * trace whose calls of one thread overlap (damaged) or whose entries or
+ * starts are out of order has those sorted with the markers instead. */
 _Static_assert(sizeof(item) == 16 && offsetof(item, t) == 0, "ss_radix_sort16 sorts items by t");
+
+static uint64_t exit_time(const ss_call *c)
+{
+    return c->rec->t_exit < c->rec->t_enter ? c->rec->t_enter : c->rec->t_exit;
+}
+
+/* the threads' exit runs: a min-heap of (time, call) of each run's head */
+typedef struct xhead { uint64_t t; int32_t call; uint32_t th, pos; } xhead;
+
+static int xhead_less(const xhead *a, const xhead *b)
+{
+    return a->t != b->t ? a->t < b->t : a->call < b->call;
+}
+
+static void xheap_down(xhead *h, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, s = i;
+        if (l < n && xhead_less(&h[l], &h[s])) s = l;
+        if (l + 1 < n && xhead_less(&h[l + 1], &h[s])) s = l + 1;
+        if (s == i) return;
+        xhead t = h[i]; h[i] = h[s]; h[s] = t;
+        i = s;
+    }
+}
+
 static void sort_items(ss_replay *r)
 {
     const ss_model *m = r->m;
-    /* the runs taken as sorted, checked (else sorted with the others) */
+    /* the runs taken as sorted, checked (else sorted with the markers) */
     int runs = 1;
     for (uint32_t c = 1; c < m->ncalls && runs; c++) runs = m->calls[c - 1].rec->t_enter <= m->calls[c].rec->t_enter;
     for (uint32_t o = 1; o < m->nops && runs; o++) runs = m->ops[o - 1].start <= m->ops[o].start;
-    uint32_t na = 0, nb = runs ? m->ncalls : 0, nc = runs ? m->nops : 0;
-    item *a = ss_xcalloc((size_t)r->nmk + m->ncalls + (runs ? 0 : (size_t)m->ncalls + m->nops) + 1, sizeof(item));
+    uint32_t nthr_calls = 0;
+    for (uint32_t t = 0; t < m->nthreads && runs; t++) {
+        const ss_thread *th = &m->threads[t];
+        nthr_calls += th->ncalls;
+        for (uint32_t i = 1; i < th->ncalls && runs; i++)
+            runs = exit_time(&m->calls[th->calls[i - 1]]) <= exit_time(&m->calls[th->calls[i]]);
+    }
+    if (nthr_calls != m->ncalls) runs = 0;   /* every call in one thread's list */
+    uint32_t na = 0, nb = runs ? m->ncalls : 0, nc = runs ? m->nops : 0, nx = runs ? m->ncalls : 0;
+    item *a = ss_xcalloc((size_t)r->nmk + (runs ? 0 : 2 * (size_t)m->ncalls + m->nops) + 1, sizeof(item));
     for (uint32_t k = 0; k < r->nmk; k++) a[na++] = (item){ r->mk_real[k], I_MARK, (int32_t)k };
     for (uint32_t c = 0; c < m->ncalls; c++) {
-        uint64_t e = m->calls[c].rec->t_enter, x = m->calls[c].rec->t_exit;
-        a[na++] = (item){ x < e ? e : x, I_EXIT, (int32_t)c };
-        r->end = max_u64(r->end, x < e ? e : x);
+        uint64_t x = exit_time(&m->calls[c]);
+        if (!runs) a[na++] = (item){ x, I_EXIT, (int32_t)c };
+        r->end = max_u64(r->end, x);
     }
     for (uint32_t o = 0; o < m->nops; o++) r->end = max_u64(r->end, m->ops[o].end);
     if (!runs) {
@@ -1393,19 +1480,40 @@ static void sort_items(ss_replay *r)
         for (uint32_t o = 0; o < m->nops; o++) a[na++] = (item){ m->ops[o].start, I_START, (int32_t)o };
     }
     ss_radix_sort16(a, na);
-    r->nitems = na + nb + nc;
+    xhead *h = ss_xcalloc(m->nthreads + 1, sizeof(xhead));
+    uint32_t nh = 0;
+    for (uint32_t t = 0; t < m->nthreads && nx; t++)
+        if (m->threads[t].ncalls) {
+            int32_t c = m->threads[t].calls[0];
+            h[nh++] = (xhead){ exit_time(&m->calls[c]), c, t, 0 };
+        }
+    for (uint32_t i = nh / 2; i-- > 0;) xheap_down(h, nh, i);
+    r->nitems = na + nx + nb + nc;
     r->iidx = ss_xcalloc(r->nitems + 1, sizeof(int32_t));
     r->irank = ss_xcalloc(r->nitems + 1, 1);
-    uint32_t i = 0, b = 0, c = 0, n = 0;   /* a: markers and exits, b: entries, c: starts */
+    uint32_t i = 0, b = 0, c = 0, n = 0;   /* a: markers (or all), h: exits, b: entries, c: starts */
     while (n < r->nitems) {
         uint64_t ta = i < na ? a[i].t : UINT64_MAX;
+        uint64_t tx = nh ? h[0].t : UINT64_MAX;
         uint64_t tb = b < nb ? m->calls[b].rec->t_enter : UINT64_MAX;
         uint64_t tc = c < nc ? m->ops[c].start : UINT64_MAX;
-        /* ranks: a's (marker, exit) < entry < start; a run that is done
-         * is never taken (the others still hold an item) */
-        if (i < na && ta <= tb && ta <= tc) {
+        /* ranks: a's (markers; with !runs all of them, sorted) < exit <
+         * entry < start; a run that is done is never taken (the others
+         * still hold an item) */
+        if (i < na && ta <= tx && ta <= tb && ta <= tc) {
             r->iidx[n] = a[i].idx;
             r->irank[n++] = a[i++].rank;
+        } else if (nh && tx <= tb && tx <= tc) {
+            r->iidx[n] = h[0].call;
+            r->irank[n++] = I_EXIT;
+            const ss_thread *th = &m->threads[h[0].th];
+            if (++h[0].pos < th->ncalls) {
+                h[0].call = th->calls[h[0].pos];
+                h[0].t = exit_time(&m->calls[h[0].call]);
+            } else {
+                h[0] = h[--nh];
+            }
+            xheap_down(h, nh, 0);
         } else if (b < nb && (tb <= tc || c >= nc)) {
             r->iidx[n] = (int32_t)b++;
             r->irank[n++] = I_ENTER;
@@ -1414,6 +1522,7 @@ static void sort_items(ss_replay *r)
             r->irank[n++] = I_START;
         }
     }
+    free(h);
     free(a);
 }
 
@@ -1615,7 +1724,8 @@ static ss_replay *build(const ss_model *m)
     r->op_barrier = ss_xcalloc(m->nops + 1, sizeof(int32_t));
     r->ready = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
     r->lat = ss_xcalloc(m->nops + 1, sizeof(int64_t));
-    r->cw = ss_xcalloc(m->ncalls + 1, sizeof(cwait));
+    r->cwi = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
+    for (uint32_t c = 0; c <= m->ncalls; c++) r->cwi[c] = NO_WAIT;
     r->call_prev = ss_xcalloc(m->ncalls + 1, sizeof(int32_t));
     char buf[16];
     const char *lb = ss_model_env(m, "CUDA_LAUNCH_BLOCKING", buf, sizeof buf);
@@ -1675,9 +1785,18 @@ static ss_replay *build(const ss_model *m)
     int32_t *rec_stream = ss_xcalloc(m->nevents + 1, sizeof(int32_t));
     int64_t *rec_key = ss_xcalloc(m->nevents + 1, sizeof(int64_t));
     for (uint32_t e = 0; e < m->nevents; e++) rec_stream[e] = -1;
-    ss_u64map last_call = { 0 };
+    /* the previous call of each call's thread: its thread's list, in the
+     * calls' order (every call is in its thread's list; -1 for a first) */
+    for (uint32_t c = 0; c < m->ncalls; c++) r->call_prev[c] = -1;
+    for (uint32_t t = 0; t < m->nthreads; t++)
+        for (uint32_t i = 1; i < m->threads[t].ncalls; i++)
+            r->call_prev[m->threads[t].calls[i]] = m->threads[t].calls[i - 1];
     /* event records' device completion times, by correlation id (of
      * several records with one id, the last in the trace) */
+    /* per marker: its completion on the device (CUPTI's event record
+     * timestamp), 0 unknown; read only until the markers are placed */
+    uint64_t *mk_measured = NULL;
+    uint32_t nmeasured = 0, cmeasured = 0;
     corr_time *event_ts = ss_xcalloc(m->ncuda_events + 1, sizeof *event_ts);
     uint32_t nevent_ts = 0;
     for (uint32_t e = 0; e < m->ncuda_events; e++) {
@@ -1688,8 +1807,6 @@ static ss_replay *build(const ss_model *m)
     for (uint32_t c = 0; c < m->ncalls; c++) {
         const ss_call *call = &m->calls[c];
         int64_t key = 2 * (int64_t)c + 1;
-        r->call_prev[c] = (int32_t)ss_u64map_get(&last_call, call->rec->tid, -1);
-        ss_u64map_put(&last_call, call->rec->tid, (int64_t)c);
         if (call->rec->ret != 0 || call->captured) continue;
         int32_t s = call->stream;
         /* an event's completion is its record's marker: bounds that name
@@ -1697,16 +1814,18 @@ static ss_replay *build(const ss_model *m)
         if (call->cls == SS_API_EVENT_RECORD && call->event >= 0 && s >= 0) {
             rec_stream[call->event] = s;
             rec_key[call->event] = key + 1;
-            rmark x = { (int32_t)c, s, corr_time_of(event_ts, nevent_ts, call->rec->corr), 0, 0 };
+            rmark x = { (int32_t)c, s, 0, 0 };
+            SS_PUSH(mk_measured, nmeasured, cmeasured, corr_time_of(event_ts, nevent_ts, call->rec->corr));
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
             rstream *st = &r->st[s];
             wait_dep w = { key, rec_stream[call->event], rec_key[call->event] };
             SS_PUSH(st->waits, st->nwaits, st->cwaits, w);
-            rmark x = { (int32_t)c, s, 0, 0, 0 };
+            rmark x = { (int32_t)c, s, 0, 0 };
+            SS_PUSH(mk_measured, nmeasured, cmeasured, 0);
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         }
-        cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE };
+        cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE, .wait_op = -1 };
         ss_host_wait hw = ss_call_host_wait(m, call);
         if (r->launch_blocking && hw == SS_WAIT_NONE &&
             (call->cls == SS_API_LAUNCH || call->cls == SS_API_COPY_ASYNC || call->cls == SS_API_MEMSET_ASYNC))
@@ -1735,9 +1854,11 @@ static ss_replay *build(const ss_model *m)
         default:
             break;
         }
-        r->cw[c] = w;
+        if (w.kind != W_NONE) {
+            r->cwi[c] = r->ncws;
+            SS_PUSH(r->cws, r->ncws, r->ccws, w);
+        }
     }
-    ss_u64map_free(&last_call);
     free(event_ts);
     free(rec_stream);
     free(rec_key);
@@ -1774,11 +1895,13 @@ static ss_replay *build(const ss_model *m)
         /* a completion measured before its modelled readiness keeps the
          * measured run (the model holds it back too much): its delay is
          * negative, as an operation's may be */
-        r->mk_real[k] = x->measured ? x->measured : ready;
-        r->mk_lat[k] = x->measured ? sdiff(x->measured, ready) : 0;
+        uint64_t measured = mk_measured[k];
+        r->mk_real[k] = measured ? measured : ready;
+        r->mk_lat[k] = measured ? sdiff(measured, ready) : 0;
         SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
         SS_PUSH(st->mkk, st->nmkk, st->cmkk, mark_key(x));
     }
+    free(mk_measured);
 
     /* what the model alone says each op waited for */
     for (uint32_t o = 0; o < m->nops; o++) r->ready[o] = op_ready(&real, (int32_t)o, 0);
@@ -1804,26 +1927,26 @@ static ss_replay *build(const ss_model *m)
     free(by_key);
 
     /* what each call did besides waiting, measured */
-    r->post = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
-    r->own = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
-    r->waited = ss_xcalloc(m->ncalls + 1, 1);
-    r->wait_op = ss_xcalloc(m->ncalls + 1, sizeof(int32_t));
+    /* (a call that waits on nothing did not wait: wait_target is 0) */
     r->wake = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
     for (uint32_t o = 0; o < m->nops; o++) r->wake[o] = UINT64_MAX;
     for (uint32_t c = 0; c < m->ncalls; c++) {
+        if (r->cwi[c] == NO_WAIT) continue;
         uint64_t E = m->calls[c].rec->t_enter, X = m->calls[c].rec->t_exit < E ? E : m->calls[c].rec->t_exit;
         int32_t who;
         uint64_t T = wait_target(&real, (int32_t)c, &who);
-        r->waited[c] = T > E;
-        r->post[c] = r->waited[c] && X > T ? X - T : 0;
-        r->own[c] = X - E;
-        r->wait_op[c] = r->waited[c] ? who : -1;
-        if (r->waited[c] && who >= 0 && r->post[c] < r->wake[who]) r->wake[who] = r->post[c];
+        cwait *w = &r->cws[r->cwi[c]];
+        w->waited = T > E;
+        w->post = w->waited && X > T ? X - T : 0;
+        w->wait_op = w->waited ? who : -1;
+        if (w->waited && who >= 0 && w->post < r->wake[who]) r->wake[who] = w->post;
     }
 
-    /* the delay each op had after everything modelled */
+    /* the delay each op had after everything modelled: its readiness
+     * above (a max of measured times) raised by the hardware's terms, the
+     * same as op_ready(&real, o, 1) without walking its streams again */
     for (uint32_t o = 0; o < m->nops; o++)
-        r->lat[o] = sdiff(m->ops[o].start, op_ready(&real, (int32_t)o, 1));
+        r->lat[o] = sdiff(m->ops[o].start, op_hw_ready(&real, (int32_t)o, r->ready[o]));
 
     /* the measured order of events */
     sort_items(r);
@@ -1896,15 +2019,15 @@ void ss_replay_free(ss_replay *r)
         free(r->dev[d].streams); free(r->dev[d].group); free(r->dev[d].legacy);
     }
     free(r->st); free(r->dev); free(r->opkey); free(r->op_pred); free(r->op_wbeg); free(r->op_wend);
-    free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cw); free(r->call_prev);
-    free(r->post); free(r->own); free(r->waited); free(r->wait_op); free(r->wake);
+    free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cwi); free(r->cws); free(r->call_prev);
+    free(r->wake);
     free(r->iidx); free(r->irank); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
     free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);
-    free(r->live); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);
+    free(r->born_blk); free(r->dborn); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);
     free(r->drain_first); free(r->bdrain);
     for (unsigned w = 0; w < SS_MAX_THREADS; w++) {
-        free(r->sc[w].E); free(r->sc[w].X); free(r->sc[w].S); free(r->sc[w].F); free(r->sc[w].M);
+        free(r->sc[w].E); free(r->sc[w].X); free(r->sc[w].S); free(r->sc[w].M);
     }
     for (uint32_t i = 0; i < r->nmemo; i++) free(r->memo[i].rx);
     free(r->memo);

@@ -19,6 +19,11 @@ typedef struct ss_rule {
      * capture_windows.h): occurrences that the recorded part cannot support
      * are not added (ss_findings_add). */
     unsigned sampled;
+    /* 1: it asks what memory calls touch (ss_calls_share_memory & co.).
+     * Their cached answers are freed once the last such rule has run, before
+     * the rules that build the what-if replay (the analysis's peak); a rule
+     * that asks without saying so gets the same answers, resolved again. */
+    unsigned asks_memory;
 } ss_rule;
 
 extern const ss_rule ss_rule_implicit_sync;

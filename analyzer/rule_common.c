@@ -176,29 +176,32 @@ static int ranges_certainly_related(const mem_range *x, const mem_range *y)
  * function of the model, cached in it; the rules run on one thread (only
  * the what-if replays are parallel). */
 struct ss_ranges_cache {
-    uint32_t *off;             /* per call: its ranges in v[off..off+n), UINT32_MAX not resolved yet */
-    uint16_t *n;
+    /* per call: its ranges in v[off..off+n), off UINT32_MAX not resolved
+     * yet; side by side, one cache line for both (the rules ask about calls
+     * far apart: the lookup's miss is most of its cost) */
+    struct ranges_slot { uint32_t off; uint16_t n; uint16_t pad; } *slot;
     mem_range *v; uint32_t nv, cv;
 };
 
 static void ranges_cache_free(struct ss_ranges_cache *c)
 {
     if (!c) return;
-    free(c->off); free(c->n); free(c->v); free(c);
+    free(c->slot); free(c->v); free(c);
 }
 
-static const mem_range *cached_ranges(const ss_model *m, int32_t call, uint32_t *n)
+/* The first question about a call: its ranges resolved and kept (out of
+ * line: its buffers take 16 KiB of stack, the lookup below none). */
+static __attribute__((noinline)) const mem_range *resolve_ranges(const ss_model *m, int32_t call, uint32_t *n)
 {
     ss_model *mm = (ss_model *)m;   /* a cache the model owns and frees, like the replay */
     if (!mm->ranges) {
         mm->ranges = ss_xcalloc(1, sizeof *mm->ranges);
-        mm->ranges->off = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
-        mm->ranges->n = ss_xcalloc(m->ncalls + 1, sizeof(uint16_t));
-        memset(mm->ranges->off, 0xff, (m->ncalls + 1) * sizeof(uint32_t));
+        mm->ranges->slot = ss_xcalloc(m->ncalls + 1, sizeof *mm->ranges->slot);
+        for (uint32_t i = 0; i <= m->ncalls; i++) mm->ranges->slot[i].off = UINT32_MAX;
         mm->ranges_free = ranges_cache_free;
     }
     struct ss_ranges_cache *c = mm->ranges;
-    if (c->off[call] == UINT32_MAX) {
+    if (c->slot[call].off == UINT32_MAX) {
         mem_range r[MAX_RANGES];
         uint32_t k = call_ranges(m, &m->calls[call], r);
         if (c->nv + k > c->cv) {
@@ -206,12 +209,20 @@ static const mem_range *cached_ranges(const ss_model *m, int32_t call, uint32_t 
             c->v = ss_xrealloc(c->v, (size_t)c->cv * sizeof(mem_range));
         }
         if (k) memcpy(c->v + c->nv, r, k * sizeof(mem_range));
-        c->off[call] = c->nv;
-        c->n[call] = (uint16_t)k;
+        c->slot[call].off = c->nv;
+        c->slot[call].n = (uint16_t)k;
         c->nv += k;
     }
-    *n = c->n[call];
-    return *n ? c->v + c->off[call] : NULL;
+    *n = c->slot[call].n;
+    return *n ? c->v + c->slot[call].off : NULL;
+}
+
+static inline const mem_range *cached_ranges(const ss_model *m, int32_t call, uint32_t *n)
+{
+    const struct ss_ranges_cache *c = m->ranges;
+    if (!c || c->slot[call].off == UINT32_MAX) return resolve_ranges(m, call, n);
+    *n = c->slot[call].n;
+    return *n ? c->v + c->slot[call].off : NULL;
 }
 
 void ss_calls_memory_forget(const ss_model *m)

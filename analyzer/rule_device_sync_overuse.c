@@ -295,4 +295,5 @@ static void run(const ss_model *m, ss_findings *out)
 const ss_rule ss_rule_device_sync_overuse = {
     "device-sync-overuse", "device-wide synchronization where a stream or event sync would do", run,
     SS_SAMPLED_SETTLED | SS_SAMPLED_OWN_WAIT | SS_SAMPLED_NEXT,
+    1,   /* asks_memory */
 };

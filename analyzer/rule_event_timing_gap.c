@@ -202,4 +202,5 @@ static void run(const ss_model *m, ss_findings *out)
 const ss_rule ss_rule_event_timing_gap = {
     "event-timing-gap", "event timing that does not cover the work of other streams", run,
     SS_SAMPLED_HEAD,
+    0,   /* asks_memory */
 };

@@ -114,4 +114,5 @@ static void run(const ss_model *m, ss_findings *out)
 const ss_rule ss_rule_first_launch_stall = {
     "first-launch-stall", "a kernel's first launch stalled the device or the host (lazy loading, PTX JIT)", run,
     SS_SAMPLED_HEAD,
+    0,   /* asks_memory */
 };

@@ -63,4 +63,5 @@ static void run(const ss_model *m, ss_findings *out)
 const ss_rule ss_rule_hw_queue_aliasing = {
     "hw-queue-aliasing", "streams waited for each other because they share a hardware queue", run,
     SS_SAMPLED_SETTLED,
+    0,   /* asks_memory */
 };

@@ -55,4 +55,5 @@ static void run(const ss_model *m, ss_findings *out)
 const ss_rule ss_rule_launch_blocking = {
     "launch-blocking", "CUDA_LAUNCH_BLOCKING=1 made every launch synchronous", run,
     SS_SAMPLED_SETTLED,
+    0,   /* asks_memory */
 };

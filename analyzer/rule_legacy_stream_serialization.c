@@ -164,4 +164,5 @@ static void run(const ss_model *m, ss_findings *out)
 const ss_rule ss_rule_legacy_stream_serialization = {
     "legacy-stream-serialization", "implicit serialization through the legacy default stream", run,
     SS_SAMPLED_SETTLED,
+    1,   /* asks_memory */
 };

@@ -290,4 +290,5 @@ static void run(const ss_model *m, ss_findings *out)
 const ss_rule ss_rule_missing_fence = {
     "missing-fence", "unordered accesses to the same memory from different streams", run,
     SS_SAMPLED_SPAN,
+    0,   /* asks_memory */
 };

@@ -146,4 +146,5 @@ static void run(const ss_model *m, ss_findings *out)
 const ss_rule ss_rule_pageable_async_copy = {
     "pageable-async-copy", "asynchronous copy with pageable host memory", run,
     SS_SAMPLED_NEXT,
+    0,   /* asks_memory */
 };

@@ -149,4 +149,5 @@ static void run(const ss_model *m, ss_findings *out)
 const ss_rule ss_rule_relies_on_legacy_sync = {
     "relies-on-legacy-sync", "a dependency between streams that only the legacy default stream orders", run,
     SS_SAMPLED_SPAN,
+    1,   /* asks_memory */
 };

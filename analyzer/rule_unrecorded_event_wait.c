@@ -53,4 +53,5 @@ static void run(const ss_model *m, ss_findings *out)
 const ss_rule ss_rule_unrecorded_event_wait = {
     "unrecorded-event-wait", "wait on an event that was never recorded", run,
     SS_SAMPLED_HEAD,
+    0,   /* asks_memory */
 };

@@ -25,12 +25,18 @@ void ss_rules_run_all(const ss_model *m, ss_findings *out)
     /* The what-if replay is built while the rules that do not need it run
      * (with SYNCSIGHT_THREADS=1, on first use, as before) */
     ss_replay_prefetch(m);
+    int last_memory = -1;
+    for (int i = 0; ss_rules[i]; i++)
+        if (ss_rules[i]->asks_memory) last_memory = i;
     for (int i = 0; ss_rules[i]; i++) {
         out->sampled_need = ss_rules[i]->sampled;
         ss_rules[i]->run(m, out);
+        /* the memory questions are answered: their ranges are not resident
+         * while the replay is built (on first use) */
+        if (i == last_memory) ss_calls_memory_forget(m);
     }
     out->sampled_need = 0;
-    /* the rules' memory questions are answered: their ranges are not
-     * resident during the findings' what-ifs (the analysis's peak) */
+    /* and those of a rule that asked without saying so: not resident
+     * during the findings' what-ifs */
     ss_calls_memory_forget(m);
 }
