@@ -61,6 +61,8 @@ FIXTURES="$FIXTURES graph_side_race graph_side_race_fixed"
 FIXTURES="$FIXTURES graph_added_race graph_added_race_fixed"
 # ... and with the node added by the generic cudaGraphAddNode (CUDA 12.2+).
 FIXTURES="$FIXTURES graph_generic_race graph_generic_race_fixed"
+# Memory mapped with cuMemMap (as PyTorch's expandable segments grow): a buffer spanning two mapped chunks.
+FIXTURES="$FIXTURES vmm_race vmm_race_fixed"
 # Launches through the driver API (recorded from CUPTI's driver callbacks): a
 # driver-only program, CuPy's RawKernel, a torch.compile'd (Triton) reader.
 FIXTURES="$FIXTURES driver_launch_race driver_launch_race_fixed cupy_rawkernel_race cupy_rawkernel_race_fixed"
