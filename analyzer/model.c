@@ -431,6 +431,18 @@ const ss_nvtx_rec *ss_model_nvtx_at(const ss_model *m, uint32_t tid, uint64_t t0
     return best;
 }
 
+void ss_call_released_range(const ss_model *m, const ss_call *c, uint64_t *lo, uint64_t *hi)
+{
+    const ss_alloc *al = &m->allocs[c->alloc];
+    const ss_api_rec *r = c->rec;
+    *lo = al->ptr;
+    *hi = al->ptr + (al->size ? al->size : 1);
+    if (r->bytes && r->ptr >= *lo && r->ptr < *hi) {
+        *lo = r->ptr;
+        if (r->bytes < *hi - *lo) *hi = *lo + r->bytes;
+    }
+}
+
 int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t)
 {
     uint32_t lo = 0, hi = m->nallocs;

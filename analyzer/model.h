@@ -347,6 +347,10 @@ const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, siz
 const ss_nvtx_rec *ss_model_nvtx_at(const ss_model *m, uint32_t tid, uint64_t t0, uint64_t t1);
 /* Allocation containing addr at time t (live then), or -1. */
 int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t);
+/* The range a successful release call c (class SS_API_FREE, c->alloc >= 0)
+ * takes away: its allocation, or its own range when it releases part of one
+ * (an unmap of some of the joined mappings, whose record holds ptr + bytes). */
+void ss_call_released_range(const ss_model *m, const ss_call *c, uint64_t *lo, uint64_t *hi);
 /* Is a stream-ordered call a capture (cudaGraphLaunch) whose GPU work the
  * launch stream orders as one unit?  Its ops may run on internal streams. */
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c);

@@ -126,13 +126,8 @@ static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
     }
     case SS_API_FREE:
         if (c->alloc >= 0) {
-            const ss_alloc *al = &m->allocs[c->alloc];
-            uint64_t lo = al->ptr, hi = al->ptr + (al->size ? al->size : 1);
-            /* an unmap (bytes set) of part of joined mappings releases its own range only */
-            if (c->rec->bytes && c->rec->ptr >= lo && c->rec->ptr < hi) {
-                lo = c->rec->ptr;
-                if (c->rec->bytes < hi - lo) hi = lo + c->rec->bytes;
-            }
+            uint64_t lo, hi;
+            ss_call_released_range(m, c, &lo, &hi);
             out[n++] = (mem_range){ lo, hi, hi, MR_WRITE, 1, 1 };
         }
         break;

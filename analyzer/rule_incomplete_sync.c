@@ -195,13 +195,8 @@ static uint32_t release_ranges(const ss_model *m, const ss_call *f, range *r)
     const ss_api_rec *x = f->rec;
     if (f->cls == SS_API_FREE) {
         if (f->alloc >= 0) {
-            const ss_alloc *a = &m->allocs[f->alloc];
-            uint64_t lo = a->ptr, hi = a->ptr + (a->size ? a->size : 1);
-            /* an unmap (bytes set) of part of joined mappings releases its own range only */
-            if (x->bytes && x->ptr >= lo && x->ptr < hi) {
-                lo = x->ptr;
-                if (x->bytes < hi - lo) hi = lo + x->bytes;
-            }
+            uint64_t lo, hi;
+            ss_call_released_range(m, f, &lo, &hi);
             r[n++] = (range){ lo, hi, 1 };
         } else if (x->ptr) {
             r[n++] = (range){ x->ptr, x->ptr + 1, 1 };

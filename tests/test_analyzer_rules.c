@@ -745,7 +745,10 @@ static void test_memory_model(void)
  * first chunk (`A`, short) and the second (`C`, long), the host synchronizes
  * `A` only, then 2: unmaps the second chunk, which `C`'s kernel still uses;
  * 3: unmaps the first chunk (its own range only: nothing in flight there);
- * 4: synchronizes `C` too before unmapping the second chunk. */
+ * 4: synchronizes `C` too before unmapping the second chunk;
+ * 5: no synchronization at all before unmapping the second chunk (missing-fence:
+ * a use after release; incomplete-sync has no synchronization to blame);
+ * 6: the same with a memset (a known write) on the second chunk instead of `C`'s kernel. */
 #define VMM_BASE 0x7e0000000000ull
 #define VMM_CHUNK (2ull << 20)
 static void write_vmm(const char *name, int mode)
@@ -772,8 +775,16 @@ static void write_vmm(const char *name, int mode)
     } else {
         uint64_t k1[1] = { VMM_BASE }, k2[1] = { VMM_BASE + VMM_CHUNK };
         tb_launch(&b, MS(1), 0xA1, 13, MS(1.01), MS(3), k1, 1);
-        tb_launch(&b, MS(1.1), 0xC1, 14, MS(1.11), MS(21), k2, 1);
-        CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.2), .t1 = MS(3.01), .stream = 0xA1);
+        if (mode == 6) {
+            uint32_t c = CALL(&b, .cbid = CB_cudaMemsetAsync, .t0 = MS(1.1), .t1 = MS(1.11), .stream = 0xC1,
+                              .ptr = VMM_BASE + VMM_CHUNK, .bytes = VMM_CHUNK);
+            ss_memset_rec *ms = tb_rec(&b, SS_REC_MEMSET, sizeof *ms, 0);
+            ms->g.start = MS(1.2); ms->g.end = MS(21); ms->g.corr = c; ms->g.stream_id = 14; ms->g.context_id = 1;
+            ms->bytes = VMM_CHUNK; ms->mem_kind = SS_MEM_DEVICE; ms->async = 1;
+        } else {
+            tb_launch(&b, MS(1.1), 0xC1, 14, MS(1.11), MS(21), k2, 1);
+        }
+        if (mode < 5) CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.2), .t1 = MS(3.01), .stream = 0xA1);
         if (mode == 4) CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(3.1), .t1 = MS(21.01), .stream = 0xC1);
         uint64_t cut = mode == 3 ? VMM_BASE : VMM_BASE + VMM_CHUNK;
         double t = mode == 4 ? 22 : 4;   /* 2, 3: while `C`'s kernel runs */
@@ -788,10 +799,14 @@ static void test_vmm(void)
     static const struct { const char *name; const ss_rule *rule; uint32_t findings; } cases[] = {
         { "vmm_join_race", &ss_rule_missing_fence, 1 }, { "vmm_join_fixed", &ss_rule_missing_fence, 0 },
         { "vmm_unmap_inflight", &ss_rule_incomplete_sync, 1 }, { "vmm_unmap_other_chunk", &ss_rule_incomplete_sync, 0 },
-        { "vmm_unmap_synced", &ss_rule_incomplete_sync, 0 },
+        { "vmm_unmap_synced", &ss_rule_incomplete_sync, 0 }, { "vmm_unmap_unsynced", &ss_rule_missing_fence, 1 },
+        /* the same traces through the other rule: one finding per problem */
+        { "vmm_unmap_inflight", &ss_rule_missing_fence, 0 }, { "vmm_unmap_other_chunk", &ss_rule_missing_fence, 0 },
+        { "vmm_unmap_synced", &ss_rule_missing_fence, 0 }, { "vmm_unmap_unsynced", &ss_rule_incomplete_sync, 0 },
+        { "vmm_unmap_memset", &ss_rule_missing_fence, 1 },
     };
-    for (int i = 0; i < 5; i++) {
-        write_vmm(cases[i].name, i);
+    for (int i = 0; i < 11; i++) {
+        if (i < 6 || i == 10) write_vmm(cases[i].name, i < 6 ? i : 6);
         char path[600];
         snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
         result r = analyze(path, cases[i].rule);
@@ -801,6 +816,16 @@ static void test_vmm(void)
             CHECK(r.f.v[0].alloc >= 0 && r.m->allocs[r.f.v[0].alloc].ptr == VMM_BASE &&
                   r.m->allocs[r.f.v[0].alloc].size == 2 * VMM_CHUNK && strstr(r.f.v[0].message, "cuMemMap"),
                   "joined mapping: %s", r.f.v[0].message);
+        if (i == 5 && r.f.n == 1)
+            /* the kernel's code is not in the trace: whether it dereferences its pointer is not known */
+            CHECK(r.f.v[0].severity == SS_SEV_WARNING &&
+                  strstr(r.f.v[0].message, "possible use after release (whether the kernel dereferences") ==
+                  r.f.v[0].message && strstr(r.f.v[0].message, "cuMemUnmap released 0x7e0000200000..0x7e0000400000"),
+                  "unsynced unmap: severity %d: %s", r.f.v[0].severity, r.f.v[0].message);
+        if (i == 10 && r.f.n == 1)   /* a memset's write is known: proven */
+            CHECK(r.f.v[0].severity == SS_SEV_ERROR && strstr(r.f.v[0].message, "use after release: cuMemUnmap") ==
+                  r.f.v[0].message && strstr(r.f.v[0].message, "which writes it"),
+                  "unsynced unmap of a memset's range: severity %d: %s", r.f.v[0].severity, r.f.v[0].message);
         if (i == 2 && r.f.n == 1)   /* unmapping does not wait: the GPU may still use the range */
             CHECK(r.f.v[0].severity == SS_SEV_ERROR, "unmap in flight: severity %d: %s", r.f.v[0].severity,
                   r.f.v[0].message);
