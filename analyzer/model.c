@@ -841,7 +841,6 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-
 static uint32_t alloc_kind_of(const char *base)
 {
     /* runtime names and their driver twins (cuda_api.tab) */

@@ -626,11 +626,18 @@ static void wait_on(const pass *p, int32_t s, int64_t bound, uint64_t *v, int32_
     }
 }
 
+/* Call c's host wait: its cwait, or for a call that waits on nothing one
+ * that says so (did not wait, post 0, no releasing operation). */
+static const cwait *cwait_of(const ss_replay *r, int32_t c)
+{
+    static const cwait none = { .stream = -1, .device = -1, .kind = W_NONE, .wait_op = -1 };
+    return r->cwi[c] == NO_WAIT ? &none : &r->cws[r->cwi[c]];
+}
+
 static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
 {
     const ss_replay *r = p->r;
-    static const cwait none = { .stream = -1, .device = -1, .kind = W_NONE, .wait_op = -1 };
-    const cwait w = r->cwi[c] == NO_WAIT ? none : r->cws[r->cwi[c]];
+    const cwait w = *cwait_of(r, c);
     *who = -1;
     if (!p->real && p->cflag && p->cflag[c] == 2) {
         /* the streams the host needed, each up to this call */
@@ -754,11 +761,11 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
     /* exit (its entry not replayed yet: at the same time, exits go first) */
     uint64_t Ek = call_enter(p, k);
     /* what it did when it did not wait: its measured duration */
-    const cwait *cw = r->cwi[k] == NO_WAIT ? NULL : &r->cws[r->cwi[k]];
-    uint64_t post = cw ? cw->post : 0, own = X - E;
+    const cwait *cw = cwait_of(r, k);
+    uint64_t post = cw->post, own = X - E;
     uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
     own = own > cut ? own - cut : 0;
-    uint64_t nowait = cw && cw->waited ? post : own;
+    uint64_t nowait = cw->waited ? post : own;
     uint64_t x = Ek + nowait;
     if (!(p->cflag && p->cflag[k] == 1)) {
         int32_t who;
@@ -767,7 +774,7 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
          * driver's wake-up): a call now released by other work than in
          * the measured run takes that work's measured wake-up, where a
          * call was woken by it. */
-        if (who != (cw ? cw->wait_op : -1) && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
+        if (who != cw->wait_op && who >= 0 && r->wake[who] != UINT64_MAX) post = r->wake[who];
         if (T2 && T2 + post > x) x = T2 + post;
     }
     if (p->cap && x < X && !ss_capture_wait_known(m, k)) x = X;

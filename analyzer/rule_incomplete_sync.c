@@ -212,9 +212,9 @@ static uint32_t release_ranges(const ss_model *m, const ss_call *f, range *r)
 /* Does op (a left-in-flight operation) touch memory of the release call in a
  * conflicting way (one of the two writes)?  Copies and memsets by their exact
  * ranges; kernels through each pointer argument, from it to the end of its
- * allocation (the trace has no sizes), read or written as the kernel's code shows (kernel_access.h),
- * else "may read or write".  *maybe: only a kernel's possible write makes it
- * a conflict. */
+ * allocation (the trace has no sizes), read or written as the kernel's code
+ * shows (kernel_access.h), else "may read or write".  *maybe: only a kernel's
+ * possible write makes it a conflict. */
 #define OP_RANGES_MAX 260
 static int op_conflicts(const ss_model *m, int32_t o, const ss_call *f, int *maybe)
 {

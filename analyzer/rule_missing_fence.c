@@ -69,6 +69,8 @@ typedef struct fence_state {
 
 static int writes(uint8_t kind) { return kind == ACC_WRITE || kind == ACC_RW || kind == ACC_MAY; }
 
+static const char RACE_COST[] = "0 ms: a correctness finding (results depend on timing), not a time cost";
+
 static const char *verb(uint8_t kind, int past)
 {
     switch (kind) {
@@ -162,7 +164,7 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
         .severity = maybe ? SS_SEV_WARNING : SS_SEV_ERROR,
         .fixed_severity = 1,
         .cost_ms = 0,
-        .cost_basis = "0 ms: a correctness finding (results depend on timing), not a time cost",
+        .cost_basis = RACE_COST,
         .message = msg,
         .fix = "Order the two streams: cudaEventRecord(ev, producer_stream) after the producer and "
                "cudaStreamWaitEvent(consumer_stream, ev) before the consumer (or synchronize the producer "
@@ -211,13 +213,6 @@ static void on_access(fence_state *f, int32_t alloc, access x)
     SS_PUSH(sh->v, sh->n, sh->cap, x);
 }
 
-/* A release that does not wait for the GPU (cuMemUnmap: measured on an H100,
- * 0.1-0.2 ms with a kernel in flight) takes its range away from GPU work on it
- * that nothing has ordered before the call: that work may fault, or touch
- * whatever is mapped there next.  (cudaFree and its kin wait for the device
- * first, so nothing of theirs can still run.)  The latest such access is
- * reported; one whose touched bytes lie in the range is proven, one that only
- * may reach into it (a kernel's pointer below the range) is possible. */
 /* Did thread tid wait for any GPU work between calls a and b?  A wait that
  * left e in flight before the release is incomplete-sync's finding (it says
  * which synchronization fell short); this rule keeps the releases that follow
@@ -229,6 +224,13 @@ static int waited_between(const ss_model *m, uint32_t tid, int32_t a, int32_t b)
     return 0;
 }
 
+/* A release that does not wait for the GPU (cuMemUnmap: measured on an H100,
+ * 0.1-0.2 ms with a kernel in flight) takes its range away from GPU work on it
+ * that nothing has ordered before the call: that work may fault, or touch
+ * whatever is mapped there next.  (cudaFree and its kin wait for the device
+ * first, so nothing of theirs can still run.)  The latest such access is
+ * reported; one whose touched bytes lie in the range is proven, one that only
+ * may reach into it (a kernel's pointer below the range) is possible. */
 static void release_check(fence_state *f, int32_t ci)
 {
     const ss_model *m = f->m;
@@ -259,14 +261,13 @@ static void release_check(fence_state *f, int32_t ci)
                  name, (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)(hi - lo),
                  (unsigned long long)a->size, a->alloc_call >= 0 ? ss_model_call_name(m, &m->calls[a->alloc_call]) : "?",
                  le, ss_stream_describe(m, m->calls[e->call].stream, se, sizeof se),
-                 maybe ? "may reach" : e->kind == ACC_READ ? "reads" : e->kind == ACC_WRITE ? "writes" : "reads and writes",
-                 name);
+                 below ? "may reach" : verb(e->kind, 0), name);
         ss_occurrence o = {
             .rule = "missing-fence",
             .severity = maybe ? SS_SEV_WARNING : SS_SEV_ERROR,
             .fixed_severity = 1,
             .cost_ms = 0,
-            .cost_basis = "0 ms: a correctness finding (results depend on timing), not a time cost",
+            .cost_basis = RACE_COST,
             .message = msg,
             .fix = "Wait for the GPU work that uses the memory before releasing it: cudaStreamSynchronize on its "
                    "stream, or an event recorded after that work and cudaEventSynchronize (or a successful "

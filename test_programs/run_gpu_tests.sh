@@ -147,6 +147,19 @@ src_run_env() { sed -n 's|^// RUN-ENV:||p' "$1" | tr '\n' ' '; }
 # Variants run the same binary in another environment: <name>.env-<variant>.expect,
 # whose "# RUN-ENV: VAR=value ..." lines add to the program's own (label <name>_<variant>).
 expect_run_env() { sed -n 's|^# RUN-ENV:||p' "$1" | tr '\n' ' '; }
+# run_env_variants NAME BASE_ENV CMD...: each <NAME>.env-<v>.expect, CMD run
+# traced as NAME_<v> in BASE_ENV plus the variant's RUN-ENV, and checked.
+run_env_variants() {
+    local n=$1 base=$2 ve v
+    shift 2
+    for ve in "$TP/$n".env-*.expect; do
+        [ -f "$ve" ] || continue
+        v=${ve#"$TP/$n".env-}; v=${v%.expect}
+        RUN_ENV="$base $(expect_run_env "$ve")"
+        run_traced "${n}_$v" "$@"
+        check_program "$n" "${n}_$v" "$ve"
+    done
+}
 for n in "${names[@]}"; do
     [ -f "$TP/$n.cu" ] || continue
     if [ "$n" = capture_basic ]; then
@@ -281,13 +294,7 @@ for n in "${names[@]}"; do
             RUN_ENV=$(src_run_env "$TP/$n.cu")
             run_traced "$n" "$bin"
             check_program "$n" "$n" "$TP/$n.expect"
-            for ve in "$TP/$n".env-*.expect; do
-                [ -f "$ve" ] || continue
-                v=${ve#"$TP/$n".env-}; v=${v%.expect}
-                RUN_ENV="$(src_run_env "$TP/$n.cu") $(expect_run_env "$ve")"
-                run_traced "${n}_$v" "$bin"
-                check_program "$n" "${n}_$v" "$ve"
-            done
+            run_env_variants "$n" "$(src_run_env "$TP/$n.cu")" "$bin"
             if [ -f "$TP/$n.ptds.expect" ]; then
                 # The same source built with --default-stream per-thread.
                 p=${n}_ptds
@@ -323,13 +330,7 @@ for n in "${names[@]}"; do
         fi
         run_traced "$n" "$PYTHON" "$TP/$n.py"
         check_program "$n" "$n" "$TP/$n.expect"
-        for ve in "$TP/$n".env-*.expect; do
-            [ -f "$ve" ] || continue
-            v=${ve#"$TP/$n".env-}; v=${v%.expect}
-            RUN_ENV=$(expect_run_env "$ve")
-            run_traced "${n}_$v" "$PYTHON" "$TP/$n.py"
-            check_program "$n" "${n}_$v" "$ve"
-        done
+        run_env_variants "$n" "" "$PYTHON" "$TP/$n.py"
         RUN_ENV=
         if has "$n" "$CSAN_MUST_FLAG $CSAN_MUST_PASS $CSAN_INFO"; then
             TORCH_CUDA_SANITIZER=1 timeout "$RUN_TIMEOUT" "$PYTHON" "$TP/$n.py" > "$OUT/csan/$n.txt" 2>&1
