@@ -155,6 +155,13 @@ run_env_variants() {
     for ve in "$TP/$n".env-*.expect; do
         [ -f "$ve" ] || continue
         v=${ve#"$TP/$n".env-}; v=${v%.expect}
+        # a variant named like a program would overwrite that program's
+        # trace and report (stream_waves.env-fixed did: stream_waves_fixed)
+        if [ -f "$TP/${n}_$v.cu" ] || [ -f "$TP/${n}_$v.py" ]; then
+            fail "${n}_$v" "$ve: the variant's name is a program's; rename it"
+            note_result "$n" FAIL
+            continue
+        fi
         RUN_ENV="$base $(expect_run_env "$ve")"
         run_traced "${n}_$v" "$@"
         check_program "$n" "${n}_$v" "$ve"

@@ -36,6 +36,16 @@ for expect in test_programs/*.ptds.expect; do
     n=$(basename "$expect" .ptds.expect)
     [ -f "test_programs/$n.cu" ] || echo "FAIL $expect: no test_programs/$n.cu to build per-thread" >> "$T/summary"
 done
+# An environment variant (<name>.env-<v>.expect) is traced as <name>_<v>: a
+# program of that name would share its trace and report.
+for expect in test_programs/*.env-*.expect; do
+    [ -e "$expect" ] || continue
+    base=$(basename "$expect" .expect); n=${base%%.env-*}; v=${base#*.env-}
+    for ext in cu py; do
+        [ -f "test_programs/${n}_$v.$ext" ] &&
+            echo "FAIL $expect: traced as ${n}_$v, the name of test_programs/${n}_$v.$ext" >> "$T/summary"
+    done
+done
 xargs -P "$jobs" -L 1 sh -c \
     'n=$1 src=$2; shift 2; "$NVCC" -std=c++17 -Xcompiler -Wall,-Wextra,-Werror "$@" -o "$T/$n" "$src" > "$T/$n.log" 2>&1 || { echo "FAIL compile $n ($src $*)"; cat "$T/$n.log"; }' sh \
     < "$T/jobs" >> "$T/summary" 2>&1
