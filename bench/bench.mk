@@ -29,6 +29,10 @@ BENCH_REPS ?= 5
 # Results: a directory (capture-<date>.md and .tsv go in it) or the .md file;
 # empty: bench/results/capture-<date>.md.
 BENCH_OUT ?=
+# When `make bench` started: run_bench.sh's time limits count from here, so
+# that the build before it is inside them (the GPU machines end a command at
+# 600 s, build included).
+BENCH_T0 := $(shell date +%s)
 
 BENCH_TOOL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -I$(CUPTI_INC_DIR)
 
@@ -62,7 +66,7 @@ bench-analyzer: $(BUILD)/ss-gen-trace $(BUILD)/ss-read-trace $(BUILD)/syncsight
 		--keep $(BENCH_KEEP) --analyzer-args "$(BENCH_ANALYZER_ARGS)" --results bench/results
 
 bench: $(BUILD)/libsyncsight.so $(BUILD)/syncsight bench-programs
-	BUILD=$(BUILD) PYTHON=$(PYTHON) BENCH_REPS=$(BENCH_REPS) BENCH_OUT="$(BENCH_OUT)" bash bench/run_bench.sh
+	BUILD=$(BUILD) PYTHON=$(PYTHON) BENCH_REPS=$(BENCH_REPS) BENCH_OUT="$(BENCH_OUT)" BENCH_T0=$(BENCH_T0) bash bench/run_bench.sh
 
 # The generator's traces must read back clean and pass every consistency
 # check, at several sizes and seeds; a cut-short trace must be reported as

@@ -193,7 +193,21 @@ run_one() {
     printf 'run_bench: rep %s %-12s %-10s wall_s=%s\n' "$rep" "$prog" "$cfg" "$wall" >&2
 }
 
-start=$SECONDS
+# The limits count from BENCH_T0 (epoch seconds: make bench sets it when it
+# starts, before the build) or from here.
+# The table of the runs so far: at the end, or when the run is stopped from
+# outside (timeout's TERM), so that a cut run still leaves its table.
+summarize() {
+    elapsed=$((SECONDS - start))
+    local gpu
+    gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+    cp "$raw" "${out%.md}.tsv"
+    "$PYTHON" "$root/bench/summarize_capture.py" "$raw" "$out" \
+        --gpu "${gpu:-unknown}" --nsys "${NSYS:-none}" --elapsed "$elapsed" --stopped "${stopped_at:-}" \
+        --train-steps "$BENCH_TRAIN_STEPS" --train-long-steps "$BENCH_TRAIN_LONG_STEPS" --min-reps "$MIN_REPS"
+}
+trap 'echo "run_bench: stopped from outside in rep ${rep:-1}" >&2; stopped_at=${rep:-1}; summarize; exit 143' TERM INT
+start=$((SECONDS - ($(date +%s) - ${BENCH_T0:-$(date +%s)})))
 stopped_at=""
 slowest=0
 for rep in $(seq 1 "$REPS"); do
@@ -217,13 +231,7 @@ for rep in $(seq 1 "$REPS"); do
     [ -n "$stopped_at" ] && break
     [ $((SECONDS - rep_start)) -gt "$slowest" ] && slowest=$((SECONDS - rep_start))
 done
-elapsed=$((SECONDS - start))
-
-gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
-"$PYTHON" "$root/bench/summarize_capture.py" "$raw" "$out" \
-    --gpu "${gpu:-unknown}" --nsys "${NSYS:-none}" --elapsed "$elapsed" --stopped "${stopped_at:-}" \
-    --train-steps "$BENCH_TRAIN_STEPS" --train-long-steps "$BENCH_TRAIN_LONG_STEPS" --min-reps "$MIN_REPS" || exit 1
-cp "$raw" "${out%.md}.tsv"
+summarize || exit 1
 for f in "$tmp"/fail-*.txt; do
     [ -e "$f" ] || continue
     echo "---- $(basename "$f")" >&2

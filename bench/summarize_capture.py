@@ -80,7 +80,7 @@ def main():
         "# Capture overhead",
         "",
         f"GPU: {args.gpu}.  nsys: `{args.nsys}`.  Whole benchmark: {args.elapsed} s."
-        + (f"  Stopped by the time limit before repetition {args.stopped}." if args.stopped else ""),
+        + (f"  Stopped by a time limit at repetition {args.stopped}: it and later ones did not run in full." if args.stopped else ""),
         "",
         "Each cell: median wall time of the program's timed loop over the repetitions (min-max), runs interleaved",
         "across configurations.  Slowdown is against \"no tool\" in the same run; per-call cost = (median - median",

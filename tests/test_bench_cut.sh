@@ -1,0 +1,55 @@
+#!/bin/bash
+# bench/run_bench.sh on a machine that ends its command (the GPU machines stop
+# one at 600 s): a run stopped from outside still writes its table and raw
+# runs, and the time limits count from BENCH_T0 (when `make bench`
+# started, build included), not from the script's start. The programs are
+# stand-ins that print a timing line (no GPU here); what is checked is the
+# script's bookkeeping, not a measurement.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+PYTHON=${PYTHON:-python3}
+[ -e "$BUILD/libsyncsight.so" ] || { echo "no $BUILD/libsyncsight.so"; exit 77; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+mkdir -p "$T/build/bench"
+cp "$BUILD/libsyncsight.so" "$T/build/"
+for p in launch_bound copy_bound; do
+    printf '#!/bin/sh\nsleep 1\necho "BENCH name=%s wall_s=0.5 calls=100"\n' "$p" > "$T/build/bench/$p"
+    chmod +x "$T/build/bench/$p"
+done
+# No torch: only the two CUDA programs run (PYTHON is asked whether it has one).
+cat > "$T/py" <<EOF
+#!/bin/sh
+case "\$*" in *"import torch"*) exit 1 ;; esac
+exec "$PYTHON" "\$@"
+EOF
+chmod +x "$T/py"
+
+# 1. Stopped from outside in the first repetition: the table and the raw runs
+#    of what ran are there, saying where it stopped.
+BUILD="$T/build" PYTHON="$T/py" NSYS=/bin/true BENCH_OUT="$T/cut/" \
+    timeout 5 bash bench/run_bench.sh > "$T/cut.log" 2>&1
+rc=$?
+[ "$rc" = 124 ] || fail "the cut run exited $rc, wanted 124 (timeout's)"
+md=$(ls "$T"/cut/capture-*.md 2> /dev/null | head -n 1)
+if [ -z "$md" ]; then
+    fail "a run stopped from outside left no table"; sed 's/^/    /' "$T/cut.log"
+else
+    grep -q 'at repetition 1' "$md" || fail "the table does not say where the run stopped"
+    grep -q '^| no tool | 1 ' "$md" || fail "the table lacks the run that finished"
+    [ "$(grep -c . "${md%.md}.tsv")" -ge 2 ] || fail "no raw runs beside the table"
+fi
+
+# 2. The limits count from BENCH_T0: with make's start 600 s ago, the hard
+#    limit (540 s) is past before the first run, and nothing runs.
+BUILD="$T/build" PYTHON="$T/py" NSYS=/bin/true BENCH_OUT="$T/late/" BENCH_T0=$(($(date +%s) - 600)) \
+    bash bench/run_bench.sh > "$T/late.log" 2>&1
+grep -q 'hard limit 540s reached in rep 1' "$T/late.log" || fail "BENCH_T0 600 s ago did not stop the run"
+grep -q 'rep 1 launch_bound' "$T/late.log" && fail "a program ran past the hard limit"
+
+[ "$failures" = 0 ] && echo "run_bench: a cut run leaves its table; limits count from BENCH_T0"
+exit $((failures > 0))
