@@ -48,6 +48,13 @@ $(BUILD)/bench/launch_bound: bench/launch_bound.cu bench/bench_util.h | check-cu
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVCC_FLAGS) -o $@ $<
 
+# The same loop with cudart linked statically, nvcc's default (most CUDA
+# programs): the interposer sees none of its calls, the shim only CUPTI's
+# callbacks (issue #12's targets include such programs).
+$(BUILD)/bench/launch_static: bench/launch_bound.cu bench/bench_util.h | check-cuda
+	@mkdir -p $(@D)
+	$(NVCC) $(filter-out -cudart shared,$(BENCH_NVCC_FLAGS)) -cudart static -DBENCH_NAME='"launch_static"' -o $@ $<
+
 $(BUILD)/bench/copy_bound: bench/copy_bound.cu bench/bench_util.h | check-cuda
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVCC_FLAGS) -o $@ $<
@@ -59,7 +66,7 @@ $(BUILD)/bench/cupti_cost: bench/cupti_cost.cu bench/bench_util.h | check-cuda
 	$(NVCC) $(BENCH_NVCC_FLAGS) -I$(CUPTI_INC_DIR) -o $@ $< -L$(CUPTI_LIB_DIR) -lcupti -Xlinker -rpath -Xlinker $(CUPTI_LIB_DIR)
 
 .PHONY: bench-analyzer bench bench-programs test-bench
-bench-programs: $(BUILD)/bench/launch_bound $(BUILD)/bench/copy_bound $(BUILD)/bench/cupti_cost
+bench-programs: $(BUILD)/bench/launch_bound $(BUILD)/bench/launch_static $(BUILD)/bench/copy_bound $(BUILD)/bench/cupti_cost
 
 bench-analyzer: $(BUILD)/ss-gen-trace $(BUILD)/ss-read-trace $(BUILD)/syncsight
 	$(PYTHON) bench/bench_analyzer.py --build $(BUILD) --dir $(BENCH_DIR) --sizes "$(BENCH_SIZES)" \

@@ -8,6 +8,11 @@
  */
 #include "bench_util.h"
 
+/* launch_static is this program with cudart linked statically (bench.mk). */
+#ifndef BENCH_NAME
+#define BENCH_NAME "launch_bound"
+#endif
+
 __global__ void tiny(float *out, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -55,7 +60,7 @@ int main(int argc, char **argv)
     calls += 2;
     double wall = bench_now_s() - t0;
     BENCH_CHECK(cudaGetLastError());
-    bench_report("launch_bound", wall, calls);
+    bench_report(BENCH_NAME, wall, calls);
 
     for (int i = 0; i < 2; i++) {
         BENCH_CHECK(cudaEventDestroy(ev[i]));

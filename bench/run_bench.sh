@@ -12,6 +12,8 @@
 #   default     LD_PRELOAD=libsyncsight.so (sampled: a recorded head, then
 #               recording windows, docs/sampling.md)
 #   full        + SYNCSIGHT_SAMPLE=off (everything recorded)
+#   shorthead   the default with a head of 3 000 hot calls (SYNCSIGHT_SAMPLE=
+#               3000,100,2000): only when BENCH_CONFIGS names it
 #   The breakdown of full recording's cost (all with SYNCSIGHT_SAMPLE=off):
 #   stacks      + SYNCSIGHT_STACKS=2 (a native + Python stack for every call)
 #   interposer  SYNCSIGHT_CUPTI=0 (symbol interposer only)
@@ -22,7 +24,8 @@
 #               the report after the program printed its timing is accepted)
 #   torchprof   train_loop.py --torch-profiler (CPU + CUDA activities)
 #
-# Programs: launch_bound, copy_bound (bench/*.cu, shared cudart), train_loop
+# Programs: launch_bound, copy_bound (bench/*.cu, shared cudart), launch_static
+# (launch_bound with cudart linked statically: CUPTI callbacks only), train_loop
 # (bench/train_loop.py) and train_compiled (the same loop, torch.compile'd),
 # each under the configurations listed for it below (fewer for the costly
 # Python programs, so that the whole run stays within ~8 minutes).
@@ -65,7 +68,7 @@ if [ -d "$out" ] || [[ $out == */ ]]; then
     out=${out%/}/capture-$date.md
 fi
 mkdir -p "$(dirname "$out")"
-for f in "$lib" "$build/bench/launch_bound" "$build/bench/copy_bound"; do
+for f in "$lib" "$build/bench/launch_bound" "$build/bench/launch_static" "$build/bench/copy_bound"; do
     [ -e "$f" ] || { echo "run_bench: missing $f (run make bench)" >&2; exit 1; }
 done
 
@@ -89,7 +92,7 @@ else
     echo "run_bench: $PYTHON has no CUDA-enabled torch: skipping train_loop" >&2
 fi
 
-programs=(launch_bound copy_bound)
+programs=(launch_bound launch_static copy_bound)
 [ "$have_torch" = 1 ] && programs+=(train_loop train_compiled)
 # BENCH_PROGRAMS picks programs (and adds train_long: the training loop run
 # BENCH_TRAIN_LONG_STEPS steps, long enough for sampled recording's windows);
@@ -103,17 +106,25 @@ export BENCH_TRAIN_LONG_STEPS=${BENCH_TRAIN_LONG_STEPS:-10000}
 configs_all() {
     case $1 in
         launch_bound)   echo none default full stacks interposer callbacks activity nsys ;;
+        launch_static)  echo none default full nsys ;;
         copy_bound)     echo none default full interposer activity nsys ;;
         train_loop)     echo none default full interposer torchprof nsys ;;
         train_long)     echo none default full nsys ;;
         train_compiled) echo none default full nsys ;;
     esac
 }
+# Run only when BENCH_CONFIGS names them: what a shorter head would save
+# (shorthead: the default with a head of 3 000 hot calls, a third of it).
+configs_optional() {
+    case $1 in
+        train_loop|train_long|train_compiled) echo shorthead ;;
+    esac
+}
 configs_of() {
     local c keep
     if [ -z "${BENCH_CONFIGS:-}" ]; then configs_all "$1"; return; fi
     keep=()
-    for c in $(configs_all "$1"); do
+    for c in $(configs_all "$1") $(configs_optional "$1"); do
         [[ " $BENCH_CONFIGS " == *" $c "* ]] && keep+=("$c")
     done
     echo "${keep[@]}"
@@ -135,6 +146,7 @@ run_one() {
         none) ;;
         default)    envs=(LD_PRELOAD="$lib") ;;
         full)       envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off) ;;
+        shorthead)  envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=3000,100,2000) ;;
         stacks)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_STACKS=2) ;;
         interposer) envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_CUPTI=0) ;;
         callbacks)  envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=none) ;;

@@ -17,7 +17,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 mkdir -p "$T/build/bench"
 cp "$BUILD/libsyncsight.so" "$T/build/"
-for p in launch_bound copy_bound; do
+for p in launch_bound launch_static copy_bound; do
     printf '#!/bin/sh\nsleep 1\necho "BENCH name=%s wall_s=0.5 calls=100"\n' "$p" > "$T/build/bench/$p"
     chmod +x "$T/build/bench/$p"
 done
@@ -50,6 +50,17 @@ BUILD="$T/build" PYTHON="$T/py" NSYS=/bin/true BENCH_OUT="$T/late/" BENCH_T0=$((
     bash bench/run_bench.sh > "$T/late.log" 2>&1
 grep -q 'hard limit 540s reached in rep 1' "$T/late.log" || fail "BENCH_T0 600 s ago did not stop the run"
 grep -q 'rep 1 launch_bound' "$T/late.log" && fail "a program ran past the hard limit"
+
+# 3. A whole (small) run: the static-cudart build of the launch-bound loop has its own section and verdict.
+BUILD="$T/build" PYTHON="$T/py" NSYS=/bin/true BENCH_OUT="$T/all/" BENCH_CONFIGS="none default nsys" \
+    BENCH_MIN_REPS=1 BENCH_REPS=1 bash bench/run_bench.sh > "$T/all.log" 2>&1
+md=$(ls "$T"/all/capture-*.md 2> /dev/null | head -n 1)
+if [ -z "$md" ]; then
+    fail "a whole run left no table"; sed 's/^/    /' "$T/all.log"
+else
+    grep -q '^## (a-static) ' "$md" || fail "no (a-static) section in the table"
+    grep -q '^- (a-static) default slowdown' "$md" || fail "no (a-static) verdict in the table"
+fi
 
 [ "$failures" = 0 ] && echo "run_bench: a cut run leaves its table; limits count from BENCH_T0"
 exit $((failures > 0))
