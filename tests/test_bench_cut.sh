@@ -14,6 +14,14 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# table NAME: the table that run NAME wrote into $T/NAME/; none: its log on
+# stderr, status 1.
+table() {
+    local md
+    md=$(ls "$T/$1"/capture-*.md 2> /dev/null | head -n 1)
+    [ -n "$md" ] || { sed 's/^/    /' "$T/$1.log" >&2; return 1; }
+    echo "$md"
+}
 
 mkdir -p "$T/build/bench"
 cp "$BUILD/libsyncsight.so" "$T/build/"
@@ -35,9 +43,8 @@ BUILD="$T/build" PYTHON="$T/py" NSYS=/bin/true BENCH_OUT="$T/cut/" \
     timeout 5 bash bench/run_bench.sh > "$T/cut.log" 2>&1
 rc=$?
 [ "$rc" = 124 ] || fail "the cut run exited $rc, wanted 124 (timeout's)"
-md=$(ls "$T"/cut/capture-*.md 2> /dev/null | head -n 1)
-if [ -z "$md" ]; then
-    fail "a run stopped from outside left no table"; sed 's/^/    /' "$T/cut.log"
+if ! md=$(table cut); then
+    fail "a run stopped from outside left no table"
 else
     grep -q 'at repetition 1' "$md" || fail "the table does not say where the run stopped"
     grep -q '^| no tool | 1 ' "$md" || fail "the table lacks the run that finished"
@@ -54,11 +61,10 @@ grep -q 'rep 1 launch_bound' "$T/late.log" && fail "a program ran past the hard 
 # 3. A whole (small) run: the static-cudart build of the launch-bound loop has its own section and verdict.
 BUILD="$T/build" PYTHON="$T/py" NSYS=/bin/true BENCH_OUT="$T/all/" BENCH_CONFIGS="none default nsys" \
     BENCH_MIN_REPS=1 BENCH_REPS=1 bash bench/run_bench.sh > "$T/all.log" 2>&1
-md=$(ls "$T"/all/capture-*.md 2> /dev/null | head -n 1)
-if [ -z "$md" ]; then
-    fail "a whole run left no table"; sed 's/^/    /' "$T/all.log"
+if ! md=$(table all); then
+    fail "a whole run left no table"
 else
-    grep -q '^## (a-static) ' "$md" || fail "no (a-static) section in the table"
+    grep -q "^## (a-static) " "$md" || fail "no (a-static) section in the table"
     grep -q '^- (a-static) default slowdown' "$md" || fail "no (a-static) verdict in the table"
 fi
 
