@@ -10,6 +10,7 @@
 #                        bench/results/capture-<date>.md, or under $BENCH_OUT (a directory).
 #   make test-bench      CPU self-test of the generator and the reader check.
 #   make bench-hostsync  CPU: cost of the shim's pthread/semaphore wrappers (below).
+#   make bench-hot-off   CPU: what a hot CUDA call costs while sampled recording is OFF.
 #   make bench-cubin     CPU: what recording a module's image costs the loading thread.
 #   make fuzz / fuzz-ci  see fuzz/fuzz.mk (included by the top-level Makefile).
 
@@ -119,6 +120,32 @@ bench-hostsync: $(BUILD)/bench/hostsync_bench $(BUILD)/libsyncsight.so
 		$(BUILD)/bench/hostsync_bench $(HOSTSYNC_ITERS) > $$d/off; \
 	printf '%-20s %12s %12s %16s\n' "ns per pair" "no shim" "shim" "HOST_SYNC=0"; \
 	join $$d/plain $$d/shim | join - $$d/off | awk '{ printf "%-20s %12s %12s %16s\n", $$1, $$2, $$3, $$4 }'
+
+# ---- a hot call while sampled recording is OFF: CPU, no GPU -----------------
+#   make bench-hot-off [HOT_CALLS=N]
+#       ns per hot call (cudaStreamQuery, cudaEventRecord into the tests' fake
+#       cudart, which returns at once) without the shim, with it disabled, in
+#       the default mode after the head (OFF: counted and passed through) and
+#       with every call recorded (docs/performance.md, "A hot call while OFF").
+HOT_CALLS ?= 2000000
+
+$(BUILD)/bench/hot_call_bench: bench/hot_call_bench.c tests/api_fake_cudart.c tests/fake_cuda.sh | check-cuda
+	@mkdir -p $(@D)/fakecuda
+	@. tests/fake_cuda.sh && CC="$(CC)" CUDA_HOME="$(CUDA_HOME)" build_fake_cuda $(@D)/fakecuda cudart-only
+	$(CC) $(BASE_CFLAGS) -O2 -I$(CUDA_HOME)/include -o $@ $< $(@D)/fakecuda/libcudart.so.13 \
+		-Wl,-rpath,$(abspath $(@D)/fakecuda)
+
+.PHONY: bench-hot-off
+bench-hot-off: $(BUILD)/bench/hot_call_bench $(BUILD)/libsyncsight.so
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	$(BUILD)/bench/hot_call_bench $(HOT_CALLS) > $$d/none; \
+	for cfg in disabled:SYNCSIGHT_DISABLE=1 default:SYNCSIGHT_SAMPLE=10000,100,2000 full:SYNCSIGHT_SAMPLE=off; do \
+		SYNCSIGHT_OUTPUT_DIR=$$d/o SYNCSIGHT_CUPTI=0 LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) \
+			env $${cfg#*:} $(BUILD)/bench/hot_call_bench $(HOT_CALLS) > $$d/$${cfg%%:*}; \
+	done; \
+	printf '%-18s %10s %10s %12s %10s\n' "ns per call" "no shim" "disabled" "default/OFF" "recorded"; \
+	join $$d/none $$d/disabled | join - $$d/default | join - $$d/full | \
+		awk '{ printf "%-18s %10s %10s %12s %10s\n", $$1, $$2, $$3, $$4, $$5 }'
 
 # ---- module images (preload/cubin.c): CPU, no GPU ---------------------------
 #   make bench-cubin [CUBIN_IMAGES=N CUBIN_KIB=K]
