@@ -101,10 +101,16 @@ test-bench: $(BUILD)/ss-gen-trace $(BUILD)/ss-read-trace
 #       ns per uncontended lock/unlock (and sem post/wait) pair without the shim,
 #       with it, and with SYNCSIGHT_HOST_SYNC=0, for a clean thread, a thread
 #       that made a (fake) CUDA call, and one that makes one before every pair
-#       (docs/performance.md, "Host synchronization wrappers").
+#       (docs/performance.md, "Host synchronization wrappers").  The shim runs
+#       record everything (SYNCSIGHT_SAMPLE=off): past the default head a
+#       thread's calls are not recorded and publish no work, so "active"
+#       would time the OFF path instead.
 HOSTSYNC_ITERS ?= 20000000
 
-$(BUILD)/bench/hostsync_bench: bench/hostsync_bench.c tests/api_fake_cudart.c tests/fake_cuda.sh | check-cuda
+# The CPU benchmarks of the shim's own paths, linked against the tests' fake
+# libcudart.so.13 (hostsync_bench here, hot_call_bench below).
+FAKE_CUDART_BENCHES = $(BUILD)/bench/hostsync_bench $(BUILD)/bench/hot_call_bench
+$(FAKE_CUDART_BENCHES): $(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/api_fake_cudart.c tests/fake_cuda.sh | check-cuda
 	@mkdir -p $(@D)/fakecuda
 	@. tests/fake_cuda.sh && CC="$(CC)" CUDA_HOME="$(CUDA_HOME)" build_fake_cuda $(@D)/fakecuda cudart-only
 	$(CC) $(BASE_CFLAGS) -O2 -pthread -I$(CUDA_HOME)/include -o $@ $< $(@D)/fakecuda/libcudart.so.13 \
@@ -114,9 +120,9 @@ $(BUILD)/bench/hostsync_bench: bench/hostsync_bench.c tests/api_fake_cudart.c te
 bench-hostsync: $(BUILD)/bench/hostsync_bench $(BUILD)/libsyncsight.so
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	$(BUILD)/bench/hostsync_bench $(HOSTSYNC_ITERS) > $$d/plain; \
-	SYNCSIGHT_OUTPUT_DIR=$$d/o1 SYNCSIGHT_CUPTI=0 LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) \
+	SYNCSIGHT_OUTPUT_DIR=$$d/o1 SYNCSIGHT_CUPTI=0 SYNCSIGHT_SAMPLE=off LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) \
 		$(BUILD)/bench/hostsync_bench $(HOSTSYNC_ITERS) > $$d/shim; \
-	SYNCSIGHT_OUTPUT_DIR=$$d/o2 SYNCSIGHT_CUPTI=0 SYNCSIGHT_HOST_SYNC=0 LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) \
+	SYNCSIGHT_OUTPUT_DIR=$$d/o2 SYNCSIGHT_CUPTI=0 SYNCSIGHT_SAMPLE=off SYNCSIGHT_HOST_SYNC=0 LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) \
 		$(BUILD)/bench/hostsync_bench $(HOSTSYNC_ITERS) > $$d/off; \
 	printf '%-20s %12s %12s %16s\n' "ns per pair" "no shim" "shim" "HOST_SYNC=0"; \
 	join $$d/plain $$d/shim | join - $$d/off | awk '{ printf "%-20s %12s %12s %16s\n", $$1, $$2, $$3, $$4 }'
@@ -129,17 +135,11 @@ bench-hostsync: $(BUILD)/bench/hostsync_bench $(BUILD)/libsyncsight.so
 #       with every call recorded (docs/performance.md, "A hot call while OFF").
 HOT_CALLS ?= 2000000
 
-$(BUILD)/bench/hot_call_bench: bench/hot_call_bench.c tests/api_fake_cudart.c tests/fake_cuda.sh | check-cuda
-	@mkdir -p $(@D)/fakecuda
-	@. tests/fake_cuda.sh && CC="$(CC)" CUDA_HOME="$(CUDA_HOME)" build_fake_cuda $(@D)/fakecuda cudart-only
-	$(CC) $(BASE_CFLAGS) -O2 -I$(CUDA_HOME)/include -o $@ $< $(@D)/fakecuda/libcudart.so.13 \
-		-Wl,-rpath,$(abspath $(@D)/fakecuda)
-
 .PHONY: bench-hot-off
 bench-hot-off: $(BUILD)/bench/hot_call_bench $(BUILD)/libsyncsight.so
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	$(BUILD)/bench/hot_call_bench $(HOT_CALLS) > $$d/none; \
-	for cfg in disabled:SYNCSIGHT_DISABLE=1 default:SYNCSIGHT_SAMPLE=10000,100,2000 full:SYNCSIGHT_SAMPLE=off; do \
+	for cfg in disabled:SYNCSIGHT_DISABLE=1 default: full:SYNCSIGHT_SAMPLE=off; do \
 		SYNCSIGHT_OUTPUT_DIR=$$d/o SYNCSIGHT_CUPTI=0 LD_PRELOAD=$(abspath $(BUILD)/libsyncsight.so) \
 			env $${cfg#*:} $(BUILD)/bench/hot_call_bench $(HOT_CALLS) > $$d/$${cfg%%:*}; \
 	done; \

@@ -12,27 +12,16 @@
  * Linked against the tests' fake libcudart.so.13, whose calls return at
  * once: what is timed is the path through the shim, not CUDA.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-#include <cuda_runtime_api.h>
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "bench_util.h"
 
 #define BEST_OF(label, n, call)                                                    \
     do {                                                                           \
         double best = 1e30;                                                        \
         for (int rep = 0; rep < 5; rep++) {                                        \
-            double t0 = now_s();                                                   \
+            double t0 = bench_now_s();                                                   \
             for (long i = 0; i < (n); i++)                                         \
                 (void)(call);                                                      \
-            double ns = (now_s() - t0) / (double)(n) * 1e9;                        \
+            double ns = (bench_now_s() - t0) / (double)(n) * 1e9;                        \
             if (ns < best)                                                         \
                 best = ns;                                                         \
         }                                                                          \

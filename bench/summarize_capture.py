@@ -30,13 +30,14 @@ CONFIG_TEXT = {
     "nsys": "Nsight Systems collection (nsys profile -t cuda,nvtx)",
     "torchprof": "torch.profiler, CPU + CUDA activities",
 }
+# In the order of the tables; each text starts with the program's letter in parentheses.
 PROGRAM_TEXT = {
     "launch_bound": "(a) launch-bound: tiny kernels on 2 streams, event record/wait every 10, sync every 1000",
     "launch_static": "(a-static) the launch-bound loop (a) with cudart linked statically (nvcc's default): the shim sees its calls through CUPTI callbacks only",
     "copy_bound": "(b) copy-bound: small pinned H2D/D2H copies ordered by events",
     "train_loop": "(c) PyTorch MLP training loop, pinned non_blocking inputs, .item() every 50 steps",
-    "train_compiled": "(d) the same training loop, torch.compile'd (Inductor/Triton kernels)",
     "train_long": "(c') the training loop (c) run longer (BENCH_TRAIN_LONG_STEPS steps): past sampled recording's head",
+    "train_compiled": "(d) the same training loop, torch.compile'd (Inductor/Triton kernels)",
 }
 
 
@@ -91,7 +92,8 @@ def main():
         "",
     ]
     verdicts = []
-    for prog in ["launch_bound", "launch_static", "copy_bound", "train_loop", "train_long", "train_compiled"]:
+    for prog, text in PROGRAM_TEXT.items():
+        letter = text[1:text.index(")")]
         base = runs.get((prog, "none"))
         if not base or not base["walls"]:
             continue
@@ -107,7 +109,7 @@ def main():
             else:
                 calls = None
                 calls_note = "unknown (no full-recording trace)"
-        lines += [f"## {PROGRAM_TEXT[prog]}", "",
+        lines += [f"## {text}", "",
                   f"CUDA calls in the timed loop: {calls if calls is not None else '?'} ({calls_note}).", "",
                   "| configuration | runs | median s | min-max s | slowdown | ns/call | whole process s | trace MB |"
                   + (" median step us (slowdown) |" if base["steps"] else ""),
@@ -135,7 +137,6 @@ def main():
                          + step)
         lines.append("")
         if prog in ("launch_bound", "launch_static") and "default" in slow:
-            letter = "a" if prog == "launch_bound" else "a-static"
             if "nsys" in slow and slow["nsys"] > 0:
                 ok = slow["default"] <= slow["nsys"] / 2
                 verdicts.append(f"({letter}) default slowdown {slow['default']:+.1f}% vs nsys {slow['nsys']:+.1f}%: "
@@ -147,7 +148,6 @@ def main():
         if short:
             verdicts.append(f"{prog}: fewer than {args.min_reps} timed runs for: {', '.join(short)} (see the notes)")
         if prog in ("train_loop", "train_long", "train_compiled") and "default" in slow:
-            letter = {"train_loop": "c", "train_long": "c'", "train_compiled": "d"}[prog]
             verdicts.append(f"({letter}) {prog}: default slowdown {slow['default']:+.1f}%: target < 5%: "
                             f"{'met' if slow['default'] < 5 else '**not met**'}")
     if verdicts:
