@@ -7,7 +7,7 @@
  *
  *   hot_call_bench [N]   best of 5 x N calls each of cudaStreamQuery and
  *                        cudaEventRecord, after 20 000 calls of warm-up (more
- *                        than the default head of 10 000 hot calls)
+ *                        than the default head of 3 000 hot calls)
  *
  * Linked against the tests' fake libcudart.so.13, whose calls return at
  * once: what is timed is the path through the shim, not CUDA.

@@ -12,8 +12,9 @@
 #   default     LD_PRELOAD=libsyncsight.so (sampled: a recorded head, then
 #               recording windows, docs/sampling.md)
 #   full        + SYNCSIGHT_SAMPLE=off (everything recorded)
-#   shorthead   the default with a head of 3 000 hot calls (SYNCSIGHT_SAMPLE=
-#               3000,100,2000): only when BENCH_CONFIGS names it
+#   longhead    the default with the head it had until 2026-11-23, 10 000 hot
+#               calls (SYNCSIGHT_SAMPLE=10000,100,2000): only when BENCH_CONFIGS
+#               names it
 #   The breakdown of full recording's cost (all with SYNCSIGHT_SAMPLE=off):
 #   stacks      + SYNCSIGHT_STACKS=2 (a native + Python stack for every call)
 #   interposer  SYNCSIGHT_CUPTI=0 (symbol interposer only)
@@ -113,11 +114,11 @@ configs_all() {
         train_compiled) echo none default full nsys ;;
     esac
 }
-# Run only when BENCH_CONFIGS names them: what a shorter head would save
-# (shorthead: the default with a head of 3 000 hot calls, a third of it).
+# Run only when BENCH_CONFIGS names them: what a longer head costs (longhead:
+# the default with a head of 10 000 hot calls, the default's until 2026-11-23).
 configs_optional() {
     case $1 in
-        train_loop|train_long|train_compiled) echo shorthead ;;
+        train_loop|train_long|train_compiled) echo longhead ;;
     esac
 }
 configs_of() {
@@ -146,7 +147,7 @@ run_one() {
         none) ;;
         default)    envs=(LD_PRELOAD="$lib") ;;
         full)       envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off) ;;
-        shorthead)  envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=3000,100,2000) ;;
+        longhead)   envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=10000,100,2000) ;;
         stacks)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_STACKS=2) ;;
         interposer) envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_CUPTI=0) ;;
         callbacks)  envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=none) ;;

@@ -16,10 +16,12 @@ import csv
 import statistics
 import sys
 
-CONFIG_ORDER = ["none", "default", "shorthead", "full", "stacks", "interposer", "callbacks", "kernel", "activity", "nsys", "torchprof"]
+CONFIG_ORDER = ["none", "default", "longhead", "shorthead", "full", "stacks", "interposer", "callbacks", "kernel", "activity", "nsys", "torchprof"]
 CONFIG_TEXT = {
     "none": "no tool",
     "default": "syncsight default (sampled: a recorded head, then windows)",
+    "longhead": "syncsight default with a head of 10 000 hot calls (SYNCSIGHT_SAMPLE=10000,100,2000), the default until 2026-11-23",
+    # raw runs of 2026-11-23, when the default's head was 10 000 hot calls
     "shorthead": "syncsight default with a head of 3 000 hot calls (SYNCSIGHT_SAMPLE=3000,100,2000)",
     "full": "syncsight, full recording (SYNCSIGHT_SAMPLE=off)",
     "stacks": "syncsight full recording, stacks for every call (SYNCSIGHT_STACKS=2)",

@@ -210,8 +210,8 @@ check(len(hsync_full) > len(hsync), "off: %d host-sync records, sampled %d" % (l
 # ---- malformed
 meta, apis, caps, _ = read_trace(glob.glob(os.path.join(T, "malformed", "*.sstrace"))[0])
 err = open(os.path.join(T, "malformed.stderr")).read()
-check(err.count("SYNCSIGHT_SAMPLE") == 1 and "10000,100,2000" in err, "malformed: stderr %r" % err)
-check(meta.get("sampling") == "10000,100,2000" and not caps, "malformed: META %r, %d CAPTURE" % (meta.get("sampling"), len(caps)))
+check(err.count("SYNCSIGHT_SAMPLE") == 1 and "3000,100,2000" in err, "malformed: stderr %r" % err)
+check(meta.get("sampling") == "3000,100,2000" and not caps, "malformed: META %r, %d CAPTURE" % (meta.get("sampling"), len(caps)))
 
 if fails:
     print("FAIL:\n  " + "\n  ".join(fails))
