@@ -18,10 +18,10 @@
     do {                                                                           \
         double best = 1e30;                                                        \
         for (int rep = 0; rep < 5; rep++) {                                        \
-            double t0 = bench_now_s();                                                   \
+            double t0 = bench_now_s();                                             \
             for (long i = 0; i < (n); i++)                                         \
                 (void)(call);                                                      \
-            double ns = (bench_now_s() - t0) / (double)(n) * 1e9;                        \
+            double ns = (bench_now_s() - t0) / (double)(n) * 1e9;                  \
             if (ns < best)                                                         \
                 best = ns;                                                         \
         }                                                                          \

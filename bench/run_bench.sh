@@ -12,9 +12,16 @@
 #   default     LD_PRELOAD=libsyncsight.so (sampled: a recorded head, then
 #               recording windows, docs/sampling.md)
 #   full        + SYNCSIGHT_SAMPLE=off (everything recorded)
+#   Only when BENCH_CONFIGS names them:
 #   longhead    the default with the head it had until 2026-11-23, 10 000 hot
-#               calls (SYNCSIGHT_SAMPLE=10000,100,2000): only when BENCH_CONFIGS
-#               names it
+#               calls (SYNCSIGHT_SAMPLE=10000,100,2000); the Python programs
+#   offstart    recording OFF from the first call (SYNCSIGHT_SAMPLE=0,1,86400000):
+#               what the interposer's pass-through and CUPTI's structural
+#               callbacks cost; the launch-bound programs, as are the next four
+#   offstart_nocupti  the same with SYNCSIGHT_CUPTI=0
+#   disabled    the shim loaded and disabled (SYNCSIGHT_DISABLE=1)
+#   default_nocupti   the default with SYNCSIGHT_CUPTI=0
+#   default_nohostsync  the default with SYNCSIGHT_HOST_SYNC=0
 #   The breakdown of full recording's cost (all with SYNCSIGHT_SAMPLE=off):
 #   stacks      + SYNCSIGHT_STACKS=2 (a native + Python stack for every call)
 #   interposer  SYNCSIGHT_CUPTI=0 (symbol interposer only)
@@ -114,11 +121,12 @@ configs_all() {
         train_compiled) echo none default full nsys ;;
     esac
 }
-# Run only when BENCH_CONFIGS names them: what a longer head costs (longhead:
-# the default with a head of 10 000 hot calls, the default's until 2026-11-23).
+# Run only when BENCH_CONFIGS names them (above): what a longer head costs,
+# and where the default's cost beyond its head goes on the launch-bound loop.
 configs_optional() {
     case $1 in
         train_loop|train_long|train_compiled) echo longhead ;;
+        launch_bound|launch_static) echo offstart offstart_nocupti disabled default_nocupti default_nohostsync ;;
     esac
 }
 configs_of() {
@@ -148,6 +156,11 @@ run_one() {
         default)    envs=(LD_PRELOAD="$lib") ;;
         full)       envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off) ;;
         longhead)   envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=10000,100,2000) ;;
+        offstart)   envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=0,1,86400000) ;;
+        offstart_nocupti) envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=0,1,86400000 SYNCSIGHT_CUPTI=0) ;;
+        disabled)   envs=(LD_PRELOAD="$lib" SYNCSIGHT_DISABLE=1) ;;
+        default_nocupti) envs=(LD_PRELOAD="$lib" SYNCSIGHT_CUPTI=0) ;;
+        default_nohostsync) envs=(LD_PRELOAD="$lib" SYNCSIGHT_HOST_SYNC=0) ;;
         stacks)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_STACKS=2) ;;
         interposer) envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_CUPTI=0) ;;
         callbacks)  envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=none) ;;

@@ -16,13 +16,19 @@ import csv
 import statistics
 import sys
 
-CONFIG_ORDER = ["none", "default", "longhead", "shorthead", "full", "stacks", "interposer", "callbacks", "kernel", "activity", "nsys", "torchprof"]
+CONFIG_ORDER = ["none", "default", "longhead", "shorthead", "offstart", "offstart_nocupti", "disabled",
+                "default_nocupti", "default_nohostsync", "full", "stacks", "interposer", "callbacks", "kernel", "activity", "nsys", "torchprof"]
 CONFIG_TEXT = {
     "none": "no tool",
     "default": "syncsight default (sampled: a recorded head, then windows)",
     "longhead": "syncsight default with a head of 10 000 hot calls (SYNCSIGHT_SAMPLE=10000,100,2000), the default until 2026-11-23",
     # raw runs of 2026-11-23, when the default's head was 10 000 hot calls
     "shorthead": "syncsight default with a head of 3 000 hot calls (SYNCSIGHT_SAMPLE=3000,100,2000)",
+    "offstart": "syncsight, recording OFF from the first call (SYNCSIGHT_SAMPLE=0,1,86400000)",
+    "offstart_nocupti": "syncsight, recording OFF from the first call, no CUPTI (+ SYNCSIGHT_CUPTI=0)",
+    "disabled": "syncsight loaded and disabled (SYNCSIGHT_DISABLE=1)",
+    "default_nocupti": "syncsight default without CUPTI (SYNCSIGHT_CUPTI=0)",
+    "default_nohostsync": "syncsight default without host-sync records (SYNCSIGHT_HOST_SYNC=0)",
     "full": "syncsight, full recording (SYNCSIGHT_SAMPLE=off)",
     "stacks": "syncsight full recording, stacks for every call (SYNCSIGHT_STACKS=2)",
     "interposer": "breakdown of full recording: interposer only (SYNCSIGHT_CUPTI=0)",

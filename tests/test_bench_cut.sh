@@ -58,14 +58,17 @@ BUILD="$T/build" PYTHON="$T/py" NSYS=/bin/true BENCH_OUT="$T/late/" BENCH_T0=$((
 grep -q 'hard limit 540s reached in rep 1' "$T/late.log" || fail "BENCH_T0 600 s ago did not stop the run"
 grep -q 'rep 1 launch_bound' "$T/late.log" && fail "a program ran past the hard limit"
 
-# 3. A whole (small) run: the static-cudart build of the launch-bound loop has its own section and verdict.
-BUILD="$T/build" PYTHON="$T/py" NSYS=/bin/true BENCH_OUT="$T/all/" BENCH_CONFIGS="none default nsys" \
+# 3. A whole (small) run: the static-cudart build of the launch-bound loop has its own section and verdict,
+#    and an optional configuration runs when BENCH_CONFIGS names it.
+BUILD="$T/build" PYTHON="$T/py" NSYS=/bin/true BENCH_OUT="$T/all/" BENCH_CONFIGS="none default offstart nsys" \
     BENCH_MIN_REPS=1 BENCH_REPS=1 bash bench/run_bench.sh > "$T/all.log" 2>&1
 if ! md=$(table all); then
     fail "a whole run left no table"
 else
     grep -q "^## (a-static) " "$md" || fail "no (a-static) section in the table"
     grep -q '^- (a-static) default slowdown' "$md" || fail "no (a-static) verdict in the table"
+    [ "$(grep -c '^| syncsight, recording OFF from the first call ' "$md")" = 2 ] ||
+        fail "the optional offstart configuration is not in both launch-bound sections"
 fi
 
 [ "$failures" = 0 ] && echo "run_bench: a cut run leaves its table; limits count from BENCH_T0"
