@@ -1,11 +1,18 @@
 /* Call sites of a model's calls (see callsite.h). */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "callsite.h"
 #include "util.h"
 
-ss_symbolizer *ss_model_symbolizer(const ss_model *m)
+/* The symbolizer is a cache (addresses resolved, modules opened) and the
+ * rules, which name call sites in their messages, run on several threads at
+ * once: every use of it here holds this lock.  Its answers stay valid after
+ * (the strings it hands out live as long as it does). */
+static pthread_mutex_t symbolizer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static ss_symbolizer *model_symbolizer_locked(const ss_model *m)
 {
     /* created on first use and freed by ss_model_free(), like the kernel
      * access cache: reports that show no stack never open a module */
@@ -33,6 +40,14 @@ ss_symbolizer *ss_model_symbolizer(const ss_model *m)
     return s;
 }
 
+ss_symbolizer *ss_model_symbolizer(const ss_model *m)
+{
+    pthread_mutex_lock(&symbolizer_lock);
+    ss_symbolizer *s = model_symbolizer_locked(m);
+    pthread_mutex_unlock(&symbolizer_lock);
+    return s;
+}
+
 void ss_call_site(const ss_model *m, int32_t call, ss_site *site)
 {
     memset(site, 0, sizeof *site);
@@ -42,9 +57,14 @@ void ss_call_site(const ss_model *m, int32_t call, ss_site *site)
     const ss_call *c = &m->calls[call];
     site->kind = SS_SITE_CALL;
     const ss_stack_rec *s = ss_model_stack(m, c->rec->stack_id);
-    if (s && ss_stack_site(ss_model_symbolizer(m), ss_rec_tail(&s->h, sizeof(*s)), s->depth, &site->native) >= 0) {
-        site->kind = SS_SITE_NATIVE;
-        return;
+    if (s) {
+        pthread_mutex_lock(&symbolizer_lock);
+        int found = ss_stack_site(model_symbolizer_locked(m), ss_rec_tail(&s->h, sizeof(*s)), s->depth, &site->native);
+        pthread_mutex_unlock(&symbolizer_lock);
+        if (found >= 0) {
+            site->kind = SS_SITE_NATIVE;
+            return;
+        }
     }
     const ss_pystack_rec *p = ss_model_pystack(m, c->rec->pystack_id);
     if (p && p->depth) {
@@ -125,8 +145,12 @@ int ss_site_unresolved(const ss_model *m, const ss_site *site, char *why, size_t
     if (site->kind != SS_SITE_NATIVE || (site->native.file && site->native.file[0] && site->native.line > 0))
         return 0;
     const char *module = site->native.module;
-    const char *problem = module ? ss_symbolizer_module_problem(ss_model_symbolizer(m), module)
-                                 : "address in no module of the trace";
+    const char *problem = "address in no module of the trace";
+    if (module) {
+        pthread_mutex_lock(&symbolizer_lock);
+        problem = ss_symbolizer_module_problem(model_symbolizer_locked(m), module);
+        pthread_mutex_unlock(&symbolizer_lock);
+    }
     const char *base = module ? strrchr(module, '/') : NULL;
     if (len)
         snprintf(why, len, "%s: %s", module ? (base ? base + 1 : module) : "?",
@@ -134,6 +158,8 @@ int ss_site_unresolved(const ss_model *m, const ss_site *site, char *why, size_t
     return 1;
 }
 
+/* For the renderers, after the rules: on one thread (visit may ask the
+ * symbolizer again, so the lock is not held around it). */
 void ss_model_stack_walk(const ss_model *m, uint32_t stack_id, ss_frame_visit visit, void *ctx)
 {
     const ss_stack_rec *s = ss_model_stack(m, stack_id);

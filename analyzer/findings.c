@@ -167,6 +167,19 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     if (!slot) ss_u64map_put(&f->fold->map, h, f->n - 1);
 }
 
+void ss_findings_absorb(ss_findings *f, ss_findings *from)
+{
+    for (uint32_t i = 0; i < from->n; i++) {
+        SS_PUSH(f->v, f->n, f->cap, from->v[i]);
+        /* the first finding of a hash holds its slot, as when added */
+        uint64_t h = hash_str(from->v[i].fold_key);
+        if (!ss_u64map_find(&f->fold->map, h)) ss_u64map_put(&f->fold->map, h, f->n - 1);
+    }
+    f->sampled_left_out += from->sampled_left_out;
+    from->n = 0;   /* moved: freed with f */
+    ss_findings_free(from);
+}
+
 void ss_finding_append_message(ss_finding *x, const char *text)
 {
     char *msg = ss_strdup_printf("%s%s", x->message, text);

@@ -103,6 +103,11 @@ typedef struct ss_occurrence {
 
 void ss_findings_init(ss_findings *f);
 void ss_findings_free(ss_findings *f);
+/* Move every finding of `from` to the end of f, in order, and free `from`:
+ * the rules run on several threads, each into its own findings, joined in
+ * the registry's order (a finding's fold key names its rule, so two rules'
+ * findings never fold together). */
+void ss_findings_absorb(ss_findings *f, ss_findings *from);
 void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o);
 /* Severities from cost (warning >= 1 ms or >= 1% of wall_ns); savings from
  * the what-if replay (each finding's causes removed, then all of them).

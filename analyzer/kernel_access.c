@@ -43,6 +43,10 @@ struct ss_kaccess {
     ss_u64map by_name;          /* name_id -> index in k */
     uint32_t nfailed;           /* kernels asked about and not classified */
     uint32_t no_offsets;        /* launches without recorded offsets */
+    /* 1 once ss_kernel_access_prepare() has classified every kernel the
+     * questions below can ask about: from then on they only read, and the
+     * rules may ask from several threads at once */
+    int prepared;
     char first_why[256];        /* reason of the first failure */
     char line[600];             /* ss_kernel_access_limits() text */
 };
@@ -240,7 +244,7 @@ static ss_param_access param_access(const ss_model *m, const ss_call *c, uint32_
     if (i >= n) return SS_ACCESS_UNKNOWN;
     const uint16_t *offs = ss_call_param_offsets(c);
     if (!offs) {
-        ka->no_offsets++;
+        if (!ka->prepared) ka->no_offsets++;   /* prepared: counted there */
         return SS_ACCESS_UNKNOWN;
     }
     if (!name_id) return SS_ACCESS_UNKNOWN;   /* no GPU record joined: nothing to look up */
@@ -248,6 +252,8 @@ static ss_param_access param_access(const ss_model *m, const ss_call *c, uint32_
     kentry *e;
     if (at >= 0) {
         e = &ka->k[at];
+    } else if (ka->prepared) {
+        return SS_ACCESS_UNKNOWN;   /* not reached: prepare saw every kernel a launch can name */
     } else {
         kentry ne = { name_id, -1, NULL, 0 };
         SS_PUSH(ka->k, ka->n, ka->cap, ne);
@@ -257,6 +263,33 @@ static ss_param_access param_access(const ss_model *m, const ss_call *c, uint32_
     }
     if (e->rc != 0 || offs[i] % 8 || offs[i] / 8 >= e->nacc) return SS_ACCESS_UNKNOWN;
     return e->acc[offs[i] / 8];
+}
+
+/* The entry of every kernel a question can name, classified now: a
+ * launch's first kernel (ss_kernel_param_access, inferred_accesses of a
+ * launch) and each kernel op of a graph whose node's call holds parameters
+ * (ss_op_mem_accesses).  Asked about only when the call has parameter words
+ * and their offsets, as param_access() asks. */
+void ss_kernel_access_prepare(const ss_model *m)
+{
+    struct ss_kaccess *ka = cache(m);
+    if (ka->prepared) return;
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        if (c->cls != SS_API_LAUNCH) continue;
+        uint32_t np;
+        ss_call_params(c, &np);
+        if (np) param_access(m, c, launch_kernel_name(m, c), 0);
+    }
+    for (uint32_t o = 0; o < m->nops; o++) {
+        const ss_gpu_op *op = &m->ops[o];
+        if (op->node_call < 0 || op->kind != SS_OP_KERNEL) continue;
+        const ss_call *nc = &m->calls[op->node_call];
+        uint32_t np;
+        ss_call_params(nc, &np);
+        if (np) param_access(m, nc, ((const ss_kernel_rec *)op->rec)->name_id, 0);
+    }
+    ka->prepared = 1;
 }
 
 ss_param_access ss_kernel_param_access(const ss_model *m, const ss_call *c, uint32_t i)

@@ -20,6 +20,11 @@ struct ss_kaccess;
  * SS_ACCESS_UNKNOWN whenever there is no evidence (no offsets, no cubin, no
  * disassembler, an escape). */
 ss_param_access ss_kernel_param_access(const struct ss_model *m, const struct ss_call *c, uint32_t i);
+/* Classify now every kernel that the questions here can ask about (each
+ * launched kernel whose launch recorded parameters): afterwards they only read
+ * the model and its cache, so the rules may ask from several threads at once,
+ * and the classifications do not depend on which rule asked first. */
+void ss_kernel_access_prepare(const struct ss_model *m);
 /* NULL when every kernel asked about was classified; else one line saying why some were not (for the report). */
 const char *ss_kernel_access_limits(const struct ss_model *m);
 /* The memory a kernel launch touches, one entry per allocation range: what

@@ -1318,7 +1318,21 @@ static int cmp_cost(const void *a, const void *b)
     return x->job < y->job ? -1 : x->job > y->job;
 }
 
+/* One batch at a time: the memo and the workers' scratch times belong to
+ * the replay, and the rules that ask for savings run on threads of their
+ * own (rules.c).  A batch's own replays still run in parallel. */
+static pthread_mutex_t savings_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void replay_savings_locked(ss_whatif *w, uint32_t n);
+
 void ss_replay_savings(ss_whatif *w, uint32_t n)
+{
+    pthread_mutex_lock(&savings_lock);
+    replay_savings_locked(w, n);
+    pthread_mutex_unlock(&savings_lock);
+}
+
+static void replay_savings_locked(ss_whatif *w, uint32_t n)
 {
     wbatch b = { w, ss_xcalloc(n, sizeof(wjob)), ss_xcalloc(n, sizeof(uint32_t)) };
     cost_key *order = ss_xcalloc(n, sizeof *order);
@@ -1326,7 +1340,7 @@ void ss_replay_savings(ss_whatif *w, uint32_t n)
     /* The memo and the batch's repeats, in job order: one replay per
      * distinct what-if (the memo is a cache inside the replay, like the
      * replay inside the model: it is read and filled only here, on the
-     * calling thread). */
+     * calling thread, under savings_lock). */
     for (uint32_t i = 0; i < n; i++) {
         const ss_replay *r = w[i].r;
         wjob *j = &b.job[i];
@@ -2001,15 +2015,22 @@ void ss_replay_prefetch(const ss_model *m)
     mm->replay_job_free = prefetch_join;   /* the model frees the replay it leaves */
 }
 
+/* Several rules ask for the replay from their threads at once (rules.c):
+ * the first joins the build (or builds), the others wait for it here. */
+static pthread_mutex_t replay_of_lock = PTHREAD_MUTEX_INITIALIZER;
+
 const ss_replay *ss_replay_of(const ss_model *m)
 {
     ss_model *mm = (ss_model *)m;   /* a cache the model owns and frees, like kaccess */
+    pthread_mutex_lock(&replay_of_lock);
     if (mm->replay_job) prefetch_join(mm);
     if (!mm->replay) {
         mm->replay = build(m);
         mm->replay_free = ss_replay_free;
     }
-    return mm->replay;
+    const ss_replay *r = mm->replay;
+    pthread_mutex_unlock(&replay_of_lock);
+    return r;
 }
 
 void ss_replay_free(ss_replay *r)

@@ -20,10 +20,14 @@ typedef struct ss_rule {
      * are not added (ss_findings_add). */
     unsigned sampled;
     /* 1: it asks what memory calls touch (ss_calls_share_memory & co.).
-     * Their cached answers are freed once the last such rule has run, before
-     * the rules that build the what-if replay (the analysis's peak); a rule
-     * that asks without saying so gets the same answers, resolved again. */
+     * On one thread, their cached answers are freed once the last such rule
+     * has run, before the rules that build the what-if replay (the
+     * analysis's peak); on several, once every rule has run.  A rule that
+     * asks without saying so gets the same answers, resolved again. */
     unsigned asks_memory;
+    /* 1: it asks for the what-if replay (ss_replay_of), which is built on
+     * its own thread meanwhile: such rules are handed out last. */
+    unsigned asks_replay;
 } ss_rule;
 
 extern const ss_rule ss_rule_implicit_sync;
@@ -42,7 +46,8 @@ extern const ss_rule ss_rule_launch_blocking;
 /* NULL-terminated registry (rules.c). */
 extern const ss_rule *const ss_rules[];
 
-/* Run every rule on m. */
+/* Run every rule on m: on SYNCSIGHT_THREADS threads, each rule into its own
+ * findings, joined in the registry's order (the same report as on one). */
 void ss_rules_run_all(const ss_model *m, ss_findings *out);
 
 /* ---- shared by the rules (rule_common.c) ---------------------------------- */
@@ -68,6 +73,9 @@ int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b);
 enum { SS_SHARE_NONE, SS_SHARE_POSSIBLE, SS_SHARE_CERTAIN };
 int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b);
 int ss_ops_share_memory(const ss_model *m, int32_t a, int32_t b);
+/* Create the cache the questions above fill, before the rules run on
+ * several threads (they then fill it concurrently). */
+void ss_calls_memory_prepare(const ss_model *m);
 /* Give back the memory the questions above keep for the analysis (each
  * call's ranges): once the rules have run, before the what-ifs, whose
  * replay needs memory of its own.  Asked again, they are resolved again. */

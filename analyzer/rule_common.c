@@ -1,5 +1,6 @@
 /* What the rules share (declared in rule.h): GPU work in flight at a time,
  * the memory a call touches, labels of calls and ops. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,56 +169,105 @@ static int ranges_certainly_related(const mem_range *x, const mem_range *y)
  * the allocations once, when first asked for, and kept for the rest of the
  * analysis (a 64-slot cache of the calls asked about last missed on a
  * quarter of the questions and resolved each call about 4 times).  A pure
- * function of the model, cached in it; the rules run on one thread (only
- * the what-if replays are parallel). */
+ * function of the model, cached in it.
+ *
+ * The rules run on several threads at once (rules.c), so the cache is
+ * filled concurrently: a call's slot is published, with release order, only
+ * after its ranges are written, and ranges once written never move (blocks
+ * of fixed size, never reallocated), so a reader needs no lock; resolving
+ * is done outside the lock, and only the copy into a block is under it.
+ * Two threads that ask for one unresolved call both resolve it and the
+ * first to publish wins: the same answer either way. */
+#define RANGE_BLOCK_SHIFT 16u
+#define RANGE_BLOCK (1u << RANGE_BLOCK_SHIFT)          /* ranges per block */
+#define RANGE_BLOCKS 65536u                             /* at most 2^32 ranges */
 struct ss_ranges_cache {
-    /* per call: its ranges in v[off..off+n), off UINT32_MAX not resolved
-     * yet; side by side, one cache line for both (the rules ask about calls
-     * far apart: the lookup's miss is most of its cost) */
-    struct ranges_slot { uint32_t off; uint16_t n; uint16_t pad; } *slot;
-    mem_range *v; uint32_t nv, cv;
+    /* per call: 0 not resolved yet, else 1 << 63 | n << 32 | index of its
+     * first range (its ranges are block[index >> 16][index & 0xffff...]).
+     * One word per call: the rules ask about calls far apart, and the
+     * lookup's miss is most of its cost. */
+    uint64_t *slot;
+    mem_range **block;          /* RANGE_BLOCKS pointers, filled in order */
+    uint32_t next;              /* index of the next free range */
+    pthread_mutex_t lock;       /* next and the blocks' creation */
 };
 
 static void ranges_cache_free(struct ss_ranges_cache *c)
 {
     if (!c) return;
-    free(c->slot); free(c->v); free(c);
+    for (uint32_t b = 0; b < RANGE_BLOCKS && c->block[b]; b++) free(c->block[b]);
+    free(c->block);
+    free(c->slot);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* The cache is created before the rules run (ss_calls_memory_prepare), or
+ * here by a rule that runs alone. */
+static struct ss_ranges_cache *ranges_cache(const ss_model *m)
+{
+    ss_model *mm = (ss_model *)m;   /* a cache the model owns and frees, like the replay */
+    if (!mm->ranges) {
+        struct ss_ranges_cache *c = ss_xcalloc(1, sizeof *c);
+        c->slot = ss_xcalloc(m->ncalls + 1, sizeof *c->slot);
+        c->block = ss_xcalloc(RANGE_BLOCKS, sizeof *c->block);
+        pthread_mutex_init(&c->lock, NULL);
+        mm->ranges = c;
+        mm->ranges_free = ranges_cache_free;
+    }
+    return mm->ranges;
+}
+
+static inline const mem_range *slot_ranges(const struct ss_ranges_cache *c, uint64_t v, uint32_t *n)
+{
+    *n = (uint32_t)(v >> 32) & 0xffffu;
+    uint32_t at = (uint32_t)v;
+    return *n ? c->block[at >> RANGE_BLOCK_SHIFT] + (at & (RANGE_BLOCK - 1)) : NULL;
 }
 
 /* The first question about a call: its ranges resolved and kept (out of
  * line: its buffers take 16 KiB of stack, the lookup below none). */
 static __attribute__((noinline)) const mem_range *resolve_ranges(const ss_model *m, int32_t call, uint32_t *n)
 {
-    ss_model *mm = (ss_model *)m;   /* a cache the model owns and frees, like the replay */
-    if (!mm->ranges) {
-        mm->ranges = ss_xcalloc(1, sizeof *mm->ranges);
-        mm->ranges->slot = ss_xcalloc(m->ncalls + 1, sizeof *mm->ranges->slot);
-        for (uint32_t i = 0; i <= m->ncalls; i++) mm->ranges->slot[i].off = UINT32_MAX;
-        mm->ranges_free = ranges_cache_free;
-    }
-    struct ss_ranges_cache *c = mm->ranges;
-    if (c->slot[call].off == UINT32_MAX) {
-        mem_range r[MAX_RANGES];
-        uint32_t k = call_ranges(m, &m->calls[call], r);
-        if (c->nv + k > c->cv) {
-            while (c->nv + k > c->cv) c->cv = c->cv ? c->cv * 2 : 1024;
-            c->v = ss_xrealloc(c->v, (size_t)c->cv * sizeof(mem_range));
+    struct ss_ranges_cache *c = ranges_cache(m);
+    mem_range r[MAX_RANGES];
+    uint32_t k = call_ranges(m, &m->calls[call], r);
+    pthread_mutex_lock(&c->lock);
+    uint64_t v = __atomic_load_n(&c->slot[call], __ATOMIC_ACQUIRE);
+    if (!v) {
+        uint32_t at = 0;
+        if (k) {
+            /* a call's ranges lie in one block: a block's tail too short for them is left */
+            uint32_t room = RANGE_BLOCK - (c->next & (RANGE_BLOCK - 1));
+            if (k > room) c->next += room;
+            at = c->next;
+            uint32_t b = at >> RANGE_BLOCK_SHIFT;
+            if (b >= RANGE_BLOCKS) {
+                fputs("syncsight: out of memory (memory ranges)\n", stderr);
+                exit(2);
+            }
+            if (!c->block[b]) c->block[b] = ss_xcalloc(RANGE_BLOCK, sizeof(mem_range));
+            memcpy(c->block[b] + (at & (RANGE_BLOCK - 1)), r, k * sizeof(mem_range));
+            c->next += k;
         }
-        if (k) memcpy(c->v + c->nv, r, k * sizeof(mem_range));
-        c->slot[call].off = c->nv;
-        c->slot[call].n = (uint16_t)k;
-        c->nv += k;
+        v = 1ull << 63 | (uint64_t)k << 32 | at;
+        __atomic_store_n(&c->slot[call], v, __ATOMIC_RELEASE);
     }
-    *n = c->slot[call].n;
-    return *n ? c->v + c->slot[call].off : NULL;
+    pthread_mutex_unlock(&c->lock);
+    return slot_ranges(c, v, n);
 }
 
 static inline const mem_range *cached_ranges(const ss_model *m, int32_t call, uint32_t *n)
 {
     const struct ss_ranges_cache *c = m->ranges;
-    if (!c || c->slot[call].off == UINT32_MAX) return resolve_ranges(m, call, n);
-    *n = c->slot[call].n;
-    return *n ? c->v + c->slot[call].off : NULL;
+    uint64_t v = c ? __atomic_load_n(&c->slot[call], __ATOMIC_ACQUIRE) : 0;
+    if (!v) return resolve_ranges(m, call, n);
+    return slot_ranges(c, v, n);
+}
+
+void ss_calls_memory_prepare(const ss_model *m)
+{
+    ranges_cache(m);
 }
 
 void ss_calls_memory_forget(const ss_model *m)
@@ -234,11 +284,9 @@ static int share_memory(const ss_model *m, int32_t a, int32_t b, int want_certai
 {
     if (a < 0 || b < 0) return SS_SHARE_NONE;
     uint32_t na, nb;
-    cached_ranges(m, a, &na);
-    if (!na) return SS_SHARE_NONE;
-    /* b's resolution may move the array: a's ranges are found again after it */
-    const mem_range *rb = cached_ranges(m, b, &nb);
     const mem_range *ra = cached_ranges(m, a, &na);
+    if (!na) return SS_SHARE_NONE;
+    const mem_range *rb = cached_ranges(m, b, &nb);   /* ranges never move: ra stays valid */
     int how = SS_SHARE_NONE;
     for (uint32_t i = 0; i < na; i++)
         for (uint32_t j = 0; j < nb; j++) {

@@ -296,4 +296,5 @@ const ss_rule ss_rule_device_sync_overuse = {
     "device-sync-overuse", "device-wide synchronization where a stream or event sync would do", run,
     SS_SAMPLED_SETTLED | SS_SAMPLED_OWN_WAIT | SS_SAMPLED_NEXT,
     1,   /* asks_memory */
+    0,   /* asks_replay */
 };

@@ -203,4 +203,5 @@ const ss_rule ss_rule_event_timing_gap = {
     "event-timing-gap", "event timing that does not cover the work of other streams", run,
     SS_SAMPLED_HEAD,
     0,   /* asks_memory */
+    0,   /* asks_replay */
 };

@@ -115,4 +115,5 @@ const ss_rule ss_rule_first_launch_stall = {
     "first-launch-stall", "a kernel's first launch stalled the device or the host (lazy loading, PTX JIT)", run,
     SS_SAMPLED_HEAD,
     0,   /* asks_memory */
+    1,   /* asks_replay */
 };

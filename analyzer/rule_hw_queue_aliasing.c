@@ -64,4 +64,5 @@ const ss_rule ss_rule_hw_queue_aliasing = {
     "hw-queue-aliasing", "streams waited for each other because they share a hardware queue", run,
     SS_SAMPLED_SETTLED,
     0,   /* asks_memory */
+    1,   /* asks_replay */
 };

@@ -347,4 +347,5 @@ const ss_rule ss_rule_implicit_sync = {
     "implicit-sync", "host blocked in a call that is not an explicit synchronization", run,
     SS_SAMPLED_OWN_WAIT,
     0,   /* asks_memory */
+    0,   /* asks_replay */
 };

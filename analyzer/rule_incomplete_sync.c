@@ -579,4 +579,5 @@ const ss_rule ss_rule_incomplete_sync = {
     "incomplete-sync", "a synchronization that left GPU work the host then relied on in flight", run,
     SS_SAMPLED_OWN_WAIT,
     0,   /* asks_memory */
+    0,   /* asks_replay */
 };

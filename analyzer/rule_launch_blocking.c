@@ -56,4 +56,5 @@ const ss_rule ss_rule_launch_blocking = {
     "launch-blocking", "CUDA_LAUNCH_BLOCKING=1 made every launch synchronous", run,
     SS_SAMPLED_SETTLED,
     0,   /* asks_memory */
+    1,   /* asks_replay */
 };

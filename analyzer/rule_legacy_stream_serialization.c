@@ -165,4 +165,5 @@ const ss_rule ss_rule_legacy_stream_serialization = {
     "legacy-stream-serialization", "implicit serialization through the legacy default stream", run,
     SS_SAMPLED_SETTLED,
     1,   /* asks_memory */
+    0,   /* asks_replay */
 };

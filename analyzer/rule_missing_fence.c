@@ -368,4 +368,5 @@ const ss_rule ss_rule_missing_fence = {
     "missing-fence", "unordered accesses to the same memory from different streams", run,
     SS_SAMPLED_SPAN,
     0,   /* asks_memory */
+    0,   /* asks_replay */
 };

@@ -147,4 +147,5 @@ const ss_rule ss_rule_pageable_async_copy = {
     "pageable-async-copy", "asynchronous copy with pageable host memory", run,
     SS_SAMPLED_NEXT,
     0,   /* asks_memory */
+    0,   /* asks_replay */
 };

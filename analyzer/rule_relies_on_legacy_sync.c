@@ -150,4 +150,5 @@ const ss_rule ss_rule_relies_on_legacy_sync = {
     "relies-on-legacy-sync", "a dependency between streams that only the legacy default stream orders", run,
     SS_SAMPLED_SPAN,
     1,   /* asks_memory */
+    0,   /* asks_replay */
 };

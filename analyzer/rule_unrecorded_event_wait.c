@@ -54,4 +54,5 @@ const ss_rule ss_rule_unrecorded_event_wait = {
     "unrecorded-event-wait", "wait on an event that was never recorded", run,
     SS_SAMPLED_HEAD,
     0,   /* asks_memory */
+    0,   /* asks_replay */
 };

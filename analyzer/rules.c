@@ -1,8 +1,12 @@
 /* The rule registry (rule.h): every rule, in the order they run; SARIF lists
  * them and NVTXT numbers their categories in this order. */
 #include <stddef.h>
+#include <stdlib.h>
+#include "iterations.h"
+#include "kernel_access.h"
 #include "replay.h"
 #include "rule.h"
+#include "util.h"
 
 const ss_rule *const ss_rules[] = {
     &ss_rule_implicit_sync,
@@ -20,22 +24,66 @@ const ss_rule *const ss_rules[] = {
     NULL,
 };
 
+typedef struct rules_job {
+    const ss_model *m;
+    ss_findings *found;      /* per rule, by registry index */
+    uint32_t *order;         /* registry indexes, in the order handed out */
+} rules_job;
+
+static void run_rule(void *ctx, uint32_t k, unsigned worker)
+{
+    (void)worker;
+    rules_job *j = ctx;
+    uint32_t i = j->order[k];
+    j->found[i].sampled_need = ss_rules[i]->sampled;
+    ss_rules[i]->run(j->m, &j->found[i]);
+    j->found[i].sampled_need = 0;
+}
+
 void ss_rules_run_all(const ss_model *m, ss_findings *out)
 {
     /* The what-if replay is built while the rules that do not need it run
      * (with SYNCSIGHT_THREADS=1, on first use, as before) */
     ss_replay_prefetch(m);
+    /* What several rules share and would otherwise build on first use is
+     * built now, on this thread: the steady state, and every launched
+     * kernel's parameter accesses (which kernels were classified, and so
+     * what missing-fence says of those that were not, must not depend on
+     * which rule happened to ask first). */
+    ss_iterations_of(m);
+    ss_kernel_access_prepare(m);
+    uint32_t n = 0;
     int last_memory = -1;
-    for (int i = 0; ss_rules[i]; i++)
-        if (ss_rules[i]->asks_memory) last_memory = i;
-    for (int i = 0; ss_rules[i]; i++) {
-        out->sampled_need = ss_rules[i]->sampled;
-        ss_rules[i]->run(m, out);
-        /* the memory questions are answered: their ranges are not resident
-         * while the replay is built (on first use) */
-        if (i == last_memory) ss_calls_memory_forget(m);
+    for (; ss_rules[n]; n++)
+        if (ss_rules[n]->asks_memory) last_memory = (int)n;
+    unsigned threads = ss_thread_count();
+    if (threads < 2) {
+        for (uint32_t i = 0; i < n; i++) {
+            out->sampled_need = ss_rules[i]->sampled;
+            ss_rules[i]->run(m, out);
+            /* the memory questions are answered: their ranges are not
+             * resident while the replay is built (on first use) */
+            if ((int)i == last_memory) ss_calls_memory_forget(m);
+        }
+        out->sampled_need = 0;
+    } else {
+        /* Each rule on a thread of its own, into findings of its own: the
+         * rules read the model and fill only its caches, which are made
+         * for that (rule_common.c's memory ranges, the symbolizer's lock,
+         * ss_replay_of's).  Those that wait for the replay are handed out
+         * last, so the others run while it is built. */
+        rules_job j = { m, ss_xcalloc(n, sizeof(ss_findings)), ss_xcalloc(n, sizeof(uint32_t)) };
+        uint32_t k = 0;
+        for (int replay = 0; replay <= 1; replay++)
+            for (uint32_t i = 0; i < n; i++)
+                if (!ss_rules[i]->asks_replay == !replay) j.order[k++] = i;
+        for (uint32_t i = 0; i < n; i++) ss_findings_init(&j.found[i]);
+        ss_calls_memory_prepare(m);
+        ss_parallel_for(n, threads, run_rule, &j);
+        for (uint32_t i = 0; i < n; i++) ss_findings_absorb(out, &j.found[i]);
+        free(j.found);
+        free(j.order);
     }
-    out->sampled_need = 0;
     /* and those of a rule that asked without saying so: not resident
      * during the findings' what-ifs */
     ss_calls_memory_forget(m);

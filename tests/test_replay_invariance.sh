@@ -7,7 +7,10 @@
 #     (SYNCSIGHT_REPLAY_FULL=1: every what-if replayed in full, start to end);
 #   - its threads (the what-ifs on a pool, replay.h's ss_replay_savings; the
 #     replay built beside the rules, ss_replay_prefetch) change nothing, nor
-#     does which thread ran which what-if.
+#     does which thread ran which what-if;
+#   - nor do the rules' threads (rules.c: each rule on a thread of its own,
+#     into its own findings, joined in the registry's order; the caches they
+#     share filled in whatever order the threads ask).
 # Every fixture, the multi-process fixture directory (what-ifs of several
 # models in one batch) and generated traces are reported with
 # SYNCSIGHT_THREADS=1, then with the full replay, with 4 threads, and with 4
