@@ -31,6 +31,10 @@ struct ss_hb {
      * s's (lj[lj_off[s] .. lj_off[s + 1])), found once rather than by a
      * look at every stream on every submission */
     uint32_t *lj_off, *lj;
+    /* per stream k: the host function applied so far that is ordered after
+     * the most of k's work (its stream clock's k component, and the call) */
+    uint32_t *hf_epoch;
+    int32_t *hf_call;
 };
 
 #define COVER_RING 16
@@ -62,6 +66,8 @@ ss_hb *ss_hb_new_ex(const ss_model *m, unsigned flags)
     h->epoch = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(uint32_t));
     h->cov = ss_xcalloc((size_t)h->A * COVER_RING, sizeof(*h->cov));
     h->ncov = ss_xcalloc(h->A, 1);
+    h->hf_epoch = ss_xcalloc(h->A, sizeof(uint32_t));
+    h->hf_call = ss_xcalloc(h->A, sizeof(int32_t));
     return h;
 }
 
@@ -75,10 +81,17 @@ void ss_hb_free(ss_hb *h)
     ss_u64map_free(&h->obj_index);
     free(h->cov); free(h->ncov); free(h->lj_off); free(h->lj);
     free(h->evc); free(h->svc); free(h->tvc); free(h->epoch);
+    free(h->hf_epoch); free(h->hf_call);
     free(h);
 }
 
 uint32_t ss_hb_width(const ss_hb *h) { return h->A; }
+
+int32_t ss_hb_host_func_after(const ss_hb *h, int32_t stream, uint32_t epoch)
+{
+    if (stream < 0 || (uint32_t)stream >= h->A || !epoch || h->hf_epoch[stream] < epoch) return -1;
+    return h->hf_call[stream];
+}
 uint32_t ss_hb_call_epoch(const ss_hb *h, int32_t call) { return call >= 0 ? h->epoch[call] : 0; }
 const uint32_t *ss_hb_stream_clock(const ss_hb *h, int32_t stream) { return SV(h, stream); }
 const uint32_t *ss_hb_thread_clock(const ss_hb *h, uint32_t tid) { return TV(h, tid); }
@@ -303,6 +316,9 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         epoch = ++sv[s];
         h->epoch[ci] = epoch;
         if (serialized) device_barrier_after(h, c, s);
+        if (c->cls == SS_API_HOST_FUNC)
+            for (uint32_t k = 0; k < h->A; k++)
+                if (sv[k] > h->hf_epoch[k]) { h->hf_epoch[k] = sv[k]; h->hf_call[k] = ci; }
     }
 
     switch (c->cls) {

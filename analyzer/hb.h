@@ -65,6 +65,14 @@ int ss_hb_call_before(const ss_hb *h, int32_t call, const uint32_t *vc);
  * not show (futexes, atomics, lock-free queues between threads). */
 int ss_hb_waited_before(const ss_hb *h, int32_t call, uint64_t t, uint32_t *waiter_tid, uint64_t *when);
 
+/* A host function (cudaLaunchHostFunc, cudaStreamAddCallback) applied so
+ * far that runs only after the submission (stream, epoch): the one of them
+ * ordered after the most work of that stream, or -1.  What a host function
+ * does (post a semaphore, set a flag) runs on a driver thread the trace does
+ * not follow, so a host thread may have learnt of that work through it:
+ * evidence for an ordering the trace cannot show. */
+int32_t ss_hb_host_func_after(const ss_hb *h, int32_t stream, uint32_t epoch);
+
 /* Clock width (number of streams). */
 uint32_t ss_hb_width(const ss_hb *h);
 

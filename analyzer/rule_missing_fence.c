@@ -120,7 +120,7 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
 {
     const ss_model *m = f->m;
     const ss_alloc *a = &m->allocs[alloc];
-    char lx[320], le[320], sx[96], se[96], msg[2100], extra[400] = "", why[300] = "";
+    char lx[320], le[320], sx[96], se[96], msg[2600], extra[400] = "", why[600] = "";
     access_label(m, x, lx, sizeof lx);
     access_label(m, e, le, sizeof le);
     const char *akind = a->kind == SS_MEM_PINNED ? "pinned host" : a->kind == SS_MEM_MANAGED ? "managed" : "device";
@@ -143,6 +143,28 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                  " (possible: thread %u had already waited for the first access %.3f ms before thread %u submitted "
                  "the second, but no host synchronization between the threads was seen)",
                  waiter, (double)(rx->t_enter - when) / 1e6, rx->tid);
+    }
+    /* A host function that runs only after the first access was enqueued
+     * before the second was submitted, and the first access's GPU work was
+     * done by then: what the host function did (a semaphore, a flag the
+     * submitting thread waited for, as CUDA's simpleCallback sample does)
+     * runs on a driver thread the trace does not follow.  Not a proof of a
+     * race, so not an error; said with the host function's call. */
+    int32_t hf = maybe ? -1 : ss_hb_host_func_after(f->hb, e->stream, e->epoch);
+    if (hf >= 0) {
+        int32_t eop = e->op >= 0 ? e->op : m->calls[e->call].first_op;
+        uint64_t e_end = eop >= 0 ? m->ops[eop].end : 0;   /* 0: not known, so it may have */
+        if (e_end <= rx->t_enter) {
+            const ss_call *hc = &m->calls[hf];
+            char sh[96];
+            maybe = 1;
+            snprintf(why, sizeof why,
+                     " (possible: %s on %s at %.3f ms enqueued a host function that runs only after the first "
+                     "access, before the second was submitted; what a host function does, such as posting a "
+                     "semaphore the submitting thread waits for, is not seen)",
+                     ss_model_call_name(m, hc), ss_stream_describe(m, hc->stream, sh, sizeof sh),
+                     ss_trace_ms(m, hc->rec->t_enter));
+        }
     }
     uint32_t ns = 0, nw = x->inferred ? reach_writers(f, &f->sh[alloc], x, e, &ns) : 0;
     if (nw)

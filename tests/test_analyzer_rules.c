@@ -34,6 +34,7 @@ enum {
     CB_cudaHostUnregister = 153, CB_cudaLaunchKernel_ptsz = 214, CB_cudaMemcpyAsync_ptsz = 225,
     CB_cudaStreamSynchronize_ptsz = 239, CB_cudaEventRecord_ptsz = 242, CB_cudaStreamWaitEvent_ptsz = 247,
     CB_cudaMemset = 49, CB_cudaGraphAddKernelNode = 289, CB_cudaGraphAddMemcpyNode1D = 352,
+    CB_cudaLaunchHostFunc = 284,
     /* driver calls: SS_API_CBID_DRIVER + cupti_driver_cbid.h's id */
     CB_cuMemMap = 0x10000 + 551, CB_cuMemUnmap = 0x10000 + 552,
 };
@@ -54,6 +55,7 @@ static const tb_api_name api_names[] = {
     { CB_cudaHostUnregister, "cudaHostUnregister" }, { CB_cudaLaunchKernel_ptsz, "cudaLaunchKernel_ptsz" },
     { CB_cudaMemcpyAsync_ptsz, "cudaMemcpyAsync_ptsz" }, { CB_cuMemMap, "cuMemMap" }, { CB_cuMemUnmap, "cuMemUnmap" }, { CB_cudaStreamSynchronize_ptsz, "cudaStreamSynchronize_ptsz" },
     { CB_cudaEventRecord_ptsz, "cudaEventRecord_ptsz" }, { CB_cudaStreamWaitEvent_ptsz, "cudaStreamWaitEvent_ptsz" },
+    { CB_cudaLaunchHostFunc, "cudaLaunchHostFunc" },
 };
 
 /* ------------------------------------------------------------ trace builder */
@@ -905,26 +907,38 @@ static void tb_hsync(tb *b, uint64_t t, uint32_t tid, uint16_t kind, uint64_t ob
     r->h.flags = kind; r->time = t; r->object = obj; r->seq = seq; r->tid = tid; r->what = SS_HSYNC_MUTEX;
 }
 
+/* Modes: 0 the host threads hand the buffer over through a mutex after a
+ * stream sync; 1 the same, the mutex not seen; 2 no stream sync (a race).
+ * A host function instead of the stream sync (simpleCallback): 3 enqueued
+ * behind the copy, the second copy submitted after the first ended (what
+ * the host function did is not seen: possible); 4 enqueued on an idle third
+ * stream (runs at once: a race); 5 behind the copy, but the second copy
+ * submitted while the first still ran (the host function had not run yet:
+ * a race). */
 static void write_handoff(const char *name, int mode)
 {
     tb b;
     tb_open(&b, name);
     tb_create_stream(&b, US(1), 0xA1, 13, 1);
     tb_create_stream(&b, US(2), 0xC1, 14, 1);
+    tb_create_stream(&b, US(3), 0xB1, 15, 1);
     CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
     CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 16384);
     uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0xA1, .ptr = DEV_BUF,
                        .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
     tb_memcpy_rec(&b, c1, 13, MS(1.02), MS(3), 1, SS_MEM_PINNED, SS_MEM_DEVICE, 16384);
-    if (mode != 2) CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.1), .t1 = MS(3.01), .stream = 0xA1);
+    if (mode < 2) CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.1), .t1 = MS(3.01), .stream = 0xA1);
+    if (mode >= 3)
+        CALL(&b, .cbid = CB_cudaLaunchHostFunc, .t0 = MS(1.1), .t1 = MS(1.11), .stream = mode == 4 ? 0xB1 : 0xA1);
     if (mode == 0) {
         tb_hsync(&b, MS(3.1), TID, SS_HSYNC_RELEASE, 0x4000, 1);
         tb_hsync(&b, MS(3.2), TID + 1, SS_HSYNC_ACQUIRE, 0x4000, 1);
     }
-    uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(3.3), .t1 = MS(3.31), .stream = 0xC1, .tid = TID + 1,
+    double t2 = mode == 5 ? 2.0 : 3.3;
+    uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(t2), .t1 = MS(t2 + 0.01), .stream = 0xC1, .tid = TID + 1,
                        .ptr = PINNED_BUF + 8192, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2, .mem_dst = SS_MEM_PINNED,
                        .mem_src = SS_MEM_DEVICE);
-    tb_memcpy_rec(&b, c2, 14, MS(3.32), MS(3.5), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096);
+    tb_memcpy_rec(&b, c2, 14, MS(t2 + 0.02), MS(t2 + 0.2), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096);
     CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(10), .t1 = MS(10.1));
     tb_close(&b);
 }
@@ -935,8 +949,11 @@ static void test_host_threads(void)
         { "handoff_mutex", 0, 0, NULL },
         { "handoff_unseen", 1, SS_SEV_WARNING, "had already waited for the first access" },
         { "handoff_racy", 1, SS_SEV_ERROR, NULL },
+        { "handoff_host_func", 1, SS_SEV_WARNING, "enqueued a host function that runs only after the first access" },
+        { "handoff_host_func_other_stream", 1, SS_SEV_ERROR, NULL },
+        { "handoff_host_func_too_early", 1, SS_SEV_ERROR, NULL },
     };
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         write_handoff(cases[i].name, i);
         char path[600];
         snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
