@@ -911,6 +911,10 @@ def analyzer_names(e):
     names = [e.name, record_name(e, e.cbid_name)]
     if e.twin:
         names += [e.twin[0], record_name(e, e.twin[1])]
+    if e.driver:
+        # a driver symbol's ABI version may sit before its twin's suffix
+        # (cuStreamWaitValue32_v2_ptsz); a driver call is recorded without it
+        names = [driver_api_name(n) for n in names]
     out = []
     for n in names:
         b = base_name(n)
