@@ -6,6 +6,10 @@
 #include "util.h"
 
 #define SS_HB_MAX_DEVICES 64
+/* write-values remembered per address: a wait links to the latest of them
+ * that satisfies it (flags, counters and sequence numbers are rewritten
+ * every iteration: older values are long superseded) */
+#define VALUE_RING 16
 
 struct ss_hb {
     const ss_model *m;
@@ -35,6 +39,16 @@ struct ss_hb {
      * the most of k's work (its stream clock's k component, and the call) */
     uint32_t *hf_epoch;
     int32_t *hf_call;
+    /* stream memory operations: per address written by a write-value
+     * (vaddr: address -> index in vw), its latest write-values, a ring: the
+     * call and its stream's clock after it */
+    ss_u64map vaddr;
+    struct vwrites { int32_t call[VALUE_RING]; uint32_t *clk[VALUE_RING]; uint32_t n; } *vw;
+    uint32_t nvw, capvw;
+    /* per stream: the waits on a memory value linked to no recorded write
+     * (and the batches, whose ops are not recorded), in order: epoch, call */
+    struct uwait { uint32_t epoch; int32_t call; } **uw;
+    uint32_t *nuw, *capuw;
 };
 
 #define COVER_RING 16
@@ -68,6 +82,9 @@ ss_hb *ss_hb_new_ex(const ss_model *m, unsigned flags)
     h->ncov = ss_xcalloc(h->A, 1);
     h->hf_epoch = ss_xcalloc(h->A, sizeof(uint32_t));
     h->hf_call = ss_xcalloc(h->A, sizeof(int32_t));
+    h->uw = ss_xcalloc(h->A, sizeof(*h->uw));
+    h->nuw = ss_xcalloc(h->A, sizeof(uint32_t));
+    h->capuw = ss_xcalloc(h->A, sizeof(uint32_t));
     return h;
 }
 
@@ -82,6 +99,12 @@ void ss_hb_free(ss_hb *h)
     free(h->cov); free(h->ncov); free(h->lj_off); free(h->lj);
     free(h->evc); free(h->svc); free(h->tvc); free(h->epoch);
     free(h->hf_epoch); free(h->hf_call);
+    for (uint32_t i = 0; i < h->nvw; i++)
+        for (uint32_t j = 0; j < VALUE_RING; j++) free(h->vw[i].clk[j]);
+    free(h->vw);
+    ss_u64map_free(&h->vaddr);
+    for (uint32_t k = 0; k < h->A; k++) free(h->uw[k]);
+    free(h->uw); free(h->nuw); free(h->capuw);
     free(h);
 }
 
@@ -92,6 +115,23 @@ int32_t ss_hb_host_func_after(const ss_hb *h, int32_t stream, uint32_t epoch)
     if (stream < 0 || (uint32_t)stream >= h->A || !epoch || h->hf_epoch[stream] < epoch) return -1;
     return h->hf_call[stream];
 }
+int32_t ss_hb_unlinked_wait_before(const ss_hb *h, const uint32_t *vc, int32_t skip_stream)
+{
+    int32_t best = -1;
+    for (uint32_t k = 0; k < h->A; k++) {
+        /* a wait on the first access's own stream that the second access is
+         * ordered after would order the first one too: never the case here */
+        if ((int32_t)k == skip_stream || !h->nuw[k] || vc[k] < h->uw[k][0].epoch) continue;
+        uint32_t lo = 0, hi = h->nuw[k];   /* the latest with epoch <= vc[k] */
+        while (hi - lo > 1) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (h->uw[k][mid].epoch <= vc[k]) lo = mid; else hi = mid;
+        }
+        if (h->uw[k][lo].call > best) best = h->uw[k][lo].call;
+    }
+    return best;
+}
+
 uint32_t ss_hb_call_epoch(const ss_hb *h, int32_t call) { return call >= 0 ? h->epoch[call] : 0; }
 const uint32_t *ss_hb_stream_clock(const ss_hb *h, int32_t stream) { return SV(h, stream); }
 const uint32_t *ss_hb_thread_clock(const ss_hb *h, uint32_t tid) { return TV(h, tid); }
@@ -197,15 +237,85 @@ static void device_barrier_after(ss_hb *h, const ss_call *c, int32_t s)
     }
 }
 
+/* Stream memory operations are submissions too: they take their place in
+ * their stream's order (a wait-value holds back what follows it, a
+ * write-value lands after what precedes it). */
 static int is_submission(uint8_t cls)
 {
     switch (cls) {
     case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
     case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
+    case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
         return 1;
     default:
         return 0;
     }
+}
+
+/* Does a wait (flags, value, width) pass on memory holding `word`?  CUDA's
+ * conditions (cuda.h CUstreamWaitValue_flags): GEQ is a cyclic comparison,
+ * (int32_t)(word - value) >= 0 (int64_t for the 64-bit calls); EQ word ==
+ * value; AND (word & value) != 0; NOR ~(word | value) != 0, on the call's
+ * width.  CU_STREAM_WAIT_VALUE_FLUSH (1 << 30) changes nothing here. */
+static int wait_passes(uint32_t flags, uint64_t value, uint64_t word, uint32_t width)
+{
+    uint64_t mask = width == 8 ? ~0ull : 0xffffffffull;
+    value &= mask;
+    word &= mask;
+    switch (flags & 0xfu) {
+    case 0x0: return width == 8 ? (int64_t)(word - value) >= 0 : (int32_t)(uint32_t)(word - value) >= 0;
+    case 0x1: return word == value;
+    case 0x2: return (word & value) != 0;
+    case 0x3: return (~(word | value) & mask) != 0;
+    default: return 0;   /* a condition CUDA 13 does not define: link nothing */
+    }
+}
+
+/* A write-value: remember its stream's clock (which includes it) under its
+ * address. */
+static void value_written(ss_hb *h, int32_t ci, int32_t s)
+{
+    const ss_api_rec *r = h->m->calls[ci].rec;
+    int64_t vi = ss_u64map_get(&h->vaddr, r->ptr, -1);
+    if (vi < 0) {
+        struct vwrites z;
+        memset(&z, 0, sizeof z);
+        SS_PUSH(h->vw, h->nvw, h->capvw, z);
+        vi = h->nvw - 1;
+        ss_u64map_put(&h->vaddr, r->ptr, vi);
+    }
+    struct vwrites *w = &h->vw[vi];
+    uint32_t slot = w->n++ % VALUE_RING;
+    if (!w->clk[slot]) w->clk[slot] = ss_xcalloc(h->A, sizeof(uint32_t));
+    memcpy(w->clk[slot], SV(h, s), h->A * sizeof(uint32_t));
+    w->call[slot] = ci;
+}
+
+/* A wait-value: its stream joins the clock of the latest earlier
+ * write-value to its address whose value satisfies it.  None recorded (a
+ * kernel, the host, another process or a batch wrote the word, or the
+ * write was submitted after the wait): it orders nothing provable, and is
+ * kept as a wait that may order what follows it (ss_hb_unlinked_wait_before);
+ * so is a batch, whose ops are not recorded. */
+static void value_waited(ss_hb *h, int32_t ci, int32_t s, uint32_t epoch)
+{
+    const ss_call *c = &h->m->calls[ci];
+    if (c->cls == SS_API_STREAM_WAIT_VALUE) {
+        int64_t vi = ss_u64map_get(&h->vaddr, c->rec->ptr, -1);
+        const struct vwrites *w = vi >= 0 ? &h->vw[vi] : NULL;
+        uint32_t width = c->rec->bytes == 8 ? 8 : 4;
+        for (uint32_t j = 0; w && j < w->n && j < VALUE_RING; j++) {
+            uint32_t slot = (w->n - 1 - j) % VALUE_RING;
+            const ss_call *wr = &h->m->calls[w->call[slot]];
+            if ((wr->rec->bytes == 8 ? 8u : 4u) != width ||
+                !wait_passes((uint32_t)c->rec->arg2, ss_call_memop_value(c), ss_call_memop_value(wr), width))
+                continue;
+            join(SV(h, s), w->clk[slot], h->A);
+            return;
+        }
+    }
+    struct uwait u = { epoch, ci };
+    SS_PUSH(h->uw[s], h->nuw[s], h->capuw[s], u);
 }
 
 /* Host synchronization up to time t: a release joins the thread's clock into
@@ -319,6 +429,9 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         if (c->cls == SS_API_HOST_FUNC)
             for (uint32_t k = 0; k < h->A; k++)
                 if (sv[k] > h->hf_epoch[k]) { h->hf_epoch[k] = sv[k]; h->hf_call[k] = ci; }
+        if (c->cls == SS_API_STREAM_WRITE_VALUE && c->rec->ptr) value_written(h, ci, s);
+        else if (c->cls == SS_API_STREAM_WAIT_VALUE || c->cls == SS_API_STREAM_BATCH_MEMOP)
+            value_waited(h, ci, s, epoch);
     }
 
     switch (c->cls) {

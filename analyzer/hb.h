@@ -9,6 +9,13 @@
  *     everything it knew of before submitting);
  *   - cudaEventRecord snapshots the stream's clock; cudaStreamWaitEvent joins
  *     the snapshot of the latest record before the wait;
+ *   - stream memory operations: a write-value (cuStreamWriteValue32/64) is a
+ *     submission whose clock is kept under its address; a wait-value
+ *     (cuStreamWaitValue32/64, also a submission) joins the clock of the
+ *     latest earlier write-value to its address whose value satisfies its
+ *     condition (GEQ, EQ, AND, NOR on 32 or 64 bits).  A wait no recorded
+ *     write satisfies, and a cuStreamBatchMemOp (its ops are not recorded),
+ *     orders nothing provable: ss_hb_unlinked_wait_before() names it;
  *   - a call that made the host wait for GPU work joins that work's clock into
  *     the thread's clock — what a call waits for comes from ONE table,
  *     ss_call_host_wait() (stream, event, device, successful queries, and the
@@ -45,7 +52,7 @@ void ss_hb_free(ss_hb *h);
 
 /* Apply calls[call]; calls must be applied in model order.  Returns the epoch
  * the call's GPU work got on its stream when it submitted work (launch, copy,
- * memset, host function), else 0. */
+ * memset, host function, stream memory operation), else 0. */
 uint32_t ss_hb_apply(ss_hb *h, int32_t call);
 
 /* Epoch a call's submission got (0: not a submission, or not applied yet). */
@@ -72,6 +79,16 @@ int ss_hb_waited_before(const ss_hb *h, int32_t call, uint64_t t, uint32_t *wait
  * not follow, so a host thread may have learnt of that work through it:
  * evidence for an ordering the trace cannot show. */
 int32_t ss_hb_host_func_after(const ss_hb *h, int32_t stream, uint32_t epoch);
+
+/* A wait on a memory value (cuStreamWaitValue32/64) that no recorded
+ * write-value satisfies, or a cuStreamBatchMemOp (its ops are not recorded),
+ * applied so far and ordered before clock vc: the latest such call, or -1.
+ * Waits on stream skip_stream are left out (pass the first access's stream:
+ * a wait there that vc is ordered after would order that access too).  The
+ * word may have been written by a kernel, the host, another process or the
+ * batch, after work the trace cannot tell: evidence for an ordering the
+ * trace cannot show. */
+int32_t ss_hb_unlinked_wait_before(const ss_hb *h, const uint32_t *vc, int32_t skip_stream);
 
 /* Clock width (number of streams). */
 uint32_t ss_hb_width(const ss_hb *h);

@@ -38,7 +38,7 @@ static const char *const class_names[SS_API_CLASS_COUNT] = {
     "device-sync", "stream-sync", "event-sync", "stream-query", "event-query",
     "event-record", "stream-wait", "stream-create", "stream-destroy", "event-create",
     "event-destroy", "host-func", "set-limit", "capture", "event-elapsed", "device-reset",
-    "graph-node",
+    "graph-node", "stream-wait-value", "stream-write-value", "stream-batch-memop",
 };
 
 const char *ss_api_class_name(ss_api_class c)
@@ -663,7 +663,8 @@ static int class_uses_stream(ss_api_class c, int is_async)
     case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC:
     case SS_API_STREAM_SYNC: case SS_API_STREAM_QUERY: case SS_API_EVENT_RECORD:
     case SS_API_STREAM_WAIT: case SS_API_STREAM_DESTROY: case SS_API_HOST_FUNC:
-    case SS_API_CAPTURE:
+    case SS_API_CAPTURE: case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE:
+    case SS_API_STREAM_BATCH_MEMOP:
         return 1;
     case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
         return 1;   /* synchronous copies run on the (legacy or per-thread) default stream */
@@ -1171,6 +1172,12 @@ static void build_events_allocs(ss_model *m)
     free(newidx);
 }
 
+uint64_t ss_call_memop_value(const ss_call *c)
+{
+    const ss_api_rec *r = c->rec;
+    return r->bytes == 8 ? (r->ptr2 << 32) | r->arg : r->arg;
+}
+
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c)
 {
     /* cudaGraphLaunch and cuGraphLaunch (and their _ptsz twins): the table's class */
@@ -1209,6 +1216,7 @@ static void build_capture(ss_model *m)
         }
         switch (c->cls) {
         case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
+        case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
         case SS_API_ALLOC: case SS_API_FREE:   /* stream-ordered cudaMallocAsync/cudaFreeAsync */
             if (cap || (r->flags & SS_API_F_CAPTURING)) c->captured = 1;
             break;

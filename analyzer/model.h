@@ -58,6 +58,9 @@ typedef enum ss_api_class {
     SS_API_EVENT_ELAPSED,   /* cudaEventElapsedTime */
     SS_API_DEVICE_RESET,    /* cudaDeviceReset */
     SS_API_GRAPH_NODE,      /* cudaGraphAdd{Kernel,Memcpy,Memset}Node, their SetParams: builds, runs nothing */
+    SS_API_STREAM_WAIT_VALUE,   /* cuStreamWaitValue32/64: the stream waits for a memory word (a fence) */
+    SS_API_STREAM_WRITE_VALUE,  /* cuStreamWriteValue32/64: writes a memory word in stream order */
+    SS_API_STREAM_BATCH_MEMOP,  /* cuStreamBatchMemOp: waits and writes that are not recorded */
     SS_API_CLASS_COUNT
 } ss_api_class;
 
@@ -354,6 +357,10 @@ void ss_call_released_range(const ss_model *m, const ss_call *c, uint64_t *lo, u
 /* Is a stream-ordered call a capture (cudaGraphLaunch) whose GPU work the
  * launch stream orders as one unit?  Its ops may run on internal streams. */
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c);
+/* A stream memory operation's value (cuStreamWriteValue*: written,
+ * cuStreamWaitValue*: waited for): the record's `arg`, and for the 64-bit
+ * calls (bytes == 8) the high half in ptr2 (preload/cuda_api.tab). */
+uint64_t ss_call_memop_value(const ss_call *c);
 /* Thread entry of tid or NULL. */
 const ss_thread *ss_model_thread(const ss_model *m, uint32_t tid);
 /* Thread entry of a CUPTI activity thread id (the low 32 bits of the

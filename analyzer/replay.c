@@ -1838,6 +1838,13 @@ static ss_replay *build(const ss_model *m)
             rmark x = { (int32_t)c, s, 0, 0 };
             SS_PUSH(mk_measured, nmeasured, cmeasured, corr_time_of(event_ts, nevent_ts, call->rec->corr));
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
+        /* Stream memory operations (cuStreamWaitValue*, cuStreamWriteValue*,
+         * cuStreamBatchMemOp) are neither operations nor markers here: CUPTI
+         * records no GPU activity for them, and a wait-value is no wait_dep.
+         * What an op behind a wait-value waited for stays in its measured
+         * delay (lat: start - modelled readiness), which every what-if keeps:
+         * the replay assumes the value arrives when it did, and does not move
+         * that op when a what-if moves the writer. */
         } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
             rstream *st = &r->st[s];
             wait_dep w = { key, rec_stream[call->event], rec_key[call->event] };

@@ -6,7 +6,9 @@
  *
  * Replaying the GPU timeline in submission order, for each op we compute the
  * earliest start its explicit dependencies allow (previous op on its stream,
- * cudaStreamWaitEvent on recorded events, the host's submission time) and the
+ * cudaStreamWaitEvent on recorded events, the host's submission time; after
+ * a wait on a memory value, whose release is not recorded, the op's own
+ * start) and the
  * implicit legacy barrier.  An op that started later than its explicit
  * dependencies allowed, at the time the barrier released it, lost
  * (barrier - explicit_ready).  Non-blocking streams are not serialized and
@@ -51,6 +53,11 @@ typedef struct state {
     const ss_model *m;
     uint64_t *last_end; int32_t *last_op;   /* per stream */
     uint64_t *wait_floor;
+    /* per stream: a wait on a memory value (cuStreamWaitValue*,
+     * cuStreamBatchMemOp) sits before its next op.  When it released is not
+     * recorded, so that op's start is taken as what its explicit
+     * dependencies allowed: its delay is never blamed on the barrier. */
+    uint8_t *value_wait;
     dev_state *devs; uint32_t ndevs;
     ss_findings *out;
 } state;
@@ -62,6 +69,10 @@ static void apply_op(state *s, int32_t oi, int evaluate)
     int32_t st = op->stream;
     uint32_t kind = m->streams[st].kind;
     dev_state *d = dev_of(s->devs, s->ndevs, ss_op_device(op));
+    if (s->value_wait[st]) {
+        if (op->start > s->wait_floor[st]) s->wait_floor[st] = op->start;
+        s->value_wait[st] = 0;
+    }
     if (evaluate && !op_graph_id(op)) {
         uint64_t explicit_ready = s->last_end[st];
         if (s->wait_floor[st] > explicit_ready) explicit_ready = s->wait_floor[st];
@@ -124,11 +135,12 @@ static void apply_op(state *s, int32_t oi, int evaluate)
 static void run(const ss_model *m, ss_findings *out)
 {
     if (!m->has_gpu) return;
-    state s = { m, NULL, NULL, NULL, NULL, 0, out };
+    state s = { m, NULL, NULL, NULL, NULL, NULL, 0, out };
     uint32_t ns = m->nstreams ? m->nstreams : 1;
     s.last_end = ss_xcalloc(ns, sizeof(uint64_t));
     s.last_op = ss_xcalloc(ns, sizeof(int32_t));
     s.wait_floor = ss_xcalloc(ns, sizeof(uint64_t));
+    s.value_wait = ss_xcalloc(ns, 1);
     s.ndevs = m->ndevices ? m->ndevices : 1;
     s.devs = ss_xcalloc(s.ndevs, sizeof(dev_state));
     for (uint32_t i = 0; i < s.ndevs; i++) {
@@ -153,12 +165,15 @@ static void run(const ss_model *m, ss_findings *out)
             event_set[c->event] = 1;
         } else if (c->cls == SS_API_STREAM_WAIT && c->event >= 0 && c->stream >= 0 && event_set[c->event]) {
             if (event_ready[c->event] > s.wait_floor[c->stream]) s.wait_floor[c->stream] = event_ready[c->event];
+        } else if ((c->cls == SS_API_STREAM_WAIT_VALUE || c->cls == SS_API_STREAM_BATCH_MEMOP) && c->stream >= 0 &&
+                   !c->captured) {
+            s.value_wait[c->stream] = 1;
         }
         for (int32_t oi = c->first_op; oi >= 0; oi = m->ops[oi].next_of_call) apply_op(&s, oi, 1);
     }
     for (; next_orphan < m->nops; next_orphan++)
         if (m->ops[next_orphan].call < 0) apply_op(&s, (int32_t)next_orphan, 0);
-    free(s.last_end); free(s.last_op); free(s.wait_floor); free(s.devs); free(event_ready); free(event_set);
+    free(s.last_end); free(s.last_op); free(s.wait_floor); free(s.value_wait); free(s.devs); free(event_ready); free(event_set);
 }
 
 const ss_rule ss_rule_legacy_stream_serialization = {

@@ -3,7 +3,8 @@
  * memory, at least one writes, and nothing orders them.
  *
  * Ordering is the shared happens-before replay (hb.h): stream order, event
- * record/wait, the legacy barrier, and the host waits CUDA really performs
+ * record/wait, stream memory operations (a cuStreamWaitValue* satisfied by a
+ * recorded cuStreamWriteValue*), the legacy barrier, and the host waits CUDA really performs
  * (ss_call_host_wait: a cudaMemset to device memory or a device-to-device
  * cudaMemcpy is NOT a host join).
  *
@@ -34,8 +35,12 @@
  * Severity: error when both accesses are known (a write is proven); warning
  * ("possible") when a kernel's access could not be classified, or when the
  * first access had already been waited for by another thread before the
- * second was submitted (an ordering the trace may not show); two reads never
- * race.  Cost 0 ms: a race costs correctness, not time.
+ * second was submitted, when a host function behind the first access was
+ * enqueued before the second was submitted, or when the second access is
+ * ordered after a wait on a memory value that no recorded write satisfies
+ * (orderings the trace may not show); two reads never race.  Stream memory
+ * operations are fences, not accesses: the words they write and wait on are
+ * never reported.  Cost 0 ms: a race costs correctness, not time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +169,36 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                      "semaphore the submitting thread waits for, is not seen)",
                      ss_model_call_name(m, hc), ss_stream_describe(m, hc->stream, sh, sizeof sh),
                      ss_trace_ms(m, hc->rec->t_enter));
+        }
+    }
+    /* A wait on a memory value (cuStreamWaitValue*) that syncsight cannot
+     * link to a write, ordered before the second access: the word may have
+     * been written after the first access (by a kernel, the host, another
+     * process, a cuStreamBatchMemOp), and the wait then orders the two.  Not
+     * a proof of a race, so not an error -- unless the GPU ran the two
+     * accesses overlapping, which no wait could have allowed. */
+    int32_t uw = maybe ? -1 : ss_hb_unlinked_wait_before(f->hb, ss_hb_stream_clock(f->hb, x->stream), e->stream);
+    if (uw >= 0) {
+        int32_t eop = e->op >= 0 ? e->op : m->calls[e->call].first_op;
+        int32_t xop = x->op >= 0 ? x->op : m->calls[x->call].first_op;
+        uint64_t e_end = eop >= 0 ? m->ops[eop].end : 0, x_start = xop >= 0 ? m->ops[xop].start : 0;
+        if (!e_end || !x_start || e_end <= x_start) {   /* not known: it may have */
+            const ss_call *wc = &m->calls[uw];
+            char sw[96], what[200];
+            maybe = 1;
+            if (wc->cls == SS_API_STREAM_BATCH_MEMOP)
+                snprintf(what, sizeof what, "its %u operations are not recorded", wc->rec->arg);
+            else
+                snprintf(what, sizeof what, "the word at 0x%llx, value %llu, flags 0x%x",
+                         (unsigned long long)wc->rec->ptr,
+                         (unsigned long long)ss_call_memop_value(wc),
+                         (unsigned)wc->rec->arg2);
+            snprintf(why, sizeof why,
+                     " (possible: the second access's stream waited on a memory value (%s on %s at %.3f ms: %s) "
+                     "that syncsight cannot link to a write; a kernel, the host, another process or a batch of "
+                     "stream memory operations may have written it after the first access)",
+                     ss_model_call_name(m, wc), ss_stream_describe(m, wc->stream, sw, sizeof sw),
+                     ss_trace_ms(m, wc->rec->t_enter), what);
         }
     }
     uint32_t ns = 0, nw = x->inferred ? reach_writers(f, &f->sh[alloc], x, e, &ns) : 0;

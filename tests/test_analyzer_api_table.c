@@ -47,7 +47,8 @@ static const struct { const char *tab; ss_api_class cls; } expected_class[] = {
     { "alloc", SS_API_ALLOC }, { "free", SS_API_FREE }, { "free-async", SS_API_FREE },
     { "launch", SS_API_LAUNCH }, { "graph-launch", SS_API_LAUNCH }, { "device-sync", SS_API_DEVICE_SYNC },
     { "set-device", SS_API_OTHER }, { "device-limit", SS_API_SET_LIMIT }, { "device-reset", SS_API_DEVICE_RESET },
-    { "graph-node", SS_API_GRAPH_NODE },
+    { "graph-node", SS_API_GRAPH_NODE }, { "stream-wait-value", SS_API_STREAM_WAIT_VALUE },
+    { "stream-write-value", SS_API_STREAM_WRITE_VALUE }, { "stream-batch-memop", SS_API_STREAM_BATCH_MEMOP },
 };
 
 static int class_of_tab(const char *tab, ss_api_class *out)
@@ -197,6 +198,10 @@ static void test_classes(void)
     CHECK(cpy && cpy->arg_is_memcpy_kind && cpy->fixed_dst == SS_MEM_UNKNOWN, "cuMemcpy: kinds asked per call");
     CHECK(ss_api_classify("cuCtxSynchronize") == SS_API_DEVICE_SYNC, "driver device sync");
     CHECK(ss_api_classify("cuStreamWaitEvent") == SS_API_STREAM_WAIT, "driver wait");
+    /* stream memory operations, CUDA 12+'s _v2 entry points and CUDA 11's under one name */
+    CHECK(ss_api_classify("cuStreamWaitValue32") == SS_API_STREAM_WAIT_VALUE, "wait-value");
+    CHECK(ss_api_classify("cuStreamWriteValue64") == SS_API_STREAM_WRITE_VALUE, "write-value");
+    CHECK(ss_api_classify("cuStreamBatchMemOp") == SS_API_STREAM_BATCH_MEMOP, "batch memop");
     CHECK(ss_api_classify("cuModuleLoadData") == SS_API_OTHER, "driver call not in the table");
     /* exact names only: no prefix matching, unknown names are "other" */
     CHECK(ss_api_classify("cudaGetLastError") == SS_API_OTHER, "other");

@@ -37,6 +37,9 @@ enum {
     CB_cudaLaunchHostFunc = 284,
     /* driver calls: SS_API_CBID_DRIVER + cupti_driver_cbid.h's id */
     CB_cuMemMap = 0x10000 + 551, CB_cuMemUnmap = 0x10000 + 552,
+    CB_cuStreamWaitValue32 = 0x10000 + 659, CB_cuStreamWaitValue64 = 0x10000 + 661,
+    CB_cuStreamWriteValue32 = 0x10000 + 663, CB_cuStreamWriteValue64 = 0x10000 + 665,
+    CB_cuStreamBatchMemOp = 0x10000 + 667,
 };
 static const tb_api_name api_names[] = {
     { CB_cudaMalloc, "cudaMalloc" }, { CB_cudaFree, "cudaFree" }, { CB_cudaMallocHost, "cudaMallocHost" },
@@ -56,6 +59,9 @@ static const tb_api_name api_names[] = {
     { CB_cudaMemcpyAsync_ptsz, "cudaMemcpyAsync_ptsz" }, { CB_cuMemMap, "cuMemMap" }, { CB_cuMemUnmap, "cuMemUnmap" }, { CB_cudaStreamSynchronize_ptsz, "cudaStreamSynchronize_ptsz" },
     { CB_cudaEventRecord_ptsz, "cudaEventRecord_ptsz" }, { CB_cudaStreamWaitEvent_ptsz, "cudaStreamWaitEvent_ptsz" },
     { CB_cudaLaunchHostFunc, "cudaLaunchHostFunc" },
+    { CB_cuStreamWaitValue32, "cuStreamWaitValue32" }, { CB_cuStreamWaitValue64, "cuStreamWaitValue64" },
+    { CB_cuStreamWriteValue32, "cuStreamWriteValue32" }, { CB_cuStreamWriteValue64, "cuStreamWriteValue64" },
+    { CB_cuStreamBatchMemOp, "cuStreamBatchMemOp" },
 };
 
 /* ------------------------------------------------------------ trace builder */
@@ -79,7 +85,7 @@ static void tb_open(tb *b, const char *name)
 
 /* One host call.  Returns its correlation id. */
 typedef struct call_args {
-    uint32_t cbid; uint64_t t0, t1; uint64_t stream, event, ptr, ptr2, bytes; uint32_t arg;
+    uint32_t cbid; uint64_t t0, t1; uint64_t stream, event, ptr, ptr2, bytes; uint32_t arg; int32_t arg2;
     uint8_t mem_dst, mem_src; int ret; const uint64_t *params; uint8_t nparams; uint32_t pystack;
     uint32_t flags;   /* added to SS_API_F_CUPTI_CB (SS_API_F_PTSZ: a _ptsz/_ptds entry point) */
     uint32_t tid;     /* 0: TID */
@@ -91,6 +97,7 @@ static uint32_t tb_call(tb *b, call_args a)
     r->cbid = a.cbid; r->tid = a.tid ? a.tid : TID; r->t_enter = a.t0; r->t_exit = a.t1; r->ret = a.ret;
     r->corr = b->next_corr++;
     r->stream = a.stream; r->event = a.event; r->ptr = a.ptr; r->ptr2 = a.ptr2; r->bytes = a.bytes; r->arg = a.arg;
+    r->arg2 = a.arg2;
     r->mem_dst = a.mem_dst; r->mem_src = a.mem_src; r->nparams = a.nparams; r->device = 0;
     r->flags = SS_API_F_CUPTI_CB | a.flags;
     r->pystack_id = a.pystack;
@@ -961,6 +968,104 @@ static void test_host_threads(void)
         CHECK(r.f.n == cases[i].n, "%s: %u findings (%s)", cases[i].name, r.f.n, r.f.n ? r.f.v[0].message : "");
         if (r.f.n && cases[i].n) {
             CHECK(r.f.v[0].severity == cases[i].sev, "%s: severity %d", cases[i].name, r.f.v[0].severity);
+            if (cases[i].text)
+                CHECK(strstr(r.f.v[0].message, cases[i].text) != NULL, "%s: %s", cases[i].name, r.f.v[0].message);
+        }
+        done(&r);
+    }
+}
+
+/* Stream memory operations (cuStreamWriteValue*, cuStreamWaitValue*) order
+ * a copy into DEV_BUF on stream A (GPU 1.02-3 ms) before a copy out of it on
+ * stream C (submitted at 1.1 ms, GPU from 3.05 ms), with no event.  Modes:
+ * 0 write-value (A, flag, 1) behind the first copy, wait-value (C, flag,
+ * GEQ 1) before the second: ordered, nothing to say; 1 the wait alone (the
+ * word's writer is not recorded: a kernel may have set it): possible; 2 the
+ * write-value on an idle third stream B (fires at once): a race, error; 3
+ * the write (1) does not satisfy the wait (GEQ 2): as 1; 4 as 1, but the
+ * second copy ran while the first still ran (no wait allowed that): error;
+ * 5 64-bit, the value above 32 bits (written 1 << 32 | 1, waited GEQ
+ * 1 << 32): ordered; 6 a cuStreamBatchMemOp on C (its ops are not
+ * recorded): possible; 7 the wait after
+ * the second copy on C: orders nothing, error; 8 a wait EQ 1 against a
+ * write of 3 then of 1 on an idle stream then 3 again on A: the latest
+ * satisfying write (B's) is linked, error. */
+#define FLAG_BUF (DEV_BUF + 0x100000)
+static void write_memop(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xC1, 14, 1);
+    tb_create_stream(&b, US(3), 0xB1, 15, 1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(22), .t1 = US(25), .ptr = FLAG_BUF, .bytes = 8);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 16384);
+    uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0xA1, .ptr = DEV_BUF,
+                       .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
+    tb_memcpy_rec(&b, c1, 13, MS(1.02), MS(3), 1, SS_MEM_PINNED, SS_MEM_DEVICE, 16384);
+    int w64 = mode == 5;
+    uint32_t wcb = w64 ? CB_cuStreamWriteValue64 : CB_cuStreamWriteValue32;
+    uint32_t vcb = w64 ? CB_cuStreamWaitValue64 : CB_cuStreamWaitValue32;
+    uint64_t wbytes = w64 ? 8 : 4;
+    /* the write-value (value: arg, high half in ptr2) */
+#define WRITE_VALUE(t, on, v) \
+    CALL(&b, .cbid = wcb, .t0 = MS(t), .t1 = MS((t) + 0.005), .stream = (on), .ptr = FLAG_BUF, .bytes = wbytes, \
+         .arg = (uint32_t)(v), .ptr2 = (uint64_t)(v) >> 32, .flags = SS_API_F_DRIVER)
+#define WAIT_VALUE(t, v, cond) \
+    CALL(&b, .cbid = vcb, .t0 = MS(t), .t1 = MS((t) + 0.005), .stream = 0xC1, .ptr = FLAG_BUF, .bytes = wbytes, \
+         .arg = (uint32_t)(v), .ptr2 = (uint64_t)(v) >> 32, .arg2 = (cond), .flags = SS_API_F_DRIVER)
+    switch (mode) {
+    case 0: WRITE_VALUE(1.05, 0xA1, 1); WAIT_VALUE(1.06, 1, 0 /* GEQ */); break;
+    case 1: case 4: WAIT_VALUE(1.06, 1, 0); break;
+    case 2: WRITE_VALUE(1.05, 0xB1, 1); WAIT_VALUE(1.06, 1, 0); break;
+    case 3: WRITE_VALUE(1.05, 0xA1, 1); WAIT_VALUE(1.06, 2, 0); break;
+    case 5: WRITE_VALUE(1.05, 0xA1, (1ull << 32) | 1); WAIT_VALUE(1.06, 1ull << 32, 0); break;
+    case 6:
+        CALL(&b, .cbid = CB_cuStreamBatchMemOp, .t0 = MS(1.06), .t1 = MS(1.065), .stream = 0xC1, .arg = 2,
+             .flags = SS_API_F_DRIVER);
+        break;
+    case 8:
+        WRITE_VALUE(1.03, 0xA1, 3); WRITE_VALUE(1.04, 0xB1, 1); WRITE_VALUE(1.05, 0xA1, 3);
+        WAIT_VALUE(1.06, 1, 1 /* EQ */);
+        break;
+    default: break;
+    }
+    double s2 = mode == 4 ? 1.12 : 3.05;
+    uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.1), .t1 = MS(1.11), .stream = 0xC1,
+                       .ptr = PINNED_BUF + 8192, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2, .mem_dst = SS_MEM_PINNED,
+                       .mem_src = SS_MEM_DEVICE);
+    tb_memcpy_rec(&b, c2, 14, MS(s2), MS(s2 + 0.2), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096);
+    if (mode == 7) { WRITE_VALUE(1.05, 0xA1, 1); WAIT_VALUE(1.15, 1, 0); }
+#undef WRITE_VALUE
+#undef WAIT_VALUE
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(10), .t1 = MS(10.1));
+    tb_close(&b);
+}
+
+static void test_stream_memops(void)
+{
+    static const char UNLINKED[] = "waited on a memory value (cuStreamWaitValue32 on ";
+    static const struct { const char *name; uint32_t n; ss_severity sev; const char *text; } cases[] = {
+        { "memop_handoff", 0, 0, NULL },
+        { "memop_unknown_writer", 1, SS_SEV_WARNING, UNLINKED },
+        { "memop_idle_writer", 1, SS_SEV_ERROR, NULL },
+        { "memop_unsatisfied", 1, SS_SEV_WARNING, UNLINKED },
+        { "memop_unknown_writer_overlap", 1, SS_SEV_ERROR, NULL },
+        { "memop_handoff64", 0, 0, NULL },
+        { "memop_batch", 1, SS_SEV_WARNING, "(cuStreamBatchMemOp on " },
+        { "memop_wait_too_late", 1, SS_SEV_ERROR, NULL },
+        { "memop_eq_idle_writer", 1, SS_SEV_ERROR, NULL },
+    };
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        write_memop(cases[i].name, i);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
+        result r = analyze(path, &ss_rule_missing_fence);
+        CHECK(r.f.n == cases[i].n, "%s: %u findings (%s)", cases[i].name, r.f.n, r.f.n ? r.f.v[0].message : "");
+        if (r.f.n && cases[i].n) {
+            CHECK(r.f.v[0].severity == cases[i].sev, "%s: severity %d (%s)", cases[i].name, r.f.v[0].severity,
+                  r.f.v[0].message);
             if (cases[i].text)
                 CHECK(strstr(r.f.v[0].message, cases[i].text) != NULL, "%s: %s", cases[i].name, r.f.v[0].message);
         }
@@ -1982,6 +2087,9 @@ static void test_all_rules(void)
         { "unrecorded_event", "unrecorded-event-wait" }, { "unrecorded_event_fixed", NULL },
         { "event_timing_gap", "event-timing-gap" }, { "event_timing_gap_estimated", "event-timing-gap" },
         { "event_timing_legacy", NULL }, { "event_timing_waits", NULL },
+        /* stream memory operations: no other rule takes them for work or waits */
+        { "memop_handoff", NULL }, { "memop_handoff64", NULL }, { "memop_unknown_writer", "missing-fence" },
+        { "memop_idle_writer", "missing-fence" }, { "memop_batch", "missing-fence" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[600], err[256];
@@ -2027,6 +2135,7 @@ int main(int argc, char **argv)
     test_vmm();
     test_exact_memory();
     test_host_threads();
+    test_stream_memops();
     test_relies_on_legacy();
     test_stream_identity();
     test_graph_pageable();

@@ -41,6 +41,11 @@ CLASSES = {
     "stream-query":   ("1", None, "polls a stream (cudaErrorNotReady = 600 is not a failure)"),
     "stream-wait":    ("1", None, "makes a stream wait for an event (a cross-stream fence)"),
     "host-func":      (LEGACY, None, "enqueues a host function"),
+    "stream-wait-value": ("1", None, "makes a stream wait until a memory word satisfies a condition "
+                                  "(cuStreamWaitValue32/64): a cross-stream fence when a write-value satisfies it"),
+    "stream-write-value": ("1", None, "writes a memory word when its stream reaches it (cuStreamWriteValue32/64)"),
+    "stream-batch-memop": ("1", None, "several stream memory operations at once (cuStreamBatchMemOp); its "
+                                   "operations are not recorded"),
     "capture":        ("0", None, "begins or ends stream capture"),
     "event-create":   ("0", None, "creates an event"),
     "event-record":   ("1", None, "records an event on a stream"),
@@ -76,6 +81,8 @@ ANALYZER_CLASS = {
     "stream-create": "SS_API_STREAM_CREATE", "stream-destroy": "SS_API_STREAM_DESTROY",
     "stream-sync": "SS_API_STREAM_SYNC", "stream-query": "SS_API_STREAM_QUERY",
     "stream-wait": "SS_API_STREAM_WAIT", "host-func": "SS_API_HOST_FUNC", "capture": "SS_API_CAPTURE",
+    "stream-wait-value": "SS_API_STREAM_WAIT_VALUE", "stream-write-value": "SS_API_STREAM_WRITE_VALUE",
+    "stream-batch-memop": "SS_API_STREAM_BATCH_MEMOP",
     "event-create": "SS_API_EVENT_CREATE", "event-record": "SS_API_EVENT_RECORD",
     "event-sync": "SS_API_EVENT_SYNC", "event-query": "SS_API_EVENT_QUERY",
     "event-elapsed": "SS_API_EVENT_ELAPSED", "event-destroy": "SS_API_EVENT_DESTROY",
@@ -125,7 +132,7 @@ HOST_FOR_CLASS = {"copy-sync": ("copy", "peer"), "copy-async": ("copy-async",), 
 # created and destroyed, capture, device settings) is recorded always.
 HOT_CLASSES = ("launch", "copy-async", "copy-sync", "memset-async", "memset-sync", "event-record", "event-query",
                "event-sync", "event-elapsed", "stream-query", "stream-sync", "stream-wait", "device-sync",
-               "host-func", "graph-launch")
+               "host-func", "graph-launch", "stream-wait-value", "stream-write-value", "stream-batch-memop")
 assert all(c in CLASSES for c in HOT_CLASSES)
 
 
@@ -904,6 +911,10 @@ def analyzer_names(e):
     names = [e.name, record_name(e, e.cbid_name)]
     if e.twin:
         names += [e.twin[0], record_name(e, e.twin[1])]
+    if e.driver:
+        # a driver symbol's ABI version may sit before its twin's suffix
+        # (cuStreamWaitValue32_v2_ptsz); a driver call is recorded without it
+        names = [driver_api_name(n) for n in names]
     out = []
     for n in names:
         b = base_name(n)

@@ -213,6 +213,9 @@ enum ss_api_flags {
  *   cudaStreamAddCallback,
  *   cudaLaunchHostFunc           stream   -        -        -       -         fn
  *   cudaStreamBegin/EndCapture   stream   -        -        -       -         graph(end)  mode
+ *   cuStreamWrite/WaitValue32/64 stream   -        addr     value>>32 4 or 8    -           value        flags
+ *   cuStreamBatchMemOp           stream   -        -        -       -         -           op count     flags
+ *                                (its ops are not recorded)
  *   cudaEventCreate*             -        new      -        -       -         -           flags
  *   cudaEventRecord[WithFlags]   stream   event                                           flags
  *   cudaEventSynchronize/Query/
