@@ -524,6 +524,7 @@ int32_t ss_model_call_device(const ss_model *m, const ss_call *c)
 
 typedef struct loader {
     ss_model *m;
+    unsigned threads;          /* SYNCSIGHT_THREADS: steps side by side, sorts over slices */
     /* raw record pointers collected in file order */
     const ss_api_rec **api; uint32_t napi, capi;
     const ss_gpu_common **gpu; uint32_t ngpu, cgpu;
@@ -719,24 +720,57 @@ static int cmp_gpu_ptr(const void *a, const void *b)
  * comparators are total orders: the same result. */
 typedef struct time_idx { uint64_t t; uint64_t i; } time_idx;
 
-/* The n (>= 2) elements of `size` bytes in v, in a new array sorted by
- * time_of(element), ties by cmp. */
-static void *sorted_by_time(const void *v, size_t n, size_t size, uint64_t (*time_of)(const void *),
-                            int (*cmp)(const void *, const void *))
+typedef struct by_time {
+    const char *base;
+    char *sorted;
+    time_idx *k;
+    size_t n, size;
+    uint64_t (*time_of)(const void *);
+    int (*cmp)(const void *, const void *);
+} by_time;
+
+static void by_time_keys(void *ctx, uint32_t s, size_t from, size_t to)
 {
-    const char *base = v;
-    char *sorted = ss_xcalloc(n, size);
-    time_idx *k = ss_xcalloc(n, sizeof *k);
-    for (size_t i = 0; i < n; i++) k[i] = (time_idx){ time_of(base + i * size), i };
-    ss_radix_sort16(k, n);
-    for (size_t i = 0; i < n; i++) memcpy(sorted + i * size, base + k[i].i * size, size);
-    /* the runs of equal times, each sorted by cmp */
-    for (size_t a = 0, b; a < n; a = b) {
-        for (b = a + 1; b < n && k[b].t == k[a].t; b++) {}
-        if (b - a > 1) qsort(sorted + a * size, b - a, size, cmp);
+    (void)s;
+    by_time *j = ctx;
+    for (size_t i = from; i < to; i++) j->k[i] = (time_idx){ j->time_of(j->base + i * j->size), i };
+}
+
+static void by_time_gather(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    (void)s;
+    by_time *j = ctx;
+    for (size_t i = from; i < to; i++) memcpy(j->sorted + i * j->size, j->base + j->k[i].i * j->size, j->size);
+}
+
+/* The runs of equal times that start in [from, to), each sorted by cmp (a
+ * run is sorted whole by the slice it starts in). */
+static void by_time_ties(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    (void)s;
+    by_time *j = ctx;
+    size_t a = from;
+    while (a > 0 && a < to && j->k[a].t == j->k[a - 1].t) a++;
+    for (size_t b; a < to; a = b) {
+        for (b = a + 1; b < j->n && j->k[b].t == j->k[a].t; b++) {}
+        if (b - a > 1) qsort(j->sorted + a * j->size, b - a, j->size, j->cmp);
     }
-    free(k);
-    return sorted;
+}
+
+/* The n (>= 2) elements of `size` bytes in v, in a new array sorted by
+ * time_of(element), ties by cmp; each pass over slices of the elements on up
+ * to `threads` threads. */
+static void *sorted_by_time(const void *v, size_t n, size_t size, uint64_t (*time_of)(const void *),
+                            int (*cmp)(const void *, const void *), unsigned threads)
+{
+    by_time j = { v, ss_xcalloc(n, size), ss_xcalloc(n, sizeof(time_idx)), n, size, time_of, cmp };
+    unsigned slices = ss_slice_count(n, SS_MIN_SLICE, threads);
+    ss_parallel_slices(n, slices, by_time_keys, &j);
+    ss_radix_sort16_threads(j.k, n, threads);
+    ss_parallel_slices(n, slices, by_time_gather, &j);
+    ss_parallel_slices(n, slices, by_time_ties, &j);
+    free(j.k);
+    return j.sorted;
 }
 
 static uint64_t api_time(const void *r) { return (*(const ss_api_rec *const *)r)->t_enter; }
@@ -1446,7 +1480,7 @@ int32_t ss_blocking_copy_partner(const ss_model *m, int32_t call)
     return lo > 0 ? th->calls[lo - 1] : -1;
 }
 
-static void build_timelines(ss_model *m)
+static void build_timelines(ss_model *m, unsigned threads)
 {
     /* devices seen in ops, and each op's among them: an op's device is in its
      * record, somewhere in the mapped trace, read once here and not once per
@@ -1500,7 +1534,7 @@ static void build_timelines(ss_model *m)
         int starts_sorted = 1;
         for (uint32_t i = 1; i < n && starts_sorted; i++) starts_sorted = tl->starts[i - 1] <= tl->starts[i];
         if (!starts_sorted) ss_qsort(tl->starts, n, 8, cmp_u64);
-        ss_radix_sort16(sp, n);
+        ss_radix_sort16_threads(sp, n, threads);
         uint64_t mx = 0;
         for (uint32_t i = 0; i < n; i++) {
             const ss_gpu_op *op = &m->ops[opi[sp[i].i]];
@@ -1513,7 +1547,7 @@ static void build_timelines(ss_model *m)
             const ss_gpu_op *op = &m->ops[opi[i]];
             sp[i] = (time_idx){ op->end > op->start ? op->end : op->start, i };
         }
-        ss_radix_sort16(sp, n);
+        ss_radix_sort16_threads(sp, n, threads);
         size_t np = 0;
         for (uint32_t a = 0, b = 0; a < n || b < n;) {
             /* at one time, ends (delta -1) before starts, as cmp_sweep orders them */
@@ -1701,6 +1735,23 @@ static void cut_to_complete_span(ss_model *m, loader *L)
     if (end < m->t_last) m->t_last = end > m->t_first ? end : m->t_first;
 }
 
+/* The calls [from, to) of the sorted records. */
+static void make_call_slice(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    (void)s;
+    loader *L = ctx;
+    for (size_t i = from; i < to; i++) {
+        ss_call *c = &L->m->calls[i];
+        const ss_api_rec *r = L->api[i];
+        c->rec = r;
+        int64_t ni = ss_u64map_get(&L->cbid_name, r->cbid, -1);
+        c->name_idx = (uint32_t)ni;
+        c->cls = L->m->api_class[ni];
+        c->is_async = L->name_async[ni];
+        c->stream = c->first_op = c->event = c->alloc = -1;
+    }
+}
+
 /* The calls, sorted by time: their records' pointers are sorted (8 bytes
  * moved, not a 32-byte call) and the calls made in that order, after the
  * names of unnamed callbacks were added in file order (their indices do not
@@ -1715,36 +1766,22 @@ static void make_calls(ss_model *m, loader *L)
         ss_u64map_put(&L->cbid_name, cbid, add_api_name(m, L, name, (uint32_t)strlen(name)));
     }
     if (L->napi > 1) {
-        const ss_api_rec **api = sorted_by_time(L->api, L->napi, sizeof *L->api, api_time, cmp_api_ptr);
+        const ss_api_rec **api = sorted_by_time(L->api, L->napi, sizeof *L->api, api_time, cmp_api_ptr, L->threads);
         memcpy(L->api, api, L->napi * sizeof *L->api);
         free(api);
     }
     m->ncalls = L->napi;
     m->calls = ss_xcalloc(L->napi, sizeof(ss_call));
-    for (uint32_t i = 0; i < L->napi; i++) {
-        ss_call *c = &m->calls[i];
-        const ss_api_rec *r = L->api[i];
-        c->rec = r;
-        int64_t ni = ss_u64map_get(&L->cbid_name, r->cbid, -1);
-        c->name_idx = (uint32_t)ni;
-        c->cls = m->api_class[ni];
-        c->is_async = L->name_async[ni];
-        c->stream = c->first_op = c->event = c->alloc = -1;
-    }
+    ss_parallel_slices(L->napi, ss_slice_count(L->napi, SS_MIN_SLICE, L->threads), make_call_slice, L);
 }
 
-/* The GPU ops, sorted by start. */
-static void make_ops(ss_model *m, loader *L)
+/* The ops [from, to) of the sorted records. */
+static void make_op_slice(void *ctx, uint32_t s, size_t from, size_t to)
 {
-    if (L->ngpu > 1) {
-        const ss_gpu_common **gpu = sorted_by_time(L->gpu, L->ngpu, sizeof *L->gpu, gpu_time, cmp_gpu_ptr);
-        memcpy(L->gpu, gpu, L->ngpu * sizeof *L->gpu);
-        free(gpu);
-    }
-    m->nops = L->ngpu;
-    m->ops = ss_xcalloc(L->ngpu, sizeof(ss_gpu_op));
-    for (uint32_t i = 0; i < L->ngpu; i++) {
-        ss_gpu_op *op = &m->ops[i];
+    (void)s;
+    loader *L = ctx;
+    for (size_t i = from; i < to; i++) {
+        ss_gpu_op *op = &L->m->ops[i];
         const ss_gpu_common *g = L->gpu[i];
         op->rec = g;
         op->start = g->start;
@@ -1753,6 +1790,20 @@ static void make_ops(ss_model *m, loader *L)
         op->kind = g->h.type == SS_REC_KERNEL ? SS_OP_KERNEL : g->h.type == SS_REC_MEMCPY ? SS_OP_MEMCPY : SS_OP_MEMSET;
         op->call = op->next_of_call = op->node_call = -1;
     }
+}
+
+/* The GPU ops, sorted by start. */
+static void make_ops(ss_model *m, loader *L)
+{
+    if (L->ngpu > 1) {
+        const ss_gpu_common **gpu = sorted_by_time(L->gpu, L->ngpu, sizeof *L->gpu, gpu_time, cmp_gpu_ptr,
+                                                   L->threads);
+        memcpy(L->gpu, gpu, L->ngpu * sizeof *L->gpu);
+        free(gpu);
+    }
+    m->nops = L->ngpu;
+    m->ops = ss_xcalloc(L->ngpu, sizeof(ss_gpu_op));
+    ss_parallel_slices(L->ngpu, ss_slice_count(L->ngpu, SS_MIN_SLICE, L->threads), make_op_slice, L);
     m->has_gpu = m->nops > 0;
 }
 
@@ -1807,8 +1858,7 @@ static void derive_from_calls(ss_model *m, loader *L)
  * and nothing that one makes. */
 static void derive_from_ops(ss_model *m, loader *L)
 {
-    (void)L;
-    build_timelines(m);
+    build_timelines(m, L->threads);
     m->op_max_end = ss_xcalloc(m->nops ? m->nops : 1, sizeof(uint64_t));
     m->op_min_submit = ss_xcalloc(m->nops ? m->nops : 1, sizeof(uint64_t));
     for (uint32_t i = 0; i < m->nops; i++)
@@ -1830,10 +1880,10 @@ static void run_load_step(void *ctx, uint32_t i, unsigned worker)
 }
 
 /* a(m, L) and b(m, L) on two threads, or one after the other on this one. */
-static void load_steps_side_by_side(ss_model *m, loader *L, unsigned threads, load_step *a, load_step *b)
+static void load_steps_side_by_side(ss_model *m, loader *L, load_step *a, load_step *b)
 {
     load_pair p = { m, L, { a, b } };
-    ss_parallel_for(2, threads, run_load_step, &p);
+    ss_parallel_for(2, L->threads, run_load_step, &p);
 }
 
 ss_model *ss_model_load(const char *path, char *err, size_t errlen)
@@ -1926,10 +1976,10 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
      * ss_call, ss_gpu_op) and read nothing the other writes, so every table
      * is what one thread makes.  10 M records on a loaded 2-vCPU VM: 1.9 s
      * -> 1.4 s on two threads. */
-    unsigned threads = ss_thread_count();
-    load_steps_side_by_side(m, &L, threads, make_calls, make_ops);
+    L.threads = ss_thread_count();
+    load_steps_side_by_side(m, &L, make_calls, make_ops);
     build_streams_and_joins(m, &L);
-    load_steps_side_by_side(m, &L, threads, derive_from_calls, derive_from_ops);
+    load_steps_side_by_side(m, &L, derive_from_calls, derive_from_ops);
     /* reads the streams' op counts (build_timelines) */
     ss_capture_build(m, L.capt, L.ncapt);
 

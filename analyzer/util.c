@@ -85,36 +85,126 @@ static inline uint64_t key16(const unsigned char *v, size_t i)
     return k;
 }
 
-void ss_radix_sort16(void *base, size_t n)
+unsigned ss_slice_count(size_t n, size_t min_slice, unsigned threads)
 {
-    enum { BITS = 11, NB = 1 << BITS };
-    unsigned char *v = base;
-    if (n < 2) return;
+    size_t most = min_slice ? n / min_slice : n;
+    unsigned k = threads < 1 ? 1 : threads > SS_MAX_THREADS ? SS_MAX_THREADS : threads;
+    if (k > most) k = most ? (unsigned)most : 1;
+    return k;
+}
+
+typedef struct slices_job {
+    size_t n;
+    unsigned slices;
+    void (*fn)(void *ctx, uint32_t s, size_t from, size_t to);
+    void *ctx;
+} slices_job;
+
+static void run_slice(void *ctx, uint32_t s, unsigned worker)
+{
+    (void)worker;
+    const slices_job *j = ctx;
+    j->fn(j->ctx, s, j->n * s / j->slices, j->n * (s + 1) / j->slices);
+}
+
+void ss_parallel_slices(size_t n, unsigned slices, void (*fn)(void *ctx, uint32_t s, size_t from, size_t to), void *ctx)
+{
+    if (slices < 1) slices = 1;
+    slices_job j = { n, slices, fn, ctx };
+    ss_parallel_for(slices, slices, run_slice, &j);
+}
+
+/* The radix sort's passes, each over slices of the records: a bucket gets
+ * slice 0's records first, then slice 1's, and so on, each in its order: the
+ * stable order, whatever the number of slices.  A slice's counts of a digit
+ * are of the records it holds when that digit is scattered: one count of
+ * every digit at the start serves one slice (the totals do not depend on
+ * the order), several slices count again before each digit after the
+ * first. */
+enum { RADIX_BITS = 11, RADIX_NB = 1 << RADIX_BITS };
+
+typedef struct radix_job {
+    unsigned char *src, *dst;
+    unsigned digits;
+    unsigned digit, ndigits;          /* the digits counted, or the one scattered */
+    uint64_t lo;
+    uint64_t slice_lo[SS_MAX_THREADS], slice_hi[SS_MAX_THREADS];
+    size_t (*cnt)[RADIX_NB];          /* [slice * digits + digit]: counts, then where the slice's next record goes */
+} radix_job;
+
+static void radix_bounds(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    radix_job *j = ctx;
     uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = key16(v, i);
+    for (size_t i = from; i < to; i++) {
+        uint64_t k = key16(j->src, i);
         if (k < lo) lo = k;
         if (k > hi) hi = k;
     }
+    j->slice_lo[s] = lo;
+    j->slice_hi[s] = hi;
+}
+
+static void radix_count(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    radix_job *j = ctx;
+    size_t (*cnt)[RADIX_NB] = j->cnt + (size_t)s * j->digits;
+    memset(cnt + j->digit, 0, j->ndigits * sizeof *cnt);
+    for (size_t i = from; i < to; i++) {
+        uint64_t k = key16(j->src, i) - j->lo;
+        for (unsigned d = j->digit; d < j->digit + j->ndigits; d++)
+            cnt[d][(k >> (d * RADIX_BITS)) & (RADIX_NB - 1)]++;
+    }
+}
+
+static void radix_scatter(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    radix_job *j = ctx;
+    size_t *next = j->cnt[(size_t)s * j->digits + j->digit];
+    unsigned sh = j->digit * RADIX_BITS;
+    for (size_t i = from; i < to; i++)
+        memcpy(j->dst + 16 * next[((key16(j->src, i) - j->lo) >> sh) & (RADIX_NB - 1)]++, j->src + 16 * i, 16);
+}
+
+void ss_radix_sort16_threads(void *base, size_t n, unsigned threads)
+{
+    if (n < 2) return;
+    unsigned slices = ss_slice_count(n, SS_MIN_SLICE, threads);
+    radix_job j = { .src = base };
+    ss_parallel_slices(n, slices, radix_bounds, &j);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (unsigned s = 0; s < slices; s++) {
+        if (j.slice_lo[s] < lo) lo = j.slice_lo[s];
+        if (j.slice_hi[s] > hi) hi = j.slice_hi[s];
+    }
     uint64_t span = hi - lo;
     unsigned digits = 0;
-    while (digits * BITS < 64 && (span >> (digits * BITS))) digits++;
+    while (digits * RADIX_BITS < 64 && (span >> (digits * RADIX_BITS))) digits++;
     if (!digits) return;                 /* one key: already in order */
-    size_t (*cnt)[NB] = ss_xcalloc(digits, sizeof *cnt);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = key16(v, i) - lo;
-        for (unsigned d = 0; d < digits; d++) cnt[d][(k >> (d * BITS)) & (NB - 1)]++;
-    }
-    unsigned char *tmp = ss_xcalloc(n, 16), *src = v, *dst = tmp;
+    j.lo = lo;
+    j.digits = digits;
+    j.cnt = ss_xcalloc((size_t)slices * digits, sizeof *j.cnt);
+    unsigned char *tmp = ss_xcalloc(n, 16);
+    j.dst = tmp;
     for (unsigned d = 0; d < digits; d++) {
+        if (d == 0 || slices > 1) {
+            j.digit = d;
+            j.ndigits = slices > 1 ? 1 : digits;
+            ss_parallel_slices(n, slices, radix_count, &j);
+        }
         size_t sum = 0;
-        for (uint32_t b = 0; b < NB; b++) { size_t c = cnt[d][b]; cnt[d][b] = sum; sum += c; }
-        unsigned sh = d * BITS;
-        for (size_t i = 0; i < n; i++)
-            memcpy(dst + 16 * cnt[d][((key16(src, i) - lo) >> sh) & (NB - 1)]++, src + 16 * i, 16);
-        unsigned char *t = src; src = dst; dst = t;
+        for (uint32_t b = 0; b < RADIX_NB; b++)
+            for (unsigned s = 0; s < slices; s++) {
+                size_t *x = &j.cnt[(size_t)s * digits + d][b];
+                size_t k = *x;
+                *x = sum;
+                sum += k;
+            }
+        j.digit = d;
+        ss_parallel_slices(n, slices, radix_scatter, &j);
+        unsigned char *t = j.src; j.src = j.dst; j.dst = t;
     }
-    if (src != v) memcpy(v, src, n * 16);
+    if (j.src != (unsigned char *)base) memcpy(base, j.src, n * 16);
     free(tmp);
-    free(cnt);
+    free(j.cnt);
 }

@@ -47,6 +47,17 @@ unsigned ss_thread_count(void);
  * must not depend on the worker.  Returns when every job has run. */
 void ss_parallel_for(uint32_t n, unsigned threads, void (*fn)(void *ctx, uint32_t i, unsigned worker), void *ctx);
 
+/* fn(ctx, s, from, to) for each of `slices` consecutive slices [from, to)
+ * of [0, n), on a thread each (the calling thread one of them; all of them
+ * with 1 slice).  ss_slice_count: the slices for `threads` threads, each
+ * of at least min_slice elements (1 when n is smaller), at most
+ * SS_MAX_THREADS. */
+unsigned ss_slice_count(size_t n, size_t min_slice, unsigned threads);
+/* Loops over records: slices of fewer cost more in thread starts than they
+ * save. */
+#define SS_MIN_SLICE 65536
+void ss_parallel_slices(size_t n, unsigned slices, void (*fn)(void *ctx, uint32_t s, size_t from, size_t to), void *ctx);
+
 /* printf into a malloc'ed string (exits on OOM, as above). */
 char *ss_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -65,8 +76,11 @@ static inline void ss_qsort(void *base, size_t n, size_t size, int (*cmp)(const 
 /* Stable sort of n 16-byte records by the uint64_t key each starts with
  * (a radix sort: 11-bit digits of key - min, as many as the keys' span
  * needs; records of equal keys keep their order).  Tens of millions of
- * records in a fraction of qsort's time; the caller orders equal keys. */
-void ss_radix_sort16(void *v, size_t n);
+ * records in a fraction of qsort's time; the caller orders equal keys.
+ * _threads: each pass over slices of the records (SS_MIN_SLICE at least)
+ * on up to `threads` threads, the same result. */
+void ss_radix_sort16_threads(void *v, size_t n, unsigned threads);
+static inline void ss_radix_sort16(void *v, size_t n) { ss_radix_sort16_threads(v, n, 1); }
 
 /* Append one element to a (ptr, n, cap) triple. */
 #define SS_PUSH(ptr, n, cap, value) do {                                    \

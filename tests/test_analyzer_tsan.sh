@@ -1,12 +1,13 @@
 #!/bin/bash
-# The rules run on threads (analyzer/rules.c: each rule into its own
-# findings, beside the replay's build), and share the model's caches: the
-# memory ranges of calls (rule_common.c), the symbolizer, the replay and its
-# what-if scratch.  This builds the analyzer under ThreadSanitizer and
-# reports every fixture, the multi-process fixture directory and generated
-# traces on 8 threads: any data race ThreadSanitizer sees fails the test.
-# (That the report is the same on any number of threads is
-# tests/test_replay_invariance.sh.)  Skipped, with the reason, where the
+# Loading runs its steps two by two and sorts over slices on threads
+# (analyzer/model.c), and the rules run on threads (analyzer/rules.c: each
+# rule into its own findings, beside the replay's build), sharing the model's
+# caches: the memory ranges of calls (rule_common.c), the symbolizer, the
+# replay and its what-if scratch.  This builds the analyzer under
+# ThreadSanitizer and reports every fixture, the multi-process fixture
+# directory and generated traces on 8 threads: any data race ThreadSanitizer
+# sees fails the test.  (That the report is the same on any number of threads
+# is tests/test_replay_invariance.sh.)  Skipped, with the reason, where the
 # compiler cannot build or run a ThreadSanitizer program.
 set -u
 cd "$(dirname "$0")/.."
@@ -60,6 +61,10 @@ for seed in 1 2; do
     "$BUILD/ss-gen-trace" -n 50000 --seed $seed --threads $((seed + 3)) -o "$OUT/gen$seed.sstrace" 2>/dev/null || exit 1
     check "generated-50k-seed$seed" "$OUT/gen$seed.sstrace"
 done
+# Large enough that loading sorts and makes the calls over slices on threads
+# (SS_MIN_SLICE records a slice, util.h), beside making the ops.
+"$BUILD/ss-gen-trace" -n 300000 --seed 3 --threads 5 -o "$OUT/gen300k.sstrace" 2>/dev/null || exit 1
+check "generated-300k-seed3" "$OUT/gen300k.sstrace"
 [ "$n" -gt 2 ] || { echo "FAIL: no trace was reported"; exit 1; }
 [ "$fail" -eq 0 ] && echo "PASS: $n reports on $SYNCSIGHT_THREADS threads, no data race"
 exit $fail
