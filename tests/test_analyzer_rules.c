@@ -950,9 +950,31 @@ static void write_handoff(const char *name, int mode)
     tb_close(&b);
 }
 
+/* missing-fence cases: each trace written by write(name, its index), then
+ * how many findings, and the first one's severity and words. */
+typedef struct fence_case { const char *name; uint32_t n; ss_severity sev; const char *text; } fence_case;
+
+static void check_fence_cases(const fence_case *cases, int ncases, void (*write)(const char *name, int mode))
+{
+    for (int i = 0; i < ncases; i++) {
+        write(cases[i].name, i);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
+        result r = analyze(path, &ss_rule_missing_fence);
+        CHECK(r.f.n == cases[i].n, "%s: %u findings (%s)", cases[i].name, r.f.n, r.f.n ? r.f.v[0].message : "");
+        if (r.f.n && cases[i].n) {
+            CHECK(r.f.v[0].severity == cases[i].sev, "%s: severity %d (%s)", cases[i].name, r.f.v[0].severity,
+                  r.f.v[0].message);
+            if (cases[i].text)
+                CHECK(strstr(r.f.v[0].message, cases[i].text) != NULL, "%s: %s", cases[i].name, r.f.v[0].message);
+        }
+        done(&r);
+    }
+}
+
 static void test_host_threads(void)
 {
-    static const struct { const char *name; uint32_t n; ss_severity sev; const char *text; } cases[] = {
+    static const fence_case cases[] = {
         { "handoff_mutex", 0, 0, NULL },
         { "handoff_unseen", 1, SS_SEV_WARNING, "had already waited for the first access" },
         { "handoff_racy", 1, SS_SEV_ERROR, NULL },
@@ -960,19 +982,7 @@ static void test_host_threads(void)
         { "handoff_host_func_other_stream", 1, SS_SEV_ERROR, NULL },
         { "handoff_host_func_too_early", 1, SS_SEV_ERROR, NULL },
     };
-    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
-        write_handoff(cases[i].name, i);
-        char path[600];
-        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
-        result r = analyze(path, &ss_rule_missing_fence);
-        CHECK(r.f.n == cases[i].n, "%s: %u findings (%s)", cases[i].name, r.f.n, r.f.n ? r.f.v[0].message : "");
-        if (r.f.n && cases[i].n) {
-            CHECK(r.f.v[0].severity == cases[i].sev, "%s: severity %d", cases[i].name, r.f.v[0].severity);
-            if (cases[i].text)
-                CHECK(strstr(r.f.v[0].message, cases[i].text) != NULL, "%s: %s", cases[i].name, r.f.v[0].message);
-        }
-        done(&r);
-    }
+    check_fence_cases(cases, (int)(sizeof cases / sizeof cases[0]), write_handoff);
 }
 
 /* Stream memory operations (cuStreamWriteValue*, cuStreamWaitValue*) order
@@ -1046,7 +1056,7 @@ static void write_memop(const char *name, int mode)
 static void test_stream_memops(void)
 {
     static const char UNLINKED[] = "waited on a memory value (cuStreamWaitValue32 on ";
-    static const struct { const char *name; uint32_t n; ss_severity sev; const char *text; } cases[] = {
+    static const fence_case cases[] = {
         { "memop_handoff", 0, 0, NULL },
         { "memop_unknown_writer", 1, SS_SEV_WARNING, UNLINKED },
         { "memop_idle_writer", 1, SS_SEV_ERROR, NULL },
@@ -1057,20 +1067,7 @@ static void test_stream_memops(void)
         { "memop_wait_too_late", 1, SS_SEV_ERROR, NULL },
         { "memop_eq_idle_writer", 1, SS_SEV_ERROR, NULL },
     };
-    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
-        write_memop(cases[i].name, i);
-        char path[600];
-        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
-        result r = analyze(path, &ss_rule_missing_fence);
-        CHECK(r.f.n == cases[i].n, "%s: %u findings (%s)", cases[i].name, r.f.n, r.f.n ? r.f.v[0].message : "");
-        if (r.f.n && cases[i].n) {
-            CHECK(r.f.v[0].severity == cases[i].sev, "%s: severity %d (%s)", cases[i].name, r.f.v[0].severity,
-                  r.f.v[0].message);
-            if (cases[i].text)
-                CHECK(strstr(r.f.v[0].message, cases[i].text) != NULL, "%s: %s", cases[i].name, r.f.v[0].message);
-        }
-        done(&r);
-    }
+    check_fence_cases(cases, (int)(sizeof cases / sizeof cases[0]), write_memop);
 }
 
 /* relies-on-legacy-sync: a copy on a blocking stream fills buf, a kernel on
