@@ -1831,20 +1831,20 @@ static ss_replay *build(const ss_model *m)
         if (call->rec->ret != 0 || call->captured) continue;
         int32_t s = call->stream;
         /* an event's completion is its record's marker: bounds that name
-         * an event record include it (key + 1) */
+         * an event record include it (key + 1).  Stream memory operations
+         * (cuStreamWaitValue*, cuStreamWriteValue*, cuStreamBatchMemOp) are
+         * neither operations nor markers here: CUPTI records no GPU activity
+         * for them, and a wait-value is no wait_dep.  What an op behind a
+         * wait-value waited for stays in its measured delay (lat: start -
+         * modelled readiness), which every what-if keeps: the replay assumes
+         * the value arrives when it did, and does not move that op when a
+         * what-if moves the writer. */
         if (call->cls == SS_API_EVENT_RECORD && call->event >= 0 && s >= 0) {
             rec_stream[call->event] = s;
             rec_key[call->event] = key + 1;
             rmark x = { (int32_t)c, s, 0, 0 };
             SS_PUSH(mk_measured, nmeasured, cmeasured, corr_time_of(event_ts, nevent_ts, call->rec->corr));
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
-        /* Stream memory operations (cuStreamWaitValue*, cuStreamWriteValue*,
-         * cuStreamBatchMemOp) are neither operations nor markers here: CUPTI
-         * records no GPU activity for them, and a wait-value is no wait_dep.
-         * What an op behind a wait-value waited for stays in its measured
-         * delay (lat: start - modelled readiness), which every what-if keeps:
-         * the replay assumes the value arrives when it did, and does not move
-         * that op when a what-if moves the writer. */
         } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
             rstream *st = &r->st[s];
             wait_dep w = { key, rec_stream[call->event], rec_key[call->event] };

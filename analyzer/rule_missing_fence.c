@@ -121,6 +121,80 @@ static void access_label(const ss_model *m, const access *a, char *buf, size_t l
     snprintf(buf, len, "%s (a node of the CUDA graph replayed by %s)", op, ss_model_call_name(m, &m->calls[a->call]));
 }
 
+/* An access's GPU operation: the graph node's, else its call's first; NULL
+ * when none was recorded. */
+static const ss_gpu_op *access_op(const ss_model *m, const access *a)
+{
+    int32_t o = a->op >= 0 ? a->op : m->calls[a->call].first_op;
+    return o >= 0 ? &m->ops[o] : NULL;
+}
+
+/* Something the trace cannot show may order the first access e before the
+ * second x: then the pair is possible, not proven, and `why` says what.
+ *   - Another thread had already waited for e before x was submitted: the
+ *     threads may be ordered by means the trace does not show (futexes,
+ *     atomics, a lock-free queue).  Said even where a kernel's access is
+ *     unknown (`unknown_access`, already possible): it is the stronger doubt.
+ *   - A host function that runs only after e was enqueued before x was
+ *     submitted, and e's GPU work was done by then: what it did (a
+ *     semaphore, a flag the submitting thread waited for, as CUDA's
+ *     simpleCallback sample does) runs on a driver thread the trace does not
+ *     follow.
+ *   - A wait on a memory value (cuStreamWaitValue*) that syncsight cannot
+ *     link to a write is ordered before x: the word may have been written
+ *     after e (by a kernel, the host, another process, a cuStreamBatchMemOp),
+ *     and the wait then orders the two -- unless the GPU ran them
+ *     overlapping, which no wait could have allowed.
+ * An unknown GPU time counts as "may have". */
+static int unseen_ordering(const fence_state *f, const access *x, const access *e, int unknown_access, char *why,
+                           size_t len)
+{
+    const ss_model *m = f->m;
+    const ss_api_rec *rx = m->calls[x->call].rec, *re = m->calls[e->call].rec;
+    uint32_t waiter = 0;
+    uint64_t when = 0;
+    if (rx->tid != re->tid && ss_hb_waited_before(f->hb, e->call, rx->t_enter, &waiter, &when)) {
+        snprintf(why, len,
+                 " (possible: thread %u had already waited for the first access %.3f ms before thread %u submitted "
+                 "the second, but no host synchronization between the threads was seen)",
+                 waiter, (double)(rx->t_enter - when) / 1e6, rx->tid);
+        return 1;
+    }
+    if (unknown_access) return 0;
+    const ss_gpu_op *eop = access_op(m, e), *xop = access_op(m, x);
+    uint64_t e_end = eop ? eop->end : 0, x_start = xop ? xop->start : 0;
+    int32_t hf = ss_hb_host_func_after(f->hb, e->stream, e->epoch);
+    if (hf >= 0 && e_end <= rx->t_enter) {
+        const ss_call *hc = &m->calls[hf];
+        char sh[96];
+        snprintf(why, len,
+                 " (possible: %s on %s at %.3f ms enqueued a host function that runs only after the first "
+                 "access, before the second was submitted; what a host function does, such as posting a "
+                 "semaphore the submitting thread waits for, is not seen)",
+                 ss_model_call_name(m, hc), ss_stream_describe(m, hc->stream, sh, sizeof sh),
+                 ss_trace_ms(m, hc->rec->t_enter));
+        return 1;
+    }
+    int32_t uw = ss_hb_unlinked_wait_before(f->hb, ss_hb_stream_clock(f->hb, x->stream), e->stream);
+    if (uw >= 0 && (!e_end || !x_start || e_end <= x_start)) {
+        const ss_call *wc = &m->calls[uw];
+        char sw[96], what[200];
+        if (wc->cls == SS_API_STREAM_BATCH_MEMOP)
+            snprintf(what, sizeof what, "its %u operations are not recorded", wc->rec->arg);
+        else
+            snprintf(what, sizeof what, "the word at 0x%llx, value %llu, flags 0x%x", (unsigned long long)wc->rec->ptr,
+                     (unsigned long long)ss_call_memop_value(wc), (unsigned)wc->rec->arg2);
+        snprintf(why, len,
+                 " (possible: the second access's stream waited on a memory value (%s on %s at %.3f ms: %s) "
+                 "that syncsight cannot link to a write; a kernel, the host, another process or a batch of "
+                 "stream memory operations may have written it after the first access)",
+                 ss_model_call_name(m, wc), ss_stream_describe(m, wc->stream, sw, sizeof sw),
+                 ss_trace_ms(m, wc->rec->t_enter), what);
+        return 1;
+    }
+    return 0;
+}
+
 static void report(fence_state *f, int32_t alloc, const access *x, const access *e)
 {
     const ss_model *m = f->m;
@@ -135,72 +209,7 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
         snprintf(why, sizeof why, " (%s: whether the kernel reads or writes this argument is not known%s%s)",
                  "possible", lim ? ": " : "", lim ? lim : "");
     }
-    /* Another thread had already waited for the first access before the
-     * second was submitted: the threads may be ordered by means the trace
-     * does not show (futexes, atomics, a lock-free queue).  Not a proof of a
-     * race, so not an error. */
-    uint32_t waiter = 0;
-    uint64_t when = 0;
-    const ss_api_rec *rx = m->calls[x->call].rec, *re = m->calls[e->call].rec;
-    if (rx->tid != re->tid && ss_hb_waited_before(f->hb, e->call, rx->t_enter, &waiter, &when)) {
-        maybe = 1;
-        snprintf(why, sizeof why,
-                 " (possible: thread %u had already waited for the first access %.3f ms before thread %u submitted "
-                 "the second, but no host synchronization between the threads was seen)",
-                 waiter, (double)(rx->t_enter - when) / 1e6, rx->tid);
-    }
-    /* A host function that runs only after the first access was enqueued
-     * before the second was submitted, and the first access's GPU work was
-     * done by then: what the host function did (a semaphore, a flag the
-     * submitting thread waited for, as CUDA's simpleCallback sample does)
-     * runs on a driver thread the trace does not follow.  Not a proof of a
-     * race, so not an error; said with the host function's call. */
-    int32_t hf = maybe ? -1 : ss_hb_host_func_after(f->hb, e->stream, e->epoch);
-    if (hf >= 0) {
-        int32_t eop = e->op >= 0 ? e->op : m->calls[e->call].first_op;
-        uint64_t e_end = eop >= 0 ? m->ops[eop].end : 0;   /* 0: not known, so it may have */
-        if (e_end <= rx->t_enter) {
-            const ss_call *hc = &m->calls[hf];
-            char sh[96];
-            maybe = 1;
-            snprintf(why, sizeof why,
-                     " (possible: %s on %s at %.3f ms enqueued a host function that runs only after the first "
-                     "access, before the second was submitted; what a host function does, such as posting a "
-                     "semaphore the submitting thread waits for, is not seen)",
-                     ss_model_call_name(m, hc), ss_stream_describe(m, hc->stream, sh, sizeof sh),
-                     ss_trace_ms(m, hc->rec->t_enter));
-        }
-    }
-    /* A wait on a memory value (cuStreamWaitValue*) that syncsight cannot
-     * link to a write, ordered before the second access: the word may have
-     * been written after the first access (by a kernel, the host, another
-     * process, a cuStreamBatchMemOp), and the wait then orders the two.  Not
-     * a proof of a race, so not an error -- unless the GPU ran the two
-     * accesses overlapping, which no wait could have allowed. */
-    int32_t uw = maybe ? -1 : ss_hb_unlinked_wait_before(f->hb, ss_hb_stream_clock(f->hb, x->stream), e->stream);
-    if (uw >= 0) {
-        int32_t eop = e->op >= 0 ? e->op : m->calls[e->call].first_op;
-        int32_t xop = x->op >= 0 ? x->op : m->calls[x->call].first_op;
-        uint64_t e_end = eop >= 0 ? m->ops[eop].end : 0, x_start = xop >= 0 ? m->ops[xop].start : 0;
-        if (!e_end || !x_start || e_end <= x_start) {   /* not known: it may have */
-            const ss_call *wc = &m->calls[uw];
-            char sw[96], what[200];
-            maybe = 1;
-            if (wc->cls == SS_API_STREAM_BATCH_MEMOP)
-                snprintf(what, sizeof what, "its %u operations are not recorded", wc->rec->arg);
-            else
-                snprintf(what, sizeof what, "the word at 0x%llx, value %llu, flags 0x%x",
-                         (unsigned long long)wc->rec->ptr,
-                         (unsigned long long)ss_call_memop_value(wc),
-                         (unsigned)wc->rec->arg2);
-            snprintf(why, sizeof why,
-                     " (possible: the second access's stream waited on a memory value (%s on %s at %.3f ms: %s) "
-                     "that syncsight cannot link to a write; a kernel, the host, another process or a batch of "
-                     "stream memory operations may have written it after the first access)",
-                     ss_model_call_name(m, wc), ss_stream_describe(m, wc->stream, sw, sizeof sw),
-                     ss_trace_ms(m, wc->rec->t_enter), what);
-        }
-    }
+    if (unseen_ordering(f, x, e, maybe, why, sizeof why)) maybe = 1;
     uint32_t ns = 0, nw = x->inferred ? reach_writers(f, &f->sh[alloc], x, e, &ns) : 0;
     if (nw)
         snprintf(extra, sizeof extra,

@@ -28,6 +28,7 @@ typedef struct rules_job {
     const ss_model *m;
     ss_findings *found;      /* per rule, by registry index */
     uint32_t *order;         /* registry indexes, in the order handed out */
+    int forget_after;        /* registry index of the rule after which the memory ranges go, or -1 */
 } rules_job;
 
 static void run_rule(void *ctx, uint32_t k, unsigned worker)
@@ -38,6 +39,7 @@ static void run_rule(void *ctx, uint32_t k, unsigned worker)
     j->found[i].sampled_need = ss_rules[i]->sampled;
     ss_rules[i]->run(j->m, &j->found[i]);
     j->found[i].sampled_need = 0;
+    if ((int)i == j->forget_after) ss_calls_memory_forget(j->m);
 }
 
 void ss_rules_run_all(const ss_model *m, ss_findings *out)
@@ -52,38 +54,31 @@ void ss_rules_run_all(const ss_model *m, ss_findings *out)
      * which rule happened to ask first). */
     ss_iterations_of(m);
     ss_kernel_access_prepare(m);
+    ss_calls_memory_prepare(m);
+    /* Each rule on a thread of its own (with SYNCSIGHT_THREADS=1, one after
+     * the other on this one), into findings of its own, joined in the
+     * registry's order: the rules read the model and fill only its caches,
+     * which are made for that (rule_common.c's memory ranges, the
+     * symbolizer's lock, ss_replay_of's).  Those that wait for the replay
+     * are handed out last, so the others run while it is built. */
     uint32_t n = 0;
-    int last_memory = -1;
-    for (; ss_rules[n]; n++)
-        if (ss_rules[n]->asks_memory) last_memory = (int)n;
+    while (ss_rules[n]) n++;
     unsigned threads = ss_thread_count();
-    if (threads < 2) {
-        for (uint32_t i = 0; i < n; i++) {
-            out->sampled_need = ss_rules[i]->sampled;
-            ss_rules[i]->run(m, out);
-            /* the memory questions are answered: their ranges are not
-             * resident while the replay is built (on first use) */
-            if ((int)i == last_memory) ss_calls_memory_forget(m);
-        }
-        out->sampled_need = 0;
-    } else {
-        /* Each rule on a thread of its own, into findings of its own: the
-         * rules read the model and fill only its caches, which are made
-         * for that (rule_common.c's memory ranges, the symbolizer's lock,
-         * ss_replay_of's).  Those that wait for the replay are handed out
-         * last, so the others run while it is built. */
-        rules_job j = { m, ss_xcalloc(n, sizeof(ss_findings)), ss_xcalloc(n, sizeof(uint32_t)) };
-        uint32_t k = 0;
-        for (int replay = 0; replay <= 1; replay++)
-            for (uint32_t i = 0; i < n; i++)
-                if (!ss_rules[i]->asks_replay == !replay) j.order[k++] = i;
-        for (uint32_t i = 0; i < n; i++) ss_findings_init(&j.found[i]);
-        ss_calls_memory_prepare(m);
-        ss_parallel_for(n, threads, run_rule, &j);
-        for (uint32_t i = 0; i < n; i++) ss_findings_absorb(out, &j.found[i]);
-        free(j.found);
-        free(j.order);
-    }
+    rules_job j = { m, ss_xcalloc(n, sizeof(ss_findings)), ss_xcalloc(n, sizeof(uint32_t)), -1 };
+    uint32_t k = 0;
+    for (int replay = 0; replay <= 1; replay++)
+        for (uint32_t i = 0; i < n; i++)
+            if (!ss_rules[i]->asks_replay == !replay) j.order[k++] = i;
+    /* On one thread the memory questions are answered once the last rule
+     * that asks them has run: their ranges are not resident while the
+     * replay is built (on first use, by a rule handed out after them). */
+    for (uint32_t i = 0; i < n && threads < 2; i++)
+        if (ss_rules[j.order[i]]->asks_memory) j.forget_after = (int)j.order[i];
+    for (uint32_t i = 0; i < n; i++) ss_findings_init(&j.found[i]);
+    ss_parallel_for(n, threads, run_rule, &j);
+    for (uint32_t i = 0; i < n; i++) ss_findings_absorb(out, &j.found[i]);
+    free(j.found);
+    free(j.order);
     /* and those of a rule that asked without saying so: not resident
      * during the findings' what-ifs */
     ss_calls_memory_forget(m);
