@@ -261,7 +261,9 @@ int ss_analyze_files(char **paths, int n, const char *verb, ss_process_result *p
         p->model = m;
         ss_findings_init(&p->findings);
         ss_rules_run_all(m, &p->findings);
+        double t = ss_seconds();
         ss_findings_finish(&p->findings, m->t_last - m->t_first);
+        ss_timing("findings.finish", t);
     }
     return rc;
 }
@@ -287,6 +289,7 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
             if (!out) { ss_err_path(o->output, strerror(errno)); rc = SS_EXIT_USAGE; }
         }
         if (out) {
+            double t = ss_seconds();
             switch (o->format) {
             case SS_FORMAT_SARIF: ss_export_sarif(out, procs, (uint32_t)loaded); break;
             case SS_FORMAT_JSON: ss_report_json(out, procs, (uint32_t)loaded); break;
@@ -296,6 +299,7 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
             }
             }
             if (fflush(out) != 0 || ferror(out)) { fputs("syncsight: error writing the report\n", stderr); rc = SS_EXIT_USAGE; }
+            ss_timing("report.write", t);
             if (out != fallback_out) fclose(out);
         }
         if (rc == SS_EXIT_OK && o->fail_on >= 0)
@@ -304,8 +308,10 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
                     if ((int)procs[i].findings.v[k].severity >= o->fail_on) rc = SS_EXIT_FINDINGS;
     }
     if (bad) rc = SS_EXIT_USAGE;
+    double t = ss_seconds();
     for (int i = 0; i < loaded; i++) { ss_findings_free(&procs[i].findings); ss_model_free(procs[i].model); }
     free(procs);
+    ss_timing("free", t);
     return rc;
 }
 

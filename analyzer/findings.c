@@ -268,7 +268,9 @@ void ss_findings_finish(ss_findings *f, uint64_t wall_ns)
         ss_whatif q = { ss_replay_of(m), all, nall, 0 };
         SS_PUSH(w, nw, cw, q);
     }
+    double t = ss_seconds();
     ss_replay_savings(w, nw);
+    ss_timing("whatifs", t);
     for (uint32_t i = 0, k = 0; i < f->n; i++) {
         ss_finding *x = &f->v[i];
         if (!x->nrelax) continue;

@@ -1888,6 +1888,7 @@ static void load_steps_side_by_side(ss_model *m, loader *L, load_step *a, load_s
 
 ss_model *ss_model_load(const char *path, char *err, size_t errlen)
 {
+    double t_load = ss_seconds();
     ss_reader *rd = ss_reader_open(path, err, errlen);
     if (!rd) return NULL;
     ss_model *m = ss_xcalloc(1, sizeof(ss_model));
@@ -1968,6 +1969,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     }
     if (m->t_first == UINT64_MAX) m->t_first = m->t_last = m->hdr.start_ns;
     cut_to_complete_span(m, &L);
+    ss_timing("load.read", t_load);
 
     /* The calls and the GPU ops are made side by side, then what derives
      * from the calls beside what derives from the ops alone (with
@@ -1977,9 +1979,15 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
      * is what one thread makes.  10 M records on a loaded 2-vCPU VM: 1.9 s
      * -> 1.4 s on two threads. */
     L.threads = ss_thread_count();
+    double t = ss_seconds();
     load_steps_side_by_side(m, &L, make_calls, make_ops);
+    ss_timing("load.calls_and_ops", t);
+    t = ss_seconds();
     build_streams_and_joins(m, &L);
+    ss_timing("load.streams_and_joins", t);
+    t = ss_seconds();
     load_steps_side_by_side(m, &L, derive_from_calls, derive_from_ops);
+    ss_timing("load.derive", t);
     /* reads the streams' op counts (build_timelines) */
     ss_capture_build(m, L.capt, L.ncapt);
 
@@ -1987,6 +1995,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     free(L.capt); free(L.api); free(L.gpu); free(L.srec); free(L.sname); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
     ss_u64map_free(&L.corr_stream); ss_u64map_free(&L.legacy_map); ss_u64map_free(&L.ptds_map);
+    ss_timing("load", t_load);
     return m;
 }
 

@@ -567,16 +567,22 @@ static uint64_t legacy_barrier(const pass *p, int32_t s, int64_t key)
 
 /* When marker k was complete, from what orders it: its submission, the
  * work before it on its stream, the events it waits on, legacy barriers. */
-static uint64_t mark_ready(const pass *p, int32_t k)
+static uint64_t mark_ready_from(const pass *p, int32_t k, uint64_t enter)
 {
     const ss_replay *r = p->r;
     const rmark *x = &r->mk[k];
     const rstream *st = &r->st[x->stream];
-    uint64_t t = call_enter(p, x->call);
+    uint64_t t = enter;
     t = max_u64(t, stream_done(p, x->stream, mark_key(x)));
     for (uint32_t w = x->wbeg; w < x->wend; w++)
         t = max_u64(t, stream_done(p, st->waits[w].stream, st->waits[w].bound));
     return max_u64(t, legacy_barrier(p, x->stream, mark_key(x)));
+}
+
+/* from its call's entry as pass p has it */
+static uint64_t mark_ready(const pass *p, int32_t k)
+{
+    return mark_ready_from(p, k, call_enter(p, p->r->mk[k].call));
 }
 
 /* t raised to what the hardware puts before op o: the operation ahead of
@@ -1147,6 +1153,7 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
  * whose last reader it is. */
 static void record_baseline(ss_replay *r)
 {
+    double t = ss_seconds();
     const ss_model *m = r->m;
     uint32_t nv = r->nitems + r->nlb;
     r->posE = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
@@ -1166,6 +1173,8 @@ static void record_baseline(ss_replay *r)
     for (uint32_t b = 0; b < r->nlb; b++) r->drain_first[b] = UINT32_MAX;
     r->bdrain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     r->base_end = run_pass(r, NULL, 0, 1, 0);
+    ss_timing("replay.build.record", t);
+    t = ss_seconds();
     /* the recording pass's times are in bval now: its scratch is given
      * back until a what-if needs one, so that it is not resident together
      * with the per-position tables made below (the build's peak) */
@@ -1220,6 +1229,7 @@ static void record_baseline(ss_replay *r)
     }
     qsort(r->dborn, r->ndborn, sizeof(uint32_t), cmp_u32);
     r->shortcuts = 1;
+    ss_timing("replay.build.lifetimes", t);
 }
 
 uint64_t ss_replay_end(const ss_replay *r) { return r->end; }
@@ -1472,48 +1482,96 @@ static void xheap_down(xhead *h, uint32_t n, uint32_t i)
     }
 }
 
-static void sort_items(ss_replay *r)
+static unsigned build_slices(size_t n) { return ss_slice_count(n, SS_MIN_SLICE, ss_thread_count()); }
+
+/* The four runs merge into one order: by time, at one time by rank, then
+ * in each run's order (the exits' heap: by call).  So the items of a time
+ * interval [lo, hi) are a stretch of it, which starts after every item
+ * before lo and which a merge of the runs from their first items at or
+ * after lo makes: the stretches of several intervals are merged on threads,
+ * each where it falls in the whole. */
+typedef struct merge_job {
+    ss_replay *r;
+    const item *a; uint32_t na, nb, nc, nx;   /* as sort_items names them */
+    const uint64_t *xt;                       /* per call: its exit time */
+    const uint64_t *cut;                      /* slice s holds items of [cut[s], cut[s + 1]) */
+    uint32_t slices;
+} merge_job;
+
+static uint32_t items_below(const item *a, uint32_t n, uint64_t t)
 {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (a[mid].t < t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static uint32_t entries_below(const ss_model *m, uint32_t n, uint64_t t)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m->calls[mid].rec->t_enter < t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static uint32_t starts_below(const ss_model *m, uint32_t n, uint64_t t)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m->ops[mid].start < t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static uint32_t exits_below(const merge_job *j, const ss_thread *th, uint64_t t)
+{
+    uint32_t lo = 0, hi = j->nx ? th->ncalls : 0;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (j->xt[th->calls[mid]] < t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* the items before time t: where the stretch from t starts, and each
+ * run's first item at or after t (pos: per thread) */
+static uint32_t merge_start(const merge_job *j, uint64_t t, uint32_t *i, uint32_t *b, uint32_t *c, uint32_t *pos)
+{
+    const ss_model *m = j->r->m;
+    *i = items_below(j->a, j->na, t);
+    *b = j->nb ? entries_below(m, j->nb, t) : 0;
+    *c = j->nc ? starts_below(m, j->nc, t) : 0;
+    uint32_t n = *i + *b + *c;
+    for (uint32_t th = 0; th < m->nthreads; th++) n += pos[th] = exits_below(j, &m->threads[th], t);
+    return n;
+}
+
+static void merge_slice(void *ctx, uint32_t s, unsigned worker)
+{
+    (void)worker;
+    merge_job *j = ctx;
+    ss_replay *r = j->r;
     const ss_model *m = r->m;
-    /* the runs taken as sorted, checked (else sorted with the markers) */
-    int runs = 1;
-    for (uint32_t c = 1; c < m->ncalls && runs; c++) runs = m->calls[c - 1].rec->t_enter <= m->calls[c].rec->t_enter;
-    for (uint32_t o = 1; o < m->nops && runs; o++) runs = m->ops[o - 1].start <= m->ops[o].start;
-    uint32_t nthr_calls = 0;
-    for (uint32_t t = 0; t < m->nthreads && runs; t++) {
-        const ss_thread *th = &m->threads[t];
-        nthr_calls += th->ncalls;
-        for (uint32_t i = 1; i < th->ncalls && runs; i++)
-            runs = exit_time(&m->calls[th->calls[i - 1]]) <= exit_time(&m->calls[th->calls[i]]);
-    }
-    if (nthr_calls != m->ncalls) runs = 0;   /* every call in one thread's list */
-    uint32_t na = 0, nb = runs ? m->ncalls : 0, nc = runs ? m->nops : 0, nx = runs ? m->ncalls : 0;
-    item *a = ss_xcalloc((size_t)r->nmk + (runs ? 0 : 2 * (size_t)m->ncalls + m->nops) + 1, sizeof(item));
-    for (uint32_t k = 0; k < r->nmk; k++) a[na++] = (item){ r->mk_real[k], I_MARK, (int32_t)k };
-    for (uint32_t c = 0; c < m->ncalls; c++) {
-        uint64_t x = exit_time(&m->calls[c]);
-        if (!runs) a[na++] = (item){ x, I_EXIT, (int32_t)c };
-        r->end = max_u64(r->end, x);
-    }
-    for (uint32_t o = 0; o < m->nops; o++) r->end = max_u64(r->end, m->ops[o].end);
-    if (!runs) {
-        for (uint32_t c = 0; c < m->ncalls; c++) a[na++] = (item){ m->calls[c].rec->t_enter, I_ENTER, (int32_t)c };
-        for (uint32_t o = 0; o < m->nops; o++) a[na++] = (item){ m->ops[o].start, I_START, (int32_t)o };
-    }
-    ss_radix_sort16(a, na);
+    uint32_t *pos = ss_xcalloc(2 * (size_t)m->nthreads + 1, sizeof(uint32_t));
+    uint32_t i, b, c, i1, b1, c1;
+    uint32_t n = merge_start(j, j->cut[s], &i, &b, &c, pos);
+    uint32_t end = s + 1 < j->slices ? merge_start(j, j->cut[s + 1], &i1, &b1, &c1, pos + m->nthreads) : r->nitems;
     xhead *h = ss_xcalloc(m->nthreads + 1, sizeof(xhead));
     uint32_t nh = 0;
-    for (uint32_t t = 0; t < m->nthreads && nx; t++)
-        if (m->threads[t].ncalls) {
-            int32_t c = m->threads[t].calls[0];
-            h[nh++] = (xhead){ exit_time(&m->calls[c]), c, t, 0 };
+    for (uint32_t t = 0; t < m->nthreads && j->nx; t++)
+        if (pos[t] < m->threads[t].ncalls) {
+            int32_t call = m->threads[t].calls[pos[t]];
+            h[nh++] = (xhead){ j->xt[call], call, t, pos[t] };
         }
-    for (uint32_t i = nh / 2; i-- > 0;) xheap_down(h, nh, i);
-    r->nitems = na + nx + nb + nc;
-    r->iidx = ss_xcalloc(r->nitems + 1, sizeof(int32_t));
-    r->irank = ss_xcalloc(r->nitems + 1, 1);
-    uint32_t i = 0, b = 0, c = 0, n = 0;   /* a: markers (or all), h: exits, b: entries, c: starts */
-    while (n < r->nitems) {
+    for (uint32_t k = nh / 2; k-- > 0;) xheap_down(h, nh, k);
+    const item *a = j->a;
+    uint32_t na = j->na, nb = j->nb, nc = j->nc;
+    while (n < end) {
         uint64_t ta = i < na ? a[i].t : UINT64_MAX;
         uint64_t tx = nh ? h[0].t : UINT64_MAX;
         uint64_t tb = b < nb ? m->calls[b].rec->t_enter : UINT64_MAX;
@@ -1530,7 +1588,7 @@ static void sort_items(ss_replay *r)
             const ss_thread *th = &m->threads[h[0].th];
             if (++h[0].pos < th->ncalls) {
                 h[0].call = th->calls[h[0].pos];
-                h[0].t = exit_time(&m->calls[h[0].call]);
+                h[0].t = j->xt[h[0].call];
             } else {
                 h[0] = h[--nh];
             }
@@ -1544,6 +1602,73 @@ static void sort_items(ss_replay *r)
         }
     }
     free(h);
+    free(pos);
+}
+
+/* every call's exit time (the latest in end[s]), and whether the calls'
+ * entries are in order (unordered[s]: one is before the call before it) */
+typedef struct exits_job { const ss_model *m; uint64_t *xt; uint64_t *end; uint8_t *unordered; } exits_job;
+
+static void exits_slice(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    exits_job *j = ctx;
+    const ss_call *calls = j->m->calls;
+    uint64_t e = 0;
+    for (size_t c = from; c < to; c++) {
+        e = max_u64(e, j->xt[c] = exit_time(&calls[c]));
+        if (c && calls[c - 1].rec->t_enter > calls[c].rec->t_enter) j->unordered[s] = 1;
+    }
+    j->end[s] = e;
+}
+
+static void sort_items(ss_replay *r)
+{
+    const ss_model *m = r->m;
+    /* every call's exit time, read from its record once (on threads) */
+    uint64_t *xt = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
+    uint64_t ends[SS_MAX_THREADS] = { 0 };
+    uint8_t unordered[SS_MAX_THREADS] = { 0 };
+    exits_job ej = { m, xt, ends, unordered };
+    unsigned xs = build_slices(m->ncalls);
+    ss_parallel_slices(m->ncalls, xs, exits_slice, &ej);
+    /* the runs taken as sorted, checked (else sorted with the markers) */
+    int runs = 1;
+    for (unsigned s = 0; s < xs; s++) {
+        r->end = max_u64(r->end, ends[s]);
+        if (unordered[s]) runs = 0;
+    }
+    for (uint32_t o = 1; o < m->nops && runs; o++) runs = m->ops[o - 1].start <= m->ops[o].start;
+    uint32_t nthr_calls = 0;
+    for (uint32_t t = 0; t < m->nthreads && runs; t++) {
+        const ss_thread *th = &m->threads[t];
+        nthr_calls += th->ncalls;
+        for (uint32_t i = 1; i < th->ncalls && runs; i++) runs = xt[th->calls[i - 1]] <= xt[th->calls[i]];
+    }
+    if (nthr_calls != m->ncalls) runs = 0;   /* every call in one thread's list */
+    uint32_t na = 0, nb = runs ? m->ncalls : 0, nc = runs ? m->nops : 0, nx = runs ? m->ncalls : 0;
+    item *a = ss_xcalloc((size_t)r->nmk + (runs ? 0 : 2 * (size_t)m->ncalls + m->nops) + 1, sizeof(item));
+    for (uint32_t k = 0; k < r->nmk; k++) a[na++] = (item){ r->mk_real[k], I_MARK, (int32_t)k };
+    if (!runs)
+        for (uint32_t c = 0; c < m->ncalls; c++) a[na++] = (item){ xt[c], I_EXIT, (int32_t)c };
+    for (uint32_t o = 0; o < m->nops; o++) r->end = max_u64(r->end, m->ops[o].end);
+    if (!runs) {
+        for (uint32_t c = 0; c < m->ncalls; c++) a[na++] = (item){ m->calls[c].rec->t_enter, I_ENTER, (int32_t)c };
+        for (uint32_t o = 0; o < m->nops; o++) a[na++] = (item){ m->ops[o].start, I_START, (int32_t)o };
+    }
+    ss_radix_sort16_threads(a, na, ss_thread_count());
+    r->nitems = na + nx + nb + nc;
+    r->iidx = ss_xcalloc(r->nitems + 1, sizeof(int32_t));
+    r->irank = ss_xcalloc(r->nitems + 1, 1);
+    /* the intervals: cut at calls' entries spread over the run (any times
+     * in increasing order would do; equal cuts make empty stretches) */
+    merge_job j = { r, a, na, nb, nc, nx, xt, NULL, build_slices(r->nitems) };
+    if (!runs || !m->ncalls) j.slices = 1;
+    uint64_t *cut = ss_xcalloc(j.slices + 1, sizeof(uint64_t));
+    for (uint32_t s = 1; s < j.slices; s++) cut[s] = m->calls[(uint64_t)m->ncalls * s / j.slices].rec->t_enter;
+    j.cut = cut;
+    ss_parallel_for(j.slices, j.slices, merge_slice, &j);
+    free(cut);
+    free(xt);
     free(a);
 }
 
@@ -1553,7 +1678,7 @@ static _Thread_local const ss_replay *sort_ctx;   /* the replay being built, on 
  * by index), so a stable sort of their keys gives (key, start, index) --
  * by a radix sort of (key, index) pairs rather than glibc's merge sort
  * through the comparator.  Keys are >= 0. */
-static void sort_ops_by_key(const ss_replay *r, int32_t *v, uint32_t n)
+static void sort_ops_by_key_threads(const ss_replay *r, int32_t *v, uint32_t n, unsigned threads)
 {
     if (n < 2) return;
     uint64_t (*kv)[2] = ss_xcalloc(n, sizeof *kv);
@@ -1561,10 +1686,12 @@ static void sort_ops_by_key(const ss_replay *r, int32_t *v, uint32_t n)
         kv[i][0] = (uint64_t)r->opkey[v[i]];
         kv[i][1] = (uint64_t)(uint32_t)v[i];
     }
-    ss_radix_sort16(kv, n);
+    ss_radix_sort16_threads(kv, n, threads);
     for (uint32_t i = 0; i < n; i++) v[i] = (int32_t)(uint32_t)kv[i][1];
     free(kv);
 }
+
+static void sort_ops_by_key(const ss_replay *r, int32_t *v, uint32_t n) { sort_ops_by_key_threads(r, v, n, 1); }
 
 static int cmp_stream_id(const void *a, const void *b)
 {
@@ -1732,8 +1859,189 @@ static int16_t device_index(int32_t dv, int32_t ndev) { return dv >= 0 && dv < n
 
 static void push_i32(int32_t **v, uint32_t *n, uint32_t *cap, int32_t x) { SS_PUSH(*v, *n, *cap, x); }
 
+/* ---- the build's loops, on threads --------------------------------------
+ * The loops over operations and calls below read the model and what the
+ * build made before them, and each writes its own elements (ready, lat,
+ * a call's host wait): the same tables on any number of threads.  The real
+ * pass keeps per-stream search hints, which only make its searches shorter:
+ * each slice has a real pass of its own. */
+typedef struct build_loop {
+    ss_replay *r;
+    uint8_t *chw;                 /* per call: its host wait, or CALL_SKIP */
+    corr_time *event_ts;          /* event records' times by correlation id */
+    uint32_t nevent_ts;
+    uint64_t *mk_measured;        /* per marker */
+    int32_t *ndev;                /* per slice: 1 + the highest device number of its ops */
+    uint64_t *mk_enter;           /* per marker: its call's entry */
+} build_loop;
+
+/* a stream's ops in key order */
+static void stream_order_job(void *ctx, uint32_t s, unsigned worker)
+{
+    (void)worker;
+    ss_replay *r = ctx;
+    rstream *st = &r->st[s];
+    sort_ops_by_key(r, st->ops, st->nops);
+    st->opk = ss_xcalloc(st->nops + 1, sizeof(int64_t));
+    for (uint32_t i = 0; i < st->nops; i++) st->opk[i] = r->opkey[st->ops[i]];
+}
+
+/* a stream's ops: the one before each, and the waits between them */
+static void stream_waits_job(void *ctx, uint32_t s, unsigned worker)
+{
+    (void)worker;
+    ss_replay *r = ctx;
+    const rstream *st = &r->st[s];
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < st->nops; i++) {
+        int32_t o = st->ops[i];
+        r->op_pred[o] = i ? st->ops[i - 1] : -1;
+        r->op_wbeg[o] = w;
+        while (w < st->nwaits && st->waits[w].key < r->opkey[o]) w++;
+        r->op_wend[o] = w;
+    }
+}
+
+/* a marker's waits: from the op before it on its stream (the waits in
+ * between), up to it; and its call's entry (a miss in the mapped trace) */
+static void marker_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    build_loop *b = ctx;
+    ss_replay *r = b->r;
+    for (size_t k = from; k < to; k++) {
+        rmark *x = &r->mk[k];
+        const rstream *st = &r->st[x->stream];
+        int32_t prev = last_before(r, x->stream, mark_key(x));
+        x->wbeg = prev >= 0 ? r->op_wend[prev] : 0;
+        uint32_t lo = x->wbeg, hi = st->nwaits;   /* the first wait after it */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (st->waits[mid].key <= mark_key(x)) lo = mid + 1; else hi = mid;
+        }
+        x->wend = lo;
+        b->mk_enter[k] = r->m->calls[x->call].rec->t_enter;
+    }
+}
+
+static void op_devices_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    build_loop *b = ctx;
+    int32_t n = 0;
+    for (size_t o = from; o < to; o++) {
+        int32_t d = ss_op_device(&b->r->m->ops[o]);
+        if (d < MAX_DEVICES && d + 1 > n) n = d + 1;
+    }
+    b->ndev[sl] = n;
+}
+
+
+static pass real_pass_of(const ss_replay *r)
+{
+    pass p = { .r = r, .real = 1 };
+    p.hint_op = ss_xcalloc(r->m->nstreams + 1, sizeof(uint32_t));
+    p.hint_mk = ss_xcalloc(r->m->nstreams + 1, sizeof(uint32_t));
+    return p;
+}
+
+static void real_pass_free(pass *p)
+{
+    free(p->hint_op);
+    free(p->hint_mk);
+}
+
+/* what the model alone says each op waited for */
+static void ready_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    build_loop *b = ctx;
+    pass real = real_pass_of(b->r);
+    for (size_t o = from; o < to; o++) b->r->ready[o] = op_ready(&real, (int32_t)o, 0);
+    real_pass_free(&real);
+}
+
+/* the delay each op had after everything modelled: its readiness raised by
+ * the hardware's terms, the same as op_ready(&real, o, 1) without walking
+ * its streams again */
+static void lat_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    build_loop *b = ctx;
+    pass real = real_pass_of(b->r);
+    for (size_t o = from; o < to; o++)
+        b->r->lat[o] = sdiff(b->r->m->ops[o].start, op_hw_ready(&real, (int32_t)o, b->r->ready[o]));
+    real_pass_free(&real);
+}
+
+/* what each call did besides waiting, measured (a call that waits on
+ * nothing did not wait: wait_target is 0); the earliest wake-up of each
+ * releasing op is taken after, in call order */
+static void waits_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    build_loop *b = ctx;
+    ss_replay *r = b->r;
+    pass real = real_pass_of(r);
+    for (size_t c = from; c < to; c++) {
+        if (r->cwi[c] == NO_WAIT) continue;
+        const ss_api_rec *rec = r->m->calls[c].rec;
+        uint64_t E = rec->t_enter, X = rec->t_exit < E ? E : rec->t_exit;
+        int32_t who;
+        uint64_t T = wait_target(&real, (int32_t)c, &who);
+        cwait *w = &r->cws[r->cwi[c]];
+        w->waited = T > E;
+        w->post = w->waited && X > T ? X - T : 0;
+        w->wait_op = w->waited ? who : -1;
+    }
+    real_pass_free(&real);
+}
+
+/* event records' (correlation id, device time); corr 0 where either is
+ * missing */
+static void event_ts_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    build_loop *b = ctx;
+    for (size_t e = from; e < to; e++) {
+        const ss_cuda_event_rec *ev = b->r->m->cuda_events[e];
+        b->event_ts[e] = ev->g.start && ev->g.corr ? (corr_time){ ev->g.corr, ev->g.start } : (corr_time){ 0, 0 };
+    }
+}
+
+static void measured_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    build_loop *b = ctx;
+    const ss_model *m = b->r->m;
+    for (size_t k = from; k < to; k++) {
+        const ss_call *call = &m->calls[b->r->mk[k].call];
+        if (call->cls == SS_API_EVENT_RECORD) b->mk_measured[k] = corr_time_of(b->event_ts, b->nevent_ts, call->rec->corr);
+    }
+}
+
+/* each call's host wait as the build's call loop takes it (CALL_SKIP: a
+ * failed or captured call, which neither waits nor marks), read from the
+ * records (a cache miss each in the mapped trace) on threads first */
+#define CALL_SKIP 0xff
+static void host_wait_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    build_loop *b = ctx;
+    const ss_model *m = b->r->m;
+    for (size_t c = from; c < to; c++) {
+        const ss_call *call = &m->calls[c];
+        if (call->rec->ret != 0 || call->captured) { b->chw[c] = CALL_SKIP; continue; }
+        ss_host_wait hw = ss_call_host_wait(m, call);
+        if (b->r->launch_blocking && hw == SS_WAIT_NONE &&
+            (call->cls == SS_API_LAUNCH || call->cls == SS_API_COPY_ASYNC || call->cls == SS_API_MEMSET_ASYNC))
+            hw = SS_WAIT_STREAM;
+        b->chw[c] = (uint8_t)hw;
+    }
+}
+
 static ss_replay *build(const ss_model *m)
 {
+    double t_build = ss_seconds(), t = t_build;
     ss_replay *r = ss_xcalloc(1, sizeof *r);
     r->m = m;
     r->opkey = ss_xcalloc(m->nops + 1, sizeof(int64_t));
@@ -1760,9 +2068,10 @@ static ss_replay *build(const ss_model *m)
     int32_t ndev = 0;
     for (uint32_t s = 0; s < m->nstreams; s++)
         if (m->streams[s].device < MAX_DEVICES && m->streams[s].device + 1 > ndev) ndev = m->streams[s].device + 1;
-    for (uint32_t o = 0; o < m->nops; o++)
-        if (ss_op_device(&m->ops[o]) < MAX_DEVICES && ss_op_device(&m->ops[o]) + 1 > ndev)
-            ndev = ss_op_device(&m->ops[o]) + 1;
+    int32_t op_ndev[SS_MAX_THREADS] = { 0 };
+    ss_parallel_slices(m->nops, build_slices(m->nops), op_devices_slice, &(build_loop){ .r = r, .ndev = op_ndev });
+    for (unsigned s = 0; s < SS_MAX_THREADS; s++)
+        if (op_ndev[s] > ndev) ndev = op_ndev[s];
     r->ndev = ndev;
     r->dev = ss_xcalloc((size_t)ndev + 1, sizeof(rdevice));
     for (uint32_t s = 0; s < m->nstreams; s++) {
@@ -1795,13 +2104,10 @@ static ss_replay *build(const ss_model *m)
             SS_PUSH(st->ops, st->nops, st->cops, (int32_t)o);
         }
     }
-    for (uint32_t s = 0; s < m->nstreams; s++) {
-        rstream *st = &r->st[s];
-        sort_ops_by_key(r, st->ops, st->nops);
-        st->opk = ss_xcalloc(st->nops + 1, sizeof(int64_t));
-        for (uint32_t i = 0; i < st->nops; i++) st->opk[i] = r->opkey[st->ops[i]];
-    }
+    ss_parallel_for(m->nstreams, ss_thread_count(), stream_order_job, r);
 
+    ss_timing("replay.build.streams", t);
+    t = ss_seconds();
     /* event records and waits, host waits, per call */
     int32_t *rec_stream = ss_xcalloc(m->nevents + 1, sizeof(int32_t));
     int64_t *rec_key = ss_xcalloc(m->nevents + 1, sizeof(int64_t));
@@ -1814,21 +2120,19 @@ static ss_replay *build(const ss_model *m)
             r->call_prev[m->threads[t].calls[i]] = m->threads[t].calls[i - 1];
     /* event records' device completion times, by correlation id (of
      * several records with one id, the last in the trace) */
-    /* per marker: its completion on the device (CUPTI's event record
-     * timestamp), 0 unknown; read only until the markers are placed */
-    uint64_t *mk_measured = NULL;
-    uint32_t nmeasured = 0, cmeasured = 0;
-    corr_time *event_ts = ss_xcalloc(m->ncuda_events + 1, sizeof *event_ts);
-    uint32_t nevent_ts = 0;
-    for (uint32_t e = 0; e < m->ncuda_events; e++) {
-        const ss_cuda_event_rec *ev = m->cuda_events[e];
-        if (ev->g.start && ev->g.corr) event_ts[nevent_ts++] = (corr_time){ ev->g.corr, ev->g.start };
-    }
-    ss_radix_sort16(event_ts, nevent_ts);
+    build_loop bl = { .r = r, .chw = ss_xcalloc(m->ncalls + 1, 1) };
+    bl.event_ts = ss_xcalloc(m->ncuda_events + 1, sizeof *bl.event_ts);
+    ss_parallel_slices(m->ncuda_events, build_slices(m->ncuda_events), event_ts_slice, &bl);
+    ss_radix_sort16_threads(bl.event_ts, m->ncuda_events, ss_thread_count());
+    /* those without a time or an id (corr 0) sort first and are left out */
+    while (bl.nevent_ts < m->ncuda_events && !bl.event_ts[bl.nevent_ts].corr) bl.nevent_ts++;
+    bl.event_ts += bl.nevent_ts;
+    bl.nevent_ts = m->ncuda_events - bl.nevent_ts;
+    ss_parallel_slices(m->ncalls, build_slices(m->ncalls), host_wait_slice, &bl);
     for (uint32_t c = 0; c < m->ncalls; c++) {
         const ss_call *call = &m->calls[c];
         int64_t key = 2 * (int64_t)c + 1;
-        if (call->rec->ret != 0 || call->captured) continue;
+        if (bl.chw[c] == CALL_SKIP) continue;
         int32_t s = call->stream;
         /* an event's completion is its record's marker: bounds that name
          * an event record include it (key + 1).  Stream memory operations
@@ -1843,21 +2147,16 @@ static ss_replay *build(const ss_model *m)
             rec_stream[call->event] = s;
             rec_key[call->event] = key + 1;
             rmark x = { (int32_t)c, s, 0, 0 };
-            SS_PUSH(mk_measured, nmeasured, cmeasured, corr_time_of(event_ts, nevent_ts, call->rec->corr));
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
             rstream *st = &r->st[s];
             wait_dep w = { key, rec_stream[call->event], rec_key[call->event] };
             SS_PUSH(st->waits, st->nwaits, st->cwaits, w);
             rmark x = { (int32_t)c, s, 0, 0 };
-            SS_PUSH(mk_measured, nmeasured, cmeasured, 0);
             SS_PUSH(r->mk, r->nmk, r->cmk, x);
         }
         cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE, .wait_op = -1 };
-        ss_host_wait hw = ss_call_host_wait(m, call);
-        if (r->launch_blocking && hw == SS_WAIT_NONE &&
-            (call->cls == SS_API_LAUNCH || call->cls == SS_API_COPY_ASYNC || call->cls == SS_API_MEMSET_ASYNC))
-            hw = SS_WAIT_STREAM;
+        ss_host_wait hw = (ss_host_wait)bl.chw[c];
         switch (hw) {
         case SS_WAIT_STREAM:
         case SS_WAIT_STREAM_PRIOR:
@@ -1887,23 +2186,23 @@ static ss_replay *build(const ss_model *m)
             SS_PUSH(r->cws, r->ncws, r->ccws, w);
         }
     }
-    free(event_ts);
+    free(bl.chw);
+    bl.chw = NULL;
+    /* per marker: its completion on the device (CUPTI's event record
+     * timestamp of its call's correlation id), 0 unknown (a stream wait's);
+     * read only until the markers are placed */
+    uint64_t *mk_measured = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
+    bl.mk_measured = mk_measured;
+    ss_parallel_slices(r->nmk, build_slices(r->nmk), measured_slice, &bl);
+    free(bl.event_ts - (m->ncuda_events - bl.nevent_ts));
+    bl.event_ts = NULL;
     free(rec_stream);
     free(rec_key);
 
-    /* stream predecessor and the waits between it and each op */
-    for (uint32_t s = 0; s < m->nstreams; s++) {
-        rstream *st = &r->st[s];
-        uint32_t w = 0;
-        for (uint32_t i = 0; i < st->nops; i++) {
-            int32_t o = st->ops[i];
-            r->op_pred[o] = i ? st->ops[i - 1] : -1;
-            r->op_wbeg[o] = w;
-            while (w < st->nwaits && st->waits[w].key < r->opkey[o]) w++;
-            r->op_wend[o] = w;
-        }
-    }
+    ss_parallel_for(m->nstreams, ss_thread_count(), stream_waits_job, r);
 
+    ss_timing("replay.build.calls", t);
+    t = ss_seconds();
     /* markers: per stream, their waits, and their completion in the
      * measured run -- in key order, so that what one depends on is known */
     r->mk_real = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
@@ -1911,28 +2210,36 @@ static ss_replay *build(const ss_model *m)
     pass real = { .r = r, .real = 1 };
     real.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
     real.hint_mk = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    /* each marker's waits and its call's entry, on threads; then each
+     * stream's markers (in key order: the markers are) */
+    bl.mk_enter = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
+    ss_parallel_slices(r->nmk, build_slices(r->nmk), marker_slice, &bl);
     for (uint32_t k = 0; k < r->nmk; k++) {
-        rmark *x = &r->mk[k];
-        rstream *st = &r->st[x->stream];
-        int32_t prev = last_before(r, x->stream, mark_key(x));
-        uint32_t w = prev >= 0 ? r->op_wend[prev] : 0;
-        x->wbeg = w;
-        while (w < st->nwaits && st->waits[w].key <= mark_key(x)) w++;
-        x->wend = w;
-        uint64_t ready = mark_ready(&real, (int32_t)k);
+        rstream *st = &r->st[r->mk[k].stream];
+        SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
+        SS_PUSH(st->mkk, st->nmkk, st->cmkk, mark_key(&r->mk[k]));
+    }
+    /* their completions, in key order: what one depends on is known (a
+     * stream's searches for markers before a bound find only earlier ones) */
+    for (uint32_t k = 0; k < r->nmk; k++) {
+        uint64_t ready = mark_ready_from(&real, (int32_t)k, bl.mk_enter[k]);
         /* a completion measured before its modelled readiness keeps the
          * measured run (the model holds it back too much): its delay is
          * negative, as an operation's may be */
         uint64_t measured = mk_measured[k];
         r->mk_real[k] = measured ? measured : ready;
         r->mk_lat[k] = measured ? sdiff(measured, ready) : 0;
-        SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
-        SS_PUSH(st->mkk, st->nmkk, st->cmkk, mark_key(x));
     }
     free(mk_measured);
+    free(bl.mk_enter);
+    bl.mk_enter = NULL;
 
+    ss_timing("replay.build.markers", t);
+    t = ss_seconds();
     /* what the model alone says each op waited for */
-    for (uint32_t o = 0; o < m->nops; o++) r->ready[o] = op_ready(&real, (int32_t)o, 0);
+    ss_parallel_slices(m->nops, build_slices(m->nops), ready_slice, &bl);
+    ss_timing("replay.build.ready", t);
+    t = ss_seconds();
 
     /* hardware effects, where the trace shows them */
     int32_t *by_key = ss_xcalloc(m->nops + 1, sizeof(int32_t));
@@ -1954,33 +2261,28 @@ static ss_replay *build(const ss_model *m)
     }
     free(by_key);
 
-    /* what each call did besides waiting, measured */
-    /* (a call that waits on nothing did not wait: wait_target is 0) */
+    ss_timing("replay.build.hardware", t);
+    t = ss_seconds();
+    /* what each call did besides waiting, measured (waits_slice), and the
+     * delay each op had after everything modelled (lat_slice) */
+    ss_parallel_slices(m->ncalls, build_slices(m->ncalls), waits_slice, &bl);
     r->wake = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
     for (uint32_t o = 0; o < m->nops; o++) r->wake[o] = UINT64_MAX;
-    for (uint32_t c = 0; c < m->ncalls; c++) {
-        if (r->cwi[c] == NO_WAIT) continue;
-        uint64_t E = m->calls[c].rec->t_enter, X = m->calls[c].rec->t_exit < E ? E : m->calls[c].rec->t_exit;
-        int32_t who;
-        uint64_t T = wait_target(&real, (int32_t)c, &who);
-        cwait *w = &r->cws[r->cwi[c]];
-        w->waited = T > E;
-        w->post = w->waited && X > T ? X - T : 0;
-        w->wait_op = w->waited ? who : -1;
-        if (w->waited && who >= 0 && w->post < r->wake[who]) r->wake[who] = w->post;
+    for (uint32_t i = 0; i < r->ncws; i++) {
+        const cwait *w = &r->cws[i];
+        if (w->waited && w->wait_op >= 0 && w->post < r->wake[w->wait_op]) r->wake[w->wait_op] = w->post;
     }
+    ss_parallel_slices(m->nops, build_slices(m->nops), lat_slice, &bl);
 
-    /* the delay each op had after everything modelled: its readiness
-     * above (a max of measured times) raised by the hardware's terms, the
-     * same as op_ready(&real, o, 1) without walking its streams again */
-    for (uint32_t o = 0; o < m->nops; o++)
-        r->lat[o] = sdiff(m->ops[o].start, op_hw_ready(&real, (int32_t)o, r->ready[o]));
-
+    ss_timing("replay.build.waits", t);
+    t = ss_seconds();
     /* the measured order of events */
     sort_items(r);
     free(real.hint_op);
     free(real.hint_mk);
+    ss_timing("replay.build.order", t);
     record_baseline(r);
+    ss_timing("replay.build", t_build);
     return r;
 }
 

@@ -17,6 +17,7 @@
  * Each earlier submission is compared with a bounded number of consumers
  * per stream, so the cost stays linear in the trace.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,109 @@ static void report(const ss_model *m, ss_findings *out, int32_t ci, int32_t dep,
 
 typedef struct epoch_calls { int32_t *v; uint32_t n, cap; } epoch_calls;   /* per stream: call of each epoch */
 
+/* The memory comparisons (ss_calls_share_memory, a cache miss or two each:
+ * most of the rule's time) do not depend on one another; the two
+ * happens-before replays and the bookkeeping that choose what to compare
+ * are a walk in call order.  So the walk gathers, for each work submission,
+ * the earlier submissions to compare it with (in the walk's order), a batch
+ * at a time; a batch is compared on threads while the walk gathers the next,
+ * and is reported in submission order: the findings one thread makes. */
+#define BATCH 16384u         /* work submissions per batch */
+#define SLICE 256u           /* submissions per job of a batch's comparisons */
+
+typedef struct batch {
+    const ss_model *m;
+    uint32_t n;              /* submissions */
+    int32_t *call;           /* [BATCH]: the submission */
+    uint32_t *off;           /* [BATCH + 1]: its candidates are cand[off[j] .. off[j + 1]) */
+    int32_t *cand;           /* [BATCH * MEMORY_CHECKS]: earlier submissions, grouped by stream */
+    int32_t *first;          /* results: the producer named (-1: none) */
+    uint32_t *ndeps, *nstreams;
+    uint8_t *certain;
+    pthread_t tid;
+    int running;             /* compared on a thread of its own */
+} batch;
+
+static void batch_init(batch *b, const ss_model *m)
+{
+    b->m = m;
+    b->call = ss_xcalloc(BATCH, sizeof(int32_t));
+    b->off = ss_xcalloc(BATCH + 1, sizeof(uint32_t));
+    b->cand = ss_xcalloc((size_t)BATCH * MEMORY_CHECKS, sizeof(int32_t));
+    b->first = ss_xcalloc(BATCH, sizeof(int32_t));
+    b->ndeps = ss_xcalloc(BATCH, sizeof(uint32_t));
+    b->nstreams = ss_xcalloc(BATCH, sizeof(uint32_t));
+    b->certain = ss_xcalloc(BATCH, 1);
+}
+
+static void batch_free(batch *b)
+{
+    free(b->call); free(b->off); free(b->cand); free(b->first); free(b->ndeps); free(b->nstreams); free(b->certain);
+}
+
+/* Submission j of the batch against its candidates, in their order: until a
+ * certain producer is found, how sure each is (the certain one is named). */
+static void compare_one(batch *b, uint32_t j)
+{
+    const ss_model *m = b->m;
+    int32_t ci = b->call[j], first = -1, counted = -1;
+    uint32_t ndeps = 0, nstreams = 0;
+    int certain = 0;
+    for (uint32_t q = b->off[j]; q < b->off[j + 1]; q++) {
+        int32_t y = b->cand[q];
+        int how = certain ? ss_calls_share_memory(m, y, ci) : ss_calls_share_memory_how(m, y, ci);
+        if (!how) continue;
+        if (how == SS_SHARE_CERTAIN) {
+            certain = 1;
+            first = y;
+        }
+        if (first < 0) first = y;
+        ndeps++;
+        if (m->calls[y].stream != counted) { counted = m->calls[y].stream; nstreams++; }
+    }
+    b->first[j] = first;
+    b->ndeps[j] = ndeps;
+    b->nstreams[j] = nstreams;
+    b->certain[j] = (uint8_t)certain;
+}
+
+static void compare_slice(void *ctx, uint32_t k, unsigned worker)
+{
+    (void)worker;
+    batch *b = ctx;
+    for (uint32_t j = k * SLICE; j < b->n && j < (k + 1) * SLICE; j++) compare_one(b, j);
+}
+
+static void compare_batch(batch *b)
+{
+    ss_parallel_for((b->n + SLICE - 1) / SLICE, ss_thread_count(), compare_slice, b);
+}
+
+static void *compare_main(void *arg)
+{
+    compare_batch(arg);
+    return NULL;
+}
+
+/* Start comparing a gathered batch: on a thread of its own when there are
+ * several, so that the walk goes on meanwhile; else here, now. */
+static void batch_start(batch *b)
+{
+    b->running = ss_thread_count() > 1 && pthread_create(&b->tid, NULL, compare_main, b) == 0;
+    if (!b->running) compare_batch(b);
+}
+
+static void batch_report(batch *b, ss_findings *out)
+{
+    if (b->running) pthread_join(b->tid, NULL);
+    b->running = 0;
+    for (uint32_t j = 0; j < b->n; j++)
+        if (b->first[j] >= 0)
+            report(b->m, out, b->call[j], b->first[j], b->ndeps[j], b->nstreams[j], b->certain[j]);
+    b->n = 0;
+    b->off[0] = 0;
+}
+
 static void run(const ss_model *m, ss_findings *out)
 {
     if (!m->nstreams || !m->nthreads) return;
@@ -93,7 +197,11 @@ static void run(const ss_model *m, ss_findings *out)
     uint32_t *retired = ss_xcalloc((size_t)A * A, sizeof(uint32_t));
     uint32_t *frontier = ss_xcalloc((size_t)A * A, sizeof(uint32_t));
     uint8_t *passes = ss_xcalloc((size_t)A * A, 1);
-    uint8_t *seen = ss_xcalloc(A, 1);
+    batch bt[2];
+    memset(bt, 0, sizeof bt);
+    batch_init(&bt[0], m);
+    batch_init(&bt[1], m);
+    batch *b = &bt[0];   /* being gathered; the other one may be being compared */
     for (uint32_t i = 0; i < m->ncalls; i++) {
         uint32_t epoch = ss_hb_apply(full, (int32_t)i);
         ss_hb_apply(bare, (int32_t)i);
@@ -105,10 +213,8 @@ static void run(const ss_model *m, ss_findings *out)
         SS_PUSH(ec->v, ec->n, ec->cap, (int32_t)i);
         if (!is_work(c->cls)) continue;
         const uint32_t *vf = ss_hb_stream_clock(full, s), *vb = ss_hb_stream_clock(bare, s);
-        int32_t first = -1, dev = ss_model_call_device(m, c);
-        uint32_t ndeps = 0, nstreams = 0, checks = 0;
-        int certain = 0;
-        memset(seen, 0, A);
+        int32_t dev = ss_model_call_device(m, c);
+        uint32_t checks = 0, q = b->off[b->n];
         for (uint32_t k = 0; k < A; k++) {
             if ((int32_t)k == s) continue;
             size_t sk = (size_t)s * A + k;
@@ -121,16 +227,7 @@ static void run(const ss_model *m, ss_findings *out)
                 int32_t y = by_epoch[k].v[e - 1];
                 if (y < 0 || !is_work(m->calls[y].cls) || ss_model_call_device(m, &m->calls[y]) != dev) continue;
                 checks++;
-                /* how sure, until a certain producer is found: it is the one named */
-                int how = certain ? ss_calls_share_memory(m, y, (int32_t)i) : ss_calls_share_memory_how(m, y, (int32_t)i);
-                if (!how) continue;
-                if (how == SS_SHARE_CERTAIN) {
-                    certain = 1;
-                    first = y;
-                }
-                if (first < 0) first = y;
-                ndeps++;
-                if (!seen[k]) { seen[k] = 1; nstreams++; }
+                b->cand[q++] = y;
             }
             if (++passes[sk] >= PASSES) {
                 retired[sk] = frontier[sk];
@@ -138,10 +235,24 @@ static void run(const ss_model *m, ss_findings *out)
                 passes[sk] = 0;
             }
         }
-        if (first >= 0) report(m, out, (int32_t)i, first, ndeps, nstreams, certain);
+        if (!checks) continue;   /* nothing to compare: nothing to report */
+        b->call[b->n++] = (int32_t)i;
+        b->off[b->n] = q;
+        if (b->n == BATCH) {
+            batch *other = b == &bt[0] ? &bt[1] : &bt[0];
+            batch_report(other, out);   /* the batch before: its findings come first */
+            batch_start(b);
+            b = other;
+        }
     }
+    batch *other = b == &bt[0] ? &bt[1] : &bt[0];
+    batch_report(other, out);
+    batch_start(b);
+    batch_report(b, out);
+    batch_free(&bt[0]);
+    batch_free(&bt[1]);
     for (uint32_t k = 0; k < A; k++) free(by_epoch[k].v);
-    free(by_epoch); free(retired); free(frontier); free(passes); free(seen);
+    free(by_epoch); free(retired); free(frontier); free(passes);
     ss_hb_free(full);
     ss_hb_free(bare);
 }

@@ -1,6 +1,7 @@
 /* The rule registry (rule.h): every rule, in the order they run; SARIF lists
  * them and NVTXT numbers their categories in this order. */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "iterations.h"
 #include "kernel_access.h"
@@ -36,16 +37,23 @@ static void run_rule(void *ctx, uint32_t k, unsigned worker)
     (void)worker;
     rules_job *j = ctx;
     uint32_t i = j->order[k];
+    double t = ss_seconds();
     j->found[i].sampled_need = ss_rules[i]->sampled;
     ss_rules[i]->run(j->m, &j->found[i]);
     j->found[i].sampled_need = 0;
     if ((int)i == j->forget_after) ss_calls_memory_forget(j->m);
+    if (ss_timings_on()) {
+        char step[64];
+        snprintf(step, sizeof step, "rule.%s", ss_rules[i]->id);
+        ss_timing(step, t);
+    }
 }
 
 void ss_rules_run_all(const ss_model *m, ss_findings *out)
 {
     /* The what-if replay is built while the rules that do not need it run
      * (with SYNCSIGHT_THREADS=1, on first use, as before) */
+    double t_rules = ss_seconds();
     ss_replay_prefetch(m);
     /* What several rules share and would otherwise build on first use is
      * built now, on this thread: the steady state, and every launched
@@ -55,6 +63,7 @@ void ss_rules_run_all(const ss_model *m, ss_findings *out)
     ss_iterations_of(m);
     ss_kernel_access_prepare(m);
     ss_calls_memory_prepare(m);
+    ss_timing("rules.prepare", t_rules);
     /* Each rule on a thread of its own (with SYNCSIGHT_THREADS=1, one after
      * the other on this one), into findings of its own, joined in the
      * registry's order: the rules read the model and fill only its caches,
@@ -82,4 +91,5 @@ void ss_rules_run_all(const ss_model *m, ss_findings *out)
     /* and those of a rule that asked without saying so: not resident
      * during the findings' what-ifs */
     ss_calls_memory_forget(m);
+    ss_timing("rules", t_rules);
 }

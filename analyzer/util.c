@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -18,6 +19,30 @@ char *ss_strdup_printf(const char *fmt, ...)
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return s;
+}
+
+int ss_timings_on(void)
+{
+    static int on = -1;   /* every thread that finds it unset computes the same */
+    int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+    if (v < 0) {
+        const char *env = getenv("SYNCSIGHT_TIMINGS");
+        v = env && env[0] == '1';
+        __atomic_store_n(&on, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+double ss_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void ss_timing(const char *step, double since)
+{
+    if (ss_timings_on()) fprintf(stderr, "syncsight: timing: %-32s %8.3f s\n", step, ss_seconds() - since);
 }
 
 unsigned ss_thread_count(void)

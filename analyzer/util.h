@@ -58,6 +58,15 @@ unsigned ss_slice_count(size_t n, size_t min_slice, unsigned threads);
 #define SS_MIN_SLICE 65536
 void ss_parallel_slices(size_t n, unsigned slices, void (*fn)(void *ctx, uint32_t s, size_t from, size_t to), void *ctx);
 
+/* SYNCSIGHT_TIMINGS=1: where the analyzer's time goes, one line on stderr
+ * per step ("syncsight: timing: replay.build.record   1.234 s"), for
+ * performance work and bug reports about a slow report.  Steps run on
+ * several threads at once print as each ends.  ss_seconds: a monotonic
+ * clock; ss_timing(step, since) prints now - since when timings are on. */
+int ss_timings_on(void);
+double ss_seconds(void);
+void ss_timing(const char *step, double since);
+
 /* printf into a malloc'ed string (exits on OOM, as above). */
 char *ss_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

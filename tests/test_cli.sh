@@ -193,3 +193,15 @@ for e in errs[:10]: print("FAIL:", e)
 sys.exit(1 if errs else 0)
 PY
 echo "ok: streams named by number and creation site"
+
+# SYNCSIGHT_TIMINGS=1: each step's wall time on stderr, the report unchanged.
+"$S" report --format json tests/fixtures/legacy_stream.sstrace > "$T/plain.json" 2>/dev/null
+SYNCSIGHT_TIMINGS=1 SYNCSIGHT_THREADS=2 "$S" report --format json tests/fixtures/legacy_stream.sstrace \
+    > "$T/timed.json" 2> "$T/timed.err" || fail "report with SYNCSIGHT_TIMINGS=1 failed"
+cmp -s "$T/plain.json" "$T/timed.json" || fail "SYNCSIGHT_TIMINGS=1 changed the report"
+for step in load.read load rules.prepare rule.missing-fence replay.build.record replay.build rules whatifs report.write; do
+    grep -Eq "^syncsight: timing: $step +[0-9]+\.[0-9]{3} s$" "$T/timed.err" || fail "no timing line for $step"
+done
+grep -q "timing" "$T/plain.json" && fail "timings in the report itself"
+"$S" report tests/fixtures/legacy_stream.sstrace 2>&1 >/dev/null | grep -q "timing" && fail "timings without SYNCSIGHT_TIMINGS"
+echo "ok: SYNCSIGHT_TIMINGS=1 times each step on stderr, the report unchanged"

@@ -60,6 +60,19 @@ for seed in 1 2 3; do
 done
 "$BUILD/ss-gen-trace" -n 20000 --threads 1 --seed 5 -o "$OUT/gen1t.sstrace" 2>/dev/null || exit 1
 compare "generated-20k-1-thread" "$OUT/gen1t.sstrace"
+# Large enough for the loops that go over slices of at least SS_MIN_SLICE
+# records (loading's, the replay build's, its merge of the measured order in
+# time intervals) and for several batches of relies-on-legacy-sync's memory
+# comparisons: 1 and 4 threads only (the full replay is slow at this size).
+"$BUILD/ss-gen-trace" -n 400000 --seed 1 -o "$OUT/gen400k.sstrace" 2>/dev/null || exit 1
+ref=$(run "$OUT/ref.json" "$OUT/gen400k.sstrace" SYNCSIGHT_THREADS=1)
+rc=$(run "$OUT/var.json" "$OUT/gen400k.sstrace" SYNCSIGHT_THREADS=4)
+n=$((n + 1))
+if [ "$ref" -ne "$rc" ] || ! cmp -s "$OUT/ref.json" "$OUT/var.json"; then
+    echo "FAIL generated-400k: the report with SYNCSIGHT_THREADS=4 differs from the one with SYNCSIGHT_THREADS=1"
+    diff "$OUT/ref.json" "$OUT/var.json" | head -n 20 | sed 's/^/    /'
+    fail=1
+fi
 
 # the comparison means something only where there were savings to compare
 if [ "$savings" -lt 100 ]; then
