@@ -123,6 +123,96 @@ void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len)
     snprintf(buf, len, "(no call)");
 }
 
+/* Modules that make CUDA calls for every program, never a library the
+ * user called: the driver, the runtime, CUPTI, NVTX, syncsight, the C/C++
+ * runtime and the loader. */
+static int module_is_plumbing(const char *path)
+{
+    static const char *const prefixes[] = {
+        "libcuda.so", "libcudart", "libcupti", "libnvToolsExt", "libnvtx", "libsyncsight", "libc.so", "libc-",
+        "ld-linux", "ld-musl", "libpthread", "libstdc++", "libgcc_s", "libdl.", "libdl-", "libm.so", "linux-vdso",
+        NULL,
+    };
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    for (int i = 0; prefixes[i]; i++)
+        if (!strncmp(b, prefixes[i], strlen(prefixes[i]))) return 1;
+    return 0;
+}
+
+typedef struct library_walk {
+    const char *module, *function;   /* the library frame furthest out so far */
+    int done, found;
+} library_walk;
+
+static void library_visit(void *ctx, uint32_t i, const ss_frame *f, int is_user)
+{
+    (void)i;
+    library_walk *w = ctx;
+    if (w->done) return;
+    if (!f->module) { w->done = 1; return; }          /* cannot tell what follows */
+    if (is_user) { w->found = w->module != NULL; w->done = 1; return; }
+    /* the user's own binary (its static cudart, nvcc's stubs) and the
+     * plumbing are passed through */
+    if (ss_module_is_user(f->module) || module_is_plumbing(f->module)) return;
+    w->module = f->module;
+    w->function = f->function;
+}
+
+typedef struct library_entry { char lib[96], fn[160]; } library_entry;
+struct ss_library_cache {
+    ss_u64map by_stack;   /* stack id -> index in v, or -1: made by the user's code */
+    library_entry *v;
+    uint32_t n, cap;
+};
+
+static void library_cache_free(struct ss_library_cache *c)
+{
+    if (!c) return;
+    ss_u64map_free(&c->by_stack);
+    free(c->v);
+    free(c);
+}
+
+int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen)
+{
+    if (liblen) lib[0] = '\0';
+    if (fnlen) fn[0] = '\0';
+    if (call < 0 || (uint32_t)call >= m->ncalls) return 0;
+    const ss_api_rec *rec = m->calls[call].rec;
+    if (rec->pystack_id || !rec->stack_id) return 0;
+    const ss_stack_rec *s = ss_model_stack(m, rec->stack_id);
+    if (!s) return 0;
+    ss_model *mm = (ss_model *)m;   /* a cache the model frees, like the symbolizer */
+    pthread_mutex_lock(&symbolizer_lock);
+    if (!mm->library_cache) {
+        mm->library_cache = ss_xcalloc(1, sizeof(struct ss_library_cache));
+        mm->library_cache_free = library_cache_free;
+    }
+    struct ss_library_cache *c = mm->library_cache;
+    int64_t k = ss_u64map_get(&c->by_stack, rec->stack_id, -2);
+    if (k == -2) {
+        library_walk w = { 0 };
+        ss_stack_walk(model_symbolizer_locked(m), ss_rec_tail(&s->h, sizeof(*s)), s->depth, library_visit, &w);
+        k = -1;
+        if (w.found) {
+            library_entry e;
+            const char *b = strrchr(w.module, '/');
+            snprintf(e.lib, sizeof e.lib, "%s", b ? b + 1 : w.module);
+            snprintf(e.fn, sizeof e.fn, "%s", w.function ? w.function : "");
+            k = c->n;
+            SS_PUSH(c->v, c->n, c->cap, e);
+        }
+        ss_u64map_put(&c->by_stack, rec->stack_id, k);
+    }
+    if (k >= 0) {
+        snprintf(lib, liblen, "%s", c->v[k].lib);
+        snprintf(fn, fnlen, "%s", c->v[k].fn);
+    }
+    pthread_mutex_unlock(&symbolizer_lock);
+    return k >= 0;
+}
+
 int ss_site_source(const ss_site *site, const char **file, size_t *file_len, uint32_t *line)
 {
     if (site->kind == SS_SITE_NATIVE && site->native.file && site->native.file[0] && site->native.line > 0) {

@@ -41,6 +41,18 @@ void ss_call_site(const ss_model *m, int32_t call, ss_site *site);
 /* The site of GPU op `op` that has no call to blame. */
 void ss_op_site(const ss_model *m, int32_t op, ss_site *site);
 
+/* The library that made call `call` on the user's behalf: walking its
+ * native stack from the innermost frame, past the CUDA driver and runtime,
+ * CUPTI, syncsight and the C/C++ runtime, the first frame is not the user's
+ * and a user frame follows (the user's code called that library, and the
+ * library made the call: cublasDestroy synchronizes the device).  The
+ * library's file name ("libcublas.so.13") into lib and the function of its
+ * that the user's code called, as far out as the library goes, into fn (""
+ * when unknown); returns 1.  0 when the user's code made the call itself,
+ * when the call has a Python stack (a framework's calls are the Python
+ * line's), or when no native stack says.  Thread-safe. */
+int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen);
+
 /* The site as text, NUL-terminated (cut to fit): "file:line function",
  * "module+0xoffset function", "<api> on stream 0x... (<kind>)", ... */
 void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len);

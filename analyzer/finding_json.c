@@ -131,6 +131,8 @@ void ss_finding_json_members(ss_json *j, const ss_finding *x, unsigned members)
         ss_json_kuint(j, "count", x->count);
         /* made inside NCCL's own calls: the text report folds these into one line */
         ss_json_key(j, "inside_nccl"); ss_json_bool(j, x->in_nccl);
+        /* made by a library the user's code called (cuBLAS, cuDNN, ...) */
+        if (x->library) { ss_json_key(j, "inside_library"); term_safe_str(j, x->library); }
     }
     if (members & SS_FM_SITE) {
         char site[1024];

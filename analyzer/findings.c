@@ -5,6 +5,7 @@
 
 #include "findings.h"
 #include "capture_windows.h"
+#include "callsite.h"
 #include "util.h"
 
 struct ss_foldmap { ss_u64map map; };
@@ -31,7 +32,7 @@ void ss_findings_init(ss_findings *f)
 
 static void finding_free(ss_finding *x)
 {
-    free(x->cost_basis); free(x->message); free(x->fix); free(x->fold_key);
+    free(x->cost_basis); free(x->message); free(x->fix); free(x->fold_key); free(x->library);
     free(x->relax);
 }
 
@@ -129,8 +130,13 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     uint32_t stack_key = 0;
     if (c && site.kind != SS_SITE_PYTHON && !ss_site_source(&site, &file, &flen, &line))
         stack_key = c->rec->pystack_id ? 0x80000000u | c->rec->pystack_id : c->rec->stack_id;
-    char *key = ss_strdup_printf("%s|%u|%s|%s|%u%s", o->rule, m->hdr.pid, text,
-                                 o->site_extra ? o->site_extra : "", stack_key, lib.s ? "|lib" : "");
+    /* a call that a library made on the user's behalf (cublasDestroy's
+     * device synchronization): its own finding, which says so */
+    char inlib[96] = "", infn[160] = "";
+    int inside = !lib.s && c && ss_call_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn);
+    char *key = ss_strdup_printf("%s|%u|%s|%s|%u%s%s%s", o->rule, m->hdr.pid, text,
+                                 o->site_extra ? o->site_extra : "", stack_key, lib.s ? "|lib" : "",
+                                 inside ? "|in:" : "", inlib);
     uint64_t h = hash_str(key);
     int64_t *slot = ss_u64map_find(&f->fold->map, h);
     /* a hash collision between different keys falls back to a new finding */
@@ -152,6 +158,19 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
                                          lib.s, o->message ? o->message : "")
                       : ss_strdup_printf("%s", o->message ? o->message : "");
     x.fix = ss_strdup_printf("%s", o->fix ? o->fix : "");
+    if (inside) {
+        char *msg = ss_strdup_printf("inside %s%s%s%s, which your code called: %s", inlib, infn[0] ? " (" : "", infn,
+                                     infn[0] ? ")" : "", x.message);
+        char *fix = ss_strdup_printf("%s%sThe call is made by %s%s%s, not by your code: what your code decides is "
+                                     "where and how often it calls %s (the library's documentation says what it "
+                                     "synchronizes).", x.fix, x.fix[0] ? " " : "", inlib, infn[0] ? " inside " : "",
+                                     infn, infn[0] ? infn : "into that library");
+        free(x.message);
+        free(x.fix);
+        x.message = msg;
+        x.fix = fix;
+        x.library = ss_strdup_printf("%s", inlib);
+    }
     x.count = 1;
     x.phase = phase;
     if (phase == SS_PHASE_STEADY) { x.steady_cost_ms = o->cost_ms; x.steady_count = 1; }

@@ -51,6 +51,8 @@ typedef struct ss_finding {
     int32_t alloc;           /* buffer involved (missing-fence), -1 */
     int tag;                 /* the rule's own mark (ss_occurrence.tag) */
     int in_nccl;             /* made inside NCCL's own calls (its NVTX "nccl..." ranges): not the user's code */
+    char *library;           /* made by a library the user's code called ("libcublas.so.13"), NULL:
+                                by the user's code (ss_call_library) */
     uint32_t pid;            /* process (trace header pid) */
     const ss_model *model;   /* the model the indices refer to */
     /* What fixing it means to the schedule (replay.h): the causes its

@@ -2076,6 +2076,7 @@ void ss_model_free(ss_model *m)
     free(m->alloc_max_end); free(m->alloc_group); free(m->alloc_ptr); free(m->alloc_group_free); free(m->op_max_end); free(m->op_min_submit);
     if (m->kaccess && m->kaccess_free) m->kaccess_free(m->kaccess);
     ss_symbolizer_free(m->symbolizer);
+    if (m->library_cache_free) m->library_cache_free(m->library_cache);
     if (m->replay_job && m->replay_job_free) m->replay_job_free(m);
     if (m->replay && m->replay_free) m->replay_free(m->replay);
     if (m->ranges && m->ranges_free) m->ranges_free(m->ranges);

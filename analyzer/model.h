@@ -303,6 +303,10 @@ typedef struct ss_model {
     struct ss_kaccess *kaccess;
     void (*kaccess_free)(struct ss_kaccess *);
     struct ss_symbolizer *symbolizer;
+    /* callsite.c: per native stack id, the library its call was made inside
+     * (ss_call_library), under the symbolizer's lock */
+    struct ss_library_cache *library_cache;
+    void (*library_cache_free)(struct ss_library_cache *);
     struct ss_replay *replay;
     void (*replay_free)(struct ss_replay *);
     /* replay.c: the replay being built on another thread (ss_replay_prefetch),

@@ -79,6 +79,9 @@ FIXTURES="$FIXTURES sampled_pipeline sampled_pipeline_fixed"
 # session), and the other single-GPU .cu programs the CPU tests read.
 FIXTURES="$FIXTURES legacy_stream_fixed device_sync_loop_fixed pageable_d2h_loop_fixed"
 FIXTURES="$FIXTURES missing_fence_wrong_stream unrecorded_event unrecorded_event_fixed"
+# Sample-style correct programs: stream-ordered allocation with pool reuse across streams,
+# and cuBLAS on several streams (what cuBLAS synchronizes on the program's behalf).
+FIXTURES="$FIXTURES sample_stream_ordered_alloc sample_cublas_streams"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed graph_generic_race_fixed vmm_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has

@@ -205,3 +205,31 @@ done
 grep -q "timing" "$T/plain.json" && fail "timings in the report itself"
 "$S" report tests/fixtures/legacy_stream.sstrace 2>&1 >/dev/null | grep -q "timing" && fail "timings without SYNCSIGHT_TIMINGS"
 echo "ok: SYNCSIGHT_TIMINGS=1 times each step on stderr, the report unchanged"
+
+# A call made by a library the program called (cublasDestroy's device
+# synchronizations) is said to be the library's, in the text and in JSON;
+# calls the program made itself are not.
+if [ -f tests/fixtures/sample_cublas_streams.sstrace ]; then
+    "$S" report --format json tests/fixtures/sample_cublas_streams.sstrace > "$T/lib.json" 2>/dev/null
+    "$S" report --format json tests/fixtures/device_sync_loop.sstrace > "$T/nolib.json" 2>/dev/null
+    "$PYTHON" - "$T/lib.json" "$T/nolib.json" <<'PY' || fail "findings inside a library"
+import json, sys
+def findings(path):
+    out = []
+    def walk(o):
+        if isinstance(o, dict):
+            if "rule" in o and "message" in o: out.append(o)
+            for v in o.values(): walk(v)
+        elif isinstance(o, list):
+            for v in o: walk(v)
+    walk(json.load(open(path)))
+    return out
+lib = findings(sys.argv[1])
+ok = lib and all(f.get("inside_library", "").startswith("libcublas.so") and f["message"].startswith("inside libcublas.so")
+                 and "not by your code" in f["fix"] for f in lib)
+mine = findings(sys.argv[2])
+ok = ok and mine and not any("inside_library" in f for f in mine)
+sys.exit(0 if ok else 1)
+PY
+    echo "ok: calls made inside a library the program called are said to be that library's"
+fi
