@@ -195,11 +195,18 @@ static int unseen_ordering(const fence_state *f, const access *x, const access *
     return 0;
 }
 
+/* exact access o covers all that inferred access k may touch */
+static int covers_reach(const access *o, const access *k)
+{
+    uint64_t end = k->reach > k->hi ? k->reach : k->hi;
+    return !o->inferred && o->kind != ACC_MAY && o->lo <= k->lo && o->hi >= end;
+}
+
 static void report(fence_state *f, int32_t alloc, const access *x, const access *e)
 {
     const ss_model *m = f->m;
     const ss_alloc *a = &m->allocs[alloc];
-    char lx[320], le[320], sx[96], se[96], msg[2600], extra[400] = "", why[600] = "";
+    char lx[320], le[320], sx[96], se[96], msg[3200], extra[400] = "", why[900] = "";
     access_label(m, x, lx, sizeof lx);
     access_label(m, e, le, sizeof le);
     const char *akind = a->kind == SS_MEM_PINNED ? "pinned host" : a->kind == SS_MEM_MANAGED ? "managed" : "device";
@@ -210,6 +217,33 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                  "possible", lim ? ": " : "", lim ? lim : "");
     }
     if (unseen_ordering(f, x, e, maybe, why, sizeof why)) maybe = 1;
+    /* A kernel's access is inferred from its pointer argument: the kernel
+     * was handed a pointer into these bytes, and its code dereferences it,
+     * but which bytes it touches from there is not recorded.  A kernel
+     * indexes from its pointer by its other arguments as often as not --
+     * kernel(d_a, offset) on each stream of NVIDIA's overlap sample touches
+     * only its stream's chunk of d_a -- so an overlap at the pointer is
+     * evidence, not proof (exact memory mode records the bytes).  Unless
+     * the other access is exact and covers everything the kernel may touch
+     * from its pointer (to the allocation's end): whatever bytes it touches,
+     * they are among those. */
+    if (!maybe && (x->inferred || e->inferred) && !covers_reach(x->inferred ? e : x, x->inferred ? x : e)) {
+        const access *k = x->inferred ? x : e;
+        char lk[320];
+        access_label(m, k, lk, sizeof lk);
+        maybe = 1;
+        if (m->calls[k->call].cls == SS_API_LAUNCH)
+            snprintf(why, sizeof why,
+                     " (possible: %s was handed a pointer to these bytes, but which bytes it touches from there is "
+                     "not recorded; a kernel may index from its pointer by its other arguments, as kernel(d_a, "
+                     "offset) on each stream touches only its own chunk; syncsight run --exact-memory records the "
+                     "bytes and turns this into a proof or clears it)", lk);
+        else
+            snprintf(why, sizeof why,
+                     " (possible: %s copies or sets rows a pitch apart from its pointer, and the trace records its "
+                     "width and height but not its pitches: which bytes it touches beyond the first row's start is "
+                     "not known; tiles of one pitched image on several streams interleave without overlapping)", lk);
+    }
     uint32_t ns = 0, nw = x->inferred ? reach_writers(f, &f->sh[alloc], x, e, &ns) : 0;
     if (nw)
         snprintf(extra, sizeof extra,
@@ -351,6 +385,18 @@ static void release_check(fence_state *f, int32_t ci)
     }
 }
 
+/* A 2D or 3D copy or memset touches rows of its width, a pitch apart; the
+ * trace records width x height (x depth) bytes but not the pitches, so its
+ * bytes are known only at the pointer: like a kernel's pointer argument, it
+ * certainly touches that byte and may reach to the allocation's end.  (Tiles
+ * of one pitched image on several streams interleave row by row: taken as
+ * contiguous bytes from the pointer, they would seem to overlap.) */
+static int strided(const ss_model *m, const ss_call *c)
+{
+    const char *n = ss_model_call_name(m, c);
+    return n && (strstr(n, "2D") || strstr(n, "3D"));
+}
+
 static void range_access(fence_state *f, int32_t ci, uint64_t p, uint64_t bytes, uint8_t kind, uint32_t epoch)
 {
     const ss_call *c = &f->m->calls[ci];
@@ -359,6 +405,13 @@ static void range_access(fence_state *f, int32_t ci, uint64_t p, uint64_t bytes,
     if (a < 0) return;
     uint64_t hi = p + (bytes ? bytes : 1);
     access x = { p, hi, hi, c->stream, epoch, ci, -1, kind, 0 };
+    if (strided(f->m, c) && bytes > 1) {
+        const ss_alloc *al = &f->m->allocs[a];
+        x.hi = p + 1;
+        x.reach = al->ptr + (al->size ? al->size : 1);
+        if (x.reach < hi) x.reach = hi;
+        x.inferred = 1;
+    }
     on_access(f, a, x);
 }
 
