@@ -124,12 +124,15 @@ void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len)
 }
 
 /* Modules that make CUDA calls for every program, never a library the
- * user called: the driver, the runtime, CUPTI, NVTX, syncsight, the C/C++
- * runtime and the loader. */
+ * user called: the driver and its helper libraries, the runtime, the tool
+ * interfaces whose callbacks syncsight records from (CUPTI; the Sanitizer
+ * API in exact memory mode), NVTX, syncsight, the C/C++ runtime and the
+ * loader. */
 static int module_is_plumbing(const char *path)
 {
     static const char *const prefixes[] = {
-        "libcuda.so", "libcudart", "libcupti", "libnvToolsExt", "libnvtx", "libsyncsight", "libc.so", "libc-",
+        "libcuda.so", "libcudart", "libcupti", "libsanitizer", "libnvperf", "libnvidia-", "libcudadebugger",
+        "libnvToolsExt", "libnvtx", "libsyncsight", "libc.so", "libc-",
         "ld-linux", "ld-musl", "libpthread", "libstdc++", "libgcc_s", "libdl.", "libdl-", "libm.so", "linux-vdso",
         NULL,
     };

@@ -62,6 +62,8 @@ typedef struct access {
     int32_t op;           /* an op of a graph launch: which (the node), else -1 */
     uint8_t kind;
     uint8_t inferred;     /* kernel argument: extent inferred, not known */
+    uint8_t hull;         /* exact memory mode's kernel range: the lowest to the highest byte touched,
+                             not every byte between */
 } access;
 typedef struct shadow { access *v; uint32_t n, cap; } shadow;
 
@@ -199,7 +201,21 @@ static int unseen_ordering(const fence_state *f, const access *x, const access *
 static int covers_reach(const access *o, const access *k)
 {
     uint64_t end = k->reach > k->hi ? k->reach : k->hi;
-    return !o->inferred && o->kind != ACC_MAY && o->lo <= k->lo && o->hi >= end;
+    return !o->inferred && !o->hull && o->kind != ACC_MAY && o->lo <= k->lo && o->hi >= end;
+}
+
+/* Of a hull, only the lowest and the highest byte are known to be touched:
+ * overlapping hulls prove common bytes only where such a byte lies in the
+ * other's bytes (all of a contiguous range; the two ends of a hull). */
+static int touched(const access *o, uint64_t b)
+{
+    return o->hull ? (b == o->lo || b == o->hi - 1) : (o->lo <= b && b < o->hi);
+}
+
+static int hulls_share_bytes(const access *x, const access *e)
+{
+    if (!x->hull && !e->hull) return 1;
+    return touched(e, x->lo) || touched(e, x->hi - 1) || touched(x, e->lo) || touched(x, e->hi - 1);
 }
 
 static void report(fence_state *f, int32_t alloc, const access *x, const access *e)
@@ -237,12 +253,19 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                      " (possible: %s was handed a pointer to these bytes, but which bytes it touches from there is "
                      "not recorded; a kernel may index from its pointer by its other arguments, as kernel(d_a, "
                      "offset) on each stream touches only its own chunk; syncsight run --exact-memory records the "
-                     "bytes and turns this into a proof or clears it)", lk);
+                     "range each kernel touched, which clears this where the ranges lie apart)", lk);
         else
             snprintf(why, sizeof why,
                      " (possible: %s copies or sets rows a pitch apart from its pointer, and the trace records its "
                      "width and height but not its pitches: which bytes it touches beyond the first row's start is "
                      "not known; tiles of one pitched image on several streams interleave without overlapping)", lk);
+    }
+    if (!maybe && !x->inferred && !e->inferred && !hulls_share_bytes(x, e)) {
+        maybe = 1;
+        snprintf(why, sizeof why,
+                 " (possible: exact memory mode records, per allocation, the lowest and the highest byte a kernel "
+                 "touched, not every byte between; the two ranges overlap, the bytes may not, as tiles of one "
+                 "image interleave row by row)");
     }
     uint32_t ns = 0, nw = x->inferred ? reach_writers(f, &f->sh[alloc], x, e, &ns) : 0;
     if (nw)
@@ -303,7 +326,7 @@ static void on_access(fence_state *f, int32_t alloc, access x)
     for (uint32_t i = 0; i < sh->n; i++) {
         const access *e = &sh->v[i];
         int ordered = e->stream == x.stream || !unordered(e, vc);
-        int drop = (x.kind == ACC_WRITE || x.kind == ACC_RW) && !x.inferred
+        int drop = (x.kind == ACC_WRITE || x.kind == ACC_RW) && !x.inferred && !x.hull
                        ? (ordered && e->lo >= x.lo && e->hi <= x.hi)
                        : (e->stream == x.stream && e->kind == x.kind && e->lo == x.lo && e->hi == x.hi);
         if (!drop) sh->v[w++] = *e;
@@ -346,6 +369,8 @@ static void release_check(fence_state *f, int32_t ci)
         if (e->lo >= hi || lo >= ehi || !unordered(e, vc)) continue;
         if (waited_between(m, c->rec->tid, e->call, ci)) return;
         int unknown = e->kind == ACC_MAY, below = !(e->lo < hi && lo < e->hi), maybe = unknown || below;
+        /* of a hull, only its ends are known to be touched */
+        if (e->hull && !(lo <= e->lo && e->lo < hi) && !(lo <= e->hi - 1 && e->hi - 1 < hi)) maybe = 1;
         const ss_alloc *a = &m->allocs[c->alloc];
         const char *name = ss_model_call_name(m, c);
         char le[320], se[96], msg[1400];
@@ -404,7 +429,7 @@ static void range_access(fence_state *f, int32_t ci, uint64_t p, uint64_t bytes,
     int32_t a = ss_model_alloc_at(f->m, p, c->rec->t_enter);
     if (a < 0) return;
     uint64_t hi = p + (bytes ? bytes : 1);
-    access x = { p, hi, hi, c->stream, epoch, ci, -1, kind, 0 };
+    access x = { p, hi, hi, c->stream, epoch, ci, -1, kind, 0, 0 };
     if (strided(f->m, c) && bytes > 1) {
         const ss_alloc *al = &f->m->allocs[a];
         x.hi = p + 1;
@@ -432,7 +457,7 @@ static void kernel_accesses(fence_state *f, int32_t ci, uint32_t epoch)
             uint32_t n = ss_op_mem_accesses(f->m, o, k, 256);
             for (uint32_t i = 0; i < n; i++) {
                 access x = { k[i].lo, k[i].hi, k[i].reach, c->stream, epoch, ci, o, kind_of(&k[i]),
-                             (uint8_t)!k[i].exact };
+                             (uint8_t)!k[i].exact, (uint8_t)(k[i].exact && f->m->ops[o].kind == SS_OP_KERNEL) };
                 on_access(f, k[i].alloc, x);
             }
         }
@@ -440,7 +465,8 @@ static void kernel_accesses(fence_state *f, int32_t ci, uint32_t epoch)
     }
     uint32_t n = ss_kernel_mem_accesses(f->m, c, k, 256);
     for (uint32_t i = 0; i < n; i++) {
-        access x = { k[i].lo, k[i].hi, k[i].reach, c->stream, epoch, ci, -1, kind_of(&k[i]), (uint8_t)!k[i].exact };
+        access x = { k[i].lo, k[i].hi, k[i].reach, c->stream, epoch, ci, -1, kind_of(&k[i]), (uint8_t)!k[i].exact,
+                     k[i].exact };
         on_access(f, k[i].alloc, x);
     }
 }

@@ -853,7 +853,9 @@ static void test_vmm(void)
 }
 
 /* Exact memory mode: what each kernel really read and wrote (one entry per
- * recorded pointer word).  No inference, no "possible". */
+ * recorded pointer word), as hulls: per allocation the lowest to the highest
+ * byte touched.  Of a hull only those two bytes are known: hulls that
+ * overlap prove a race only where one's end byte is the other's. */
 static void tb_exact(tb *b, uint64_t t_enter, uint64_t ptr, uint64_t rlo, uint64_t rhi, uint64_t wlo, uint64_t whi)
 {
     ss_kernel_access_rec *k = tb_rec(b, SS_REC_KERNEL_ACCESS, sizeof *k, sizeof(ss_kernel_access_entry));
@@ -864,19 +866,18 @@ static void tb_exact(tb *b, uint64_t t_enter, uint64_t ptr, uint64_t rlo, uint64
     if (whi > wlo) { e->flags |= SS_KACCESS_E_WRITE; e->write_lo = wlo; e->write_hi = whi; }
 }
 
-static void write_exact(const char *name, int overlap)
+static void write_exact(const char *name, uint64_t a_end)
 {
     tb b;
     tb_open(&b, name);
     tb_create_stream(&b, US(1), 0xA1, 13, 1);
     tb_create_stream(&b, US(2), 0xC1, 14, 1);
     CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
-    /* slice kernels: A1 writes from buf, C1 from buf + 8192; the first one
-     * writes past buf + 8192 when `overlap` (the inference would call them
-     * slices; the recorded ranges show the race) */
+    /* slice kernels: A1 writes from buf up to a_end, C1 from buf + 8192 (the
+     * inference would call them slices; the recorded ranges tell) */
     uint64_t p0[1] = { DEV_BUF }, p1[1] = { DEV_BUF + 8192 };
     tb_launch(&b, MS(1), 0xA1, 13, MS(1.01), MS(3), p0, 1);
-    tb_exact(&b, MS(1), DEV_BUF, 0, 0, DEV_BUF, DEV_BUF + (overlap ? 12288 : 8192));
+    tb_exact(&b, MS(1), DEV_BUF, 0, 0, DEV_BUF, a_end);
     tb_launch(&b, MS(1.1), 0xC1, 14, MS(1.11), MS(3), p1, 1);
     tb_exact(&b, MS(1.1), DEV_BUF + 8192, DEV_BUF + 8192, DEV_BUF + 16384, DEV_BUF + 8192, DEV_BUF + 16384);
     CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(10), .t1 = MS(10.1));
@@ -885,8 +886,9 @@ static void write_exact(const char *name, int overlap)
 
 static void test_exact_memory(void)
 {
-    write_exact("fence_exact_slices", 0);
-    write_exact("fence_exact_overlap", 1);
+    write_exact("fence_exact_slices", DEV_BUF + 8192);
+    write_exact("fence_exact_overlap", DEV_BUF + 8193);   /* A's last byte is C's first */
+    write_exact("fence_exact_hulls", DEV_BUF + 12288);    /* the hulls overlap, no end byte is shared */
     char path[600];
     snprintf(path, sizeof path, "%s/fence_exact_slices.sstrace", out_dir);
     result r = analyze(path, &ss_rule_missing_fence);
@@ -898,6 +900,15 @@ static void test_exact_memory(void)
     if (r.f.n)
         CHECK(r.f.v[0].severity == SS_SEV_ERROR && strstr(r.f.v[0].message, "data race") == r.f.v[0].message &&
               strstr(r.f.v[0].message, "possible") == NULL, "exact verdict: %d %s", r.f.v[0].severity,
+              r.f.v[0].message);
+    done(&r);
+    /* pitched tiles interleave row by row: their hulls overlap, their bytes need not */
+    snprintf(path, sizeof path, "%s/fence_exact_hulls.sstrace", out_dir);
+    r = analyze(path, &ss_rule_missing_fence);
+    CHECK(r.f.n == 1, "exact, overlapping hulls: %u", r.f.n);
+    if (r.f.n)
+        CHECK(r.f.v[0].severity == SS_SEV_WARNING && strstr(r.f.v[0].message, "possible data race") &&
+              strstr(r.f.v[0].message, "not every byte between"), "hull verdict: %d %s", r.f.v[0].severity,
               r.f.v[0].message);
     done(&r);
 }
