@@ -71,6 +71,8 @@ int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b);
  * relation rests on a kernel taken as reading and writing (its code not
  * classified) or on how far a pointer may reach. */
 enum { SS_SHARE_NONE, SS_SHARE_POSSIBLE, SS_SHARE_CERTAIN };
+/* A 2D or 3D copy or memset (rows a pitch apart; the trace records no pitches). */
+int ss_call_is_strided(const ss_model *m, const ss_call *c);
 int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b);
 int ss_ops_share_memory(const ss_model *m, int32_t a, int32_t b);
 /* Create the cache the questions above fill, before the rules run on

@@ -98,7 +98,24 @@ void ss_call_label(const ss_model *m, int32_t call, char *buf, size_t len)
 enum { MR_READ = 1, MR_WRITE = 2 };
 /* known: what it reads and writes is known (copies, memsets, frees, a kernel
  * whose code was classified); 0: a kernel taken as reading and writing. */
-typedef struct mem_range { uint64_t lo, hi, reach; uint8_t acc; uint8_t exact; uint8_t known; } mem_range;
+typedef struct mem_range { uint64_t lo, hi, reach; uint8_t acc; uint8_t exact; uint8_t known; uint8_t hull; } mem_range;
+
+int ss_call_is_strided(const ss_model *m, const ss_call *c)
+{
+    const char *n = ss_model_call_name(m, c);
+    return n && (strstr(n, "2D") || strstr(n, "3D"));
+}
+
+/* A 2D/3D copy's or memset's range at p: its rows lie a pitch apart and the
+ * trace has no pitches, so only the byte at p is known; it may reach the
+ * allocation's end (missing-fence's model, docs/rules/missing-fence.md). */
+static mem_range strided_range(const ss_model *m, const ss_call *c, uint64_t p, uint64_t bytes, uint8_t acc)
+{
+    uint64_t hi = p + (bytes ? bytes : 1), reach = hi;
+    int32_t a = ss_model_alloc_at(m, p, c->rec->t_enter);
+    if (a >= 0 && m->allocs[a].ptr + m->allocs[a].size > reach) reach = m->allocs[a].ptr + m->allocs[a].size;
+    return (mem_range){ p, p + 1, reach, acc, 0, 1, 0 };
+}
 static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
 {
     const ss_api_rec *r = c->rec;
@@ -107,13 +124,15 @@ static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
     case SS_API_COPY_SYNC: case SS_API_COPY_ASYNC:
         if (r->ptr2) {
             uint64_t hi = r->ptr2 + (r->bytes ? r->bytes : 1);
-            out[n++] = (mem_range){ r->ptr2, hi, hi, MR_READ, 1, 1 };
+            out[n++] = ss_call_is_strided(m, c) && r->bytes > 1 ? strided_range(m, c, r->ptr2, r->bytes, MR_READ)
+                                                                  : (mem_range){ r->ptr2, hi, hi, MR_READ, 1, 1, 0 };
         }
         /* fall through */
     case SS_API_MEMSET_SYNC: case SS_API_MEMSET_ASYNC:
         if (r->ptr) {
             uint64_t hi = r->ptr + (r->bytes ? r->bytes : 1);
-            out[n++] = (mem_range){ r->ptr, hi, hi, MR_WRITE, 1, 1 };
+            out[n++] = ss_call_is_strided(m, c) && r->bytes > 1 ? strided_range(m, c, r->ptr, r->bytes, MR_WRITE)
+                                                                  : (mem_range){ r->ptr, hi, hi, MR_WRITE, 1, 1, 0 };
         }
         break;
     case SS_API_LAUNCH: {
@@ -122,14 +141,14 @@ static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
         for (uint32_t i = 0; i < nk; i++)
             out[n++] = (mem_range){ k[i].lo, k[i].hi, k[i].reach,
                                     (uint8_t)((k[i].read ? MR_READ : 0) | (k[i].write ? MR_WRITE : 0)), k[i].exact,
-                                    (uint8_t)(k[i].known || k[i].exact) };
+                                    (uint8_t)(k[i].known || k[i].exact), k[i].exact };
         break;
     }
     case SS_API_FREE:
         if (c->alloc >= 0) {
             uint64_t lo, hi;
             ss_call_released_range(m, c, &lo, &hi);
-            out[n++] = (mem_range){ lo, hi, hi, MR_WRITE, 1, 1 };
+            out[n++] = (mem_range){ lo, hi, hi, MR_WRITE, 1, 1, 0 };
         }
         break;
     default: break;
@@ -155,12 +174,32 @@ static int ranges_related(const mem_range *x, const mem_range *y)
     return hi->lo < lo->reach && read_write_pair(lo->acc, hi->acc);
 }
 
+/* b is a byte range r certainly touches: any of a contiguous exact range
+ * (a copy, a memset), the two ends of a hull (exact memory mode's kernel
+ * ranges), none of an inferred one (a kernel's pointer: which bytes it
+ * touches from there is not recorded) */
+static int certainly_touches(const mem_range *r, uint64_t b)
+{
+    if (!r->exact) return 0;
+    return r->hull ? (b == r->lo || b == r->hi - 1) : (r->lo <= b && b < r->hi);
+}
+
 /* Related beyond doubt: bytes both certainly touch, one of them certainly
- * writes, both accesses known (not a kernel taken as reading and writing,
- * not a pointer's reach). */
+ * writes, both accesses known (not a kernel taken as reading and writing).
+ * An inferred range (a kernel's pointer, a 2D copy's first row) is certainly
+ * related only to a contiguous exact range covering all it may reach;
+ * overlapping hulls only where one's end is a byte the other touches. */
 static int ranges_certainly_related(const mem_range *x, const mem_range *y)
 {
-    return x->known && y->known && ((x->acc | y->acc) & MR_WRITE) && x->lo < y->hi && y->lo < x->hi;
+    if (!x->known || !y->known || !((x->acc | y->acc) & MR_WRITE) || !(x->lo < y->hi && y->lo < x->hi)) return 0;
+    if (!x->exact || !y->exact) {
+        const mem_range *k = x->exact ? y : x, *o = x->exact ? x : y;
+        uint64_t end = k->reach > k->hi ? k->reach : k->hi;
+        return o->exact && !o->hull && o->lo <= k->lo && o->hi >= end;
+    }
+    if (!x->hull && !y->hull) return 1;
+    return certainly_touches(y, x->lo) || certainly_touches(y, x->hi - 1) || certainly_touches(x, y->lo) ||
+           certainly_touches(x, y->hi - 1);
 }
 
 /* The rules ask about one call against many others nearby (every earlier op

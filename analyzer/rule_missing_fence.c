@@ -416,12 +416,6 @@ static void release_check(fence_state *f, int32_t ci)
  * certainly touches that byte and may reach to the allocation's end.  (Tiles
  * of one pitched image on several streams interleave row by row: taken as
  * contiguous bytes from the pointer, they would seem to overlap.) */
-static int strided(const ss_model *m, const ss_call *c)
-{
-    const char *n = ss_model_call_name(m, c);
-    return n && (strstr(n, "2D") || strstr(n, "3D"));
-}
-
 static void range_access(fence_state *f, int32_t ci, uint64_t p, uint64_t bytes, uint8_t kind, uint32_t epoch)
 {
     const ss_call *c = &f->m->calls[ci];
@@ -430,7 +424,7 @@ static void range_access(fence_state *f, int32_t ci, uint64_t p, uint64_t bytes,
     if (a < 0) return;
     uint64_t hi = p + (bytes ? bytes : 1);
     access x = { p, hi, hi, c->stream, epoch, ci, -1, kind, 0, 0 };
-    if (strided(f->m, c) && bytes > 1) {
+    if (ss_call_is_strided(f->m, c) && bytes > 1) {
         const ss_alloc *al = &f->m->allocs[a];
         x.hi = p + 1;
         x.reach = al->ptr + (al->size ? al->size : 1);

@@ -53,8 +53,9 @@ static void report(const ss_model *m, ss_findings *out, int32_t ci, int32_t dep,
              lx, ss_stream_describe(m, c->stream, sx, sizeof sx), certain ? "depends on" : "possibly depends on", ld,
              ss_stream_describe(m, m->calls[dep].stream, sd, sizeof sd), more,
              certain ? "common memory, one of them writes"
-                     : "possible: they may share memory, but a kernel's reads and writes are not known (its code "
-                       "was not classified) or a pointer may reach into the other's bytes",
+                     : "possible: they may share memory, but which bytes a kernel touches from its pointer is not "
+                       "recorded (or whether it reads or writes, where its code was not classified; or a pointer "
+                       "may reach into the other's bytes)",
              certain ? "The program is correct only because of the legacy default stream"
                      : "If they do share memory, the program is correct only because of the legacy default stream");
     ss_occurrence o = {
