@@ -82,6 +82,9 @@ FIXTURES="$FIXTURES missing_fence_wrong_stream unrecorded_event unrecorded_event
 # Sample-style correct programs: stream-ordered allocation with pool reuse across streams,
 # and cuBLAS on several streams (what cuBLAS synchronizes on the program's behalf).
 FIXTURES="$FIXTURES sample_stream_ordered_alloc sample_cublas_streams"
+# Correct programs whose kernels index from a base pointer (NVIDIA's overlap sample) and
+# whose 2D copies interleave (tiles of a pitched image): possible races, never proven.
+FIXTURES="$FIXTURES sample_overlap_offsets pitched_tiles"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed graph_generic_race_fixed vmm_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
