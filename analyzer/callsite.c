@@ -123,26 +123,6 @@ void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len)
     snprintf(buf, len, "(no call)");
 }
 
-/* Modules that make CUDA calls for every program, never a library the
- * user called: the driver and its helper libraries, the runtime, the tool
- * interfaces whose callbacks syncsight records from (CUPTI; the Sanitizer
- * API in exact memory mode), NVTX, syncsight, the C/C++ runtime and the
- * loader. */
-static int module_is_plumbing(const char *path)
-{
-    static const char *const prefixes[] = {
-        "libcuda.so", "libcudart", "libcupti", "libsanitizer", "libnvperf", "libnvidia-", "libcudadebugger",
-        "libnvToolsExt", "libnvtx", "libsyncsight", "libc.so", "libc-",
-        "ld-linux", "ld-musl", "libpthread", "libstdc++", "libgcc_s", "libdl.", "libdl-", "libm.so", "linux-vdso",
-        NULL,
-    };
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    for (int i = 0; prefixes[i]; i++)
-        if (!strncmp(b, prefixes[i], strlen(prefixes[i]))) return 1;
-    return 0;
-}
-
 typedef struct library_walk {
     const char *module, *function;   /* the library frame furthest out so far */
     int done, found;
@@ -157,7 +137,7 @@ static void library_visit(void *ctx, uint32_t i, const ss_frame *f, int is_user)
     if (is_user) { w->found = w->module != NULL; w->done = 1; return; }
     /* the user's own binary (its static cudart, nvcc's stubs) and the
      * plumbing are passed through */
-    if (ss_module_is_user(f->module) || module_is_plumbing(f->module)) return;
+    if (ss_module_is_user(f->module) || ss_module_is_plumbing(f->module)) return;
     w->module = f->module;
     w->function = f->function;
 }

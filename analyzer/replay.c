@@ -2121,13 +2121,14 @@ static ss_replay *build(const ss_model *m)
     /* event records' device completion times, by correlation id (of
      * several records with one id, the last in the trace) */
     build_loop bl = { .r = r, .chw = ss_xcalloc(m->ncalls + 1, 1) };
-    bl.event_ts = ss_xcalloc(m->ncuda_events + 1, sizeof *bl.event_ts);
+    corr_time *event_ts = bl.event_ts = ss_xcalloc(m->ncuda_events + 1, sizeof *bl.event_ts);
     ss_parallel_slices(m->ncuda_events, build_slices(m->ncuda_events), event_ts_slice, &bl);
-    ss_radix_sort16_threads(bl.event_ts, m->ncuda_events, ss_thread_count());
+    ss_radix_sort16_threads(event_ts, m->ncuda_events, ss_thread_count());
     /* those without a time or an id (corr 0) sort first and are left out */
-    while (bl.nevent_ts < m->ncuda_events && !bl.event_ts[bl.nevent_ts].corr) bl.nevent_ts++;
-    bl.event_ts += bl.nevent_ts;
-    bl.nevent_ts = m->ncuda_events - bl.nevent_ts;
+    uint32_t unknown = 0;
+    while (unknown < m->ncuda_events && !event_ts[unknown].corr) unknown++;
+    bl.event_ts = event_ts + unknown;
+    bl.nevent_ts = m->ncuda_events - unknown;
     ss_parallel_slices(m->ncalls, build_slices(m->ncalls), host_wait_slice, &bl);
     for (uint32_t c = 0; c < m->ncalls; c++) {
         const ss_call *call = &m->calls[c];
@@ -2194,7 +2195,7 @@ static ss_replay *build(const ss_model *m)
     uint64_t *mk_measured = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
     bl.mk_measured = mk_measured;
     ss_parallel_slices(r->nmk, build_slices(r->nmk), measured_slice, &bl);
-    free(bl.event_ts - (m->ncuda_events - bl.nevent_ts));
+    free(event_ts);
     bl.event_ts = NULL;
     free(rec_stream);
     free(rec_key);
@@ -2207,9 +2208,7 @@ static ss_replay *build(const ss_model *m)
      * measured run -- in key order, so that what one depends on is known */
     r->mk_real = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
     r->mk_lat = ss_xcalloc(r->nmk + 1, sizeof(int64_t));
-    pass real = { .r = r, .real = 1 };
-    real.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
-    real.hint_mk = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    pass real = real_pass_of(r);
     /* each marker's waits and its call's entry, on threads; then each
      * stream's markers (in key order: the markers are) */
     bl.mk_enter = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
@@ -2233,6 +2232,7 @@ static ss_replay *build(const ss_model *m)
     free(mk_measured);
     free(bl.mk_enter);
     bl.mk_enter = NULL;
+    real_pass_free(&real);
 
     ss_timing("replay.build.markers", t);
     t = ss_seconds();
@@ -2244,7 +2244,7 @@ static ss_replay *build(const ss_model *m)
     /* hardware effects, where the trace shows them */
     int32_t *by_key = ss_xcalloc(m->nops + 1, sizeof(int32_t));
     for (uint32_t o = 0; o < m->nops; o++) by_key[o] = (int32_t)o;
-    sort_ops_by_key(r, by_key, m->nops);
+    sort_ops_by_key_threads(r, by_key, m->nops, ss_thread_count());
     for (int32_t dv = 0; dv < ndev; dv++) {
         find_hw_queues(r, dv);
         find_load_barriers(r, dv, by_key, m->nops);
@@ -2278,8 +2278,6 @@ static ss_replay *build(const ss_model *m)
     t = ss_seconds();
     /* the measured order of events */
     sort_items(r);
-    free(real.hint_op);
-    free(real.hint_mk);
     ss_timing("replay.build.order", t);
     record_baseline(r);
     ss_timing("replay.build", t_build);

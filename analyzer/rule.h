@@ -71,6 +71,18 @@ int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b);
  * relation rests on a kernel taken as reading and writing (its code not
  * classified) or on how far a pointer may reach. */
 enum { SS_SHARE_NONE, SS_SHARE_POSSIBLE, SS_SHARE_CERTAIN };
+/* What is known of the bytes an access touches (docs/rules/missing-fence.md,
+ * "Memory model"): all of [lo, hi) (a copy, a memset); of a hull, its lowest
+ * and highest byte (exact memory mode's kernel ranges); of an inferred range,
+ * none for certain, anything up to reach (a kernel's pointer argument, a 2D
+ * or 3D copy's first row). */
+enum ss_range_known { SS_RANGE_EXACT, SS_RANGE_HULL, SS_RANGE_INFERRED };
+typedef struct ss_byte_range { uint64_t lo, hi, reach; uint8_t known; } ss_byte_range;
+/* a and b certainly touch a common byte: overlapping exact ranges, an exact
+ * range covering all an inferred one may reach, or a byte known to be
+ * touched (a hull's end) inside the other's known bytes */
+int ss_ranges_share_a_byte(const ss_byte_range *a, const ss_byte_range *b);
+
 /* A 2D or 3D copy or memset (rows a pitch apart; the trace records no pitches). */
 int ss_call_is_strided(const ss_model *m, const ss_call *c);
 int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b);

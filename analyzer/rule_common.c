@@ -174,32 +174,38 @@ static int ranges_related(const mem_range *x, const mem_range *y)
     return hi->lo < lo->reach && read_write_pair(lo->acc, hi->acc);
 }
 
-/* b is a byte range r certainly touches: any of a contiguous exact range
- * (a copy, a memset), the two ends of a hull (exact memory mode's kernel
- * ranges), none of an inferred one (a kernel's pointer: which bytes it
- * touches from there is not recorded) */
-static int certainly_touches(const mem_range *r, uint64_t b)
+/* b is a byte r certainly touches */
+static int certainly_touches(const ss_byte_range *r, uint64_t b)
 {
-    if (!r->exact) return 0;
-    return r->hull ? (b == r->lo || b == r->hi - 1) : (r->lo <= b && b < r->hi);
+    return r->known == SS_RANGE_HULL ? (b == r->lo || b == r->hi - 1)
+         : r->known == SS_RANGE_EXACT && r->lo <= b && b < r->hi;
+}
+
+int ss_ranges_share_a_byte(const ss_byte_range *a, const ss_byte_range *b)
+{
+    if (!(a->lo < b->hi && b->lo < a->hi)) return 0;
+    if (a->known == SS_RANGE_INFERRED || b->known == SS_RANGE_INFERRED) {
+        const ss_byte_range *k = a->known == SS_RANGE_INFERRED ? a : b, *o = k == a ? b : a;
+        uint64_t end = k->reach > k->hi ? k->reach : k->hi;
+        return o->known == SS_RANGE_EXACT && o->lo <= k->lo && o->hi >= end;
+    }
+    return certainly_touches(b, a->lo) || certainly_touches(b, a->hi - 1) || certainly_touches(a, b->lo) ||
+           certainly_touches(a, b->hi - 1);
+}
+
+static ss_byte_range byte_range_of(const mem_range *r)
+{
+    return (ss_byte_range){ r->lo, r->hi, r->reach,
+                            !r->exact ? SS_RANGE_INFERRED : r->hull ? SS_RANGE_HULL : SS_RANGE_EXACT };
 }
 
 /* Related beyond doubt: bytes both certainly touch, one of them certainly
- * writes, both accesses known (not a kernel taken as reading and writing).
- * An inferred range (a kernel's pointer, a 2D copy's first row) is certainly
- * related only to a contiguous exact range covering all it may reach;
- * overlapping hulls only where one's end is a byte the other touches. */
+ * writes, both accesses known (not a kernel taken as reading and writing). */
 static int ranges_certainly_related(const mem_range *x, const mem_range *y)
 {
-    if (!x->known || !y->known || !((x->acc | y->acc) & MR_WRITE) || !(x->lo < y->hi && y->lo < x->hi)) return 0;
-    if (!x->exact || !y->exact) {
-        const mem_range *k = x->exact ? y : x, *o = x->exact ? x : y;
-        uint64_t end = k->reach > k->hi ? k->reach : k->hi;
-        return o->exact && !o->hull && o->lo <= k->lo && o->hi >= end;
-    }
-    if (!x->hull && !y->hull) return 1;
-    return certainly_touches(y, x->lo) || certainly_touches(y, x->hi - 1) || certainly_touches(x, y->lo) ||
-           certainly_touches(x, y->hi - 1);
+    if (!x->known || !y->known || !((x->acc | y->acc) & MR_WRITE)) return 0;
+    ss_byte_range a = byte_range_of(x), b = byte_range_of(y);
+    return ss_ranges_share_a_byte(&a, &b);
 }
 
 /* The rules ask about one call against many others nearby (every earlier op

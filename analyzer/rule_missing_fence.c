@@ -197,25 +197,10 @@ static int unseen_ordering(const fence_state *f, const access *x, const access *
     return 0;
 }
 
-/* exact access o covers all that inferred access k may touch */
-static int covers_reach(const access *o, const access *k)
+static ss_byte_range byte_range_of(const access *x)
 {
-    uint64_t end = k->reach > k->hi ? k->reach : k->hi;
-    return !o->inferred && !o->hull && o->kind != ACC_MAY && o->lo <= k->lo && o->hi >= end;
-}
-
-/* Of a hull, only the lowest and the highest byte are known to be touched:
- * overlapping hulls prove common bytes only where such a byte lies in the
- * other's bytes (all of a contiguous range; the two ends of a hull). */
-static int touched(const access *o, uint64_t b)
-{
-    return o->hull ? (b == o->lo || b == o->hi - 1) : (o->lo <= b && b < o->hi);
-}
-
-static int hulls_share_bytes(const access *x, const access *e)
-{
-    if (!x->hull && !e->hull) return 1;
-    return touched(e, x->lo) || touched(e, x->hi - 1) || touched(x, e->lo) || touched(x, e->hi - 1);
+    return (ss_byte_range){ x->lo, x->hi, x->reach,
+                            x->inferred ? SS_RANGE_INFERRED : x->hull ? SS_RANGE_HULL : SS_RANGE_EXACT };
 }
 
 static void report(fence_state *f, int32_t alloc, const access *x, const access *e)
@@ -243,7 +228,8 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
      * the other access is exact and covers everything the kernel may touch
      * from its pointer (to the allocation's end): whatever bytes it touches,
      * they are among those. */
-    if (!maybe && (x->inferred || e->inferred) && !covers_reach(x->inferred ? e : x, x->inferred ? x : e)) {
+    ss_byte_range bx = byte_range_of(x), be = byte_range_of(e);
+    if (!maybe && (x->inferred || e->inferred) && !ss_ranges_share_a_byte(&bx, &be)) {
         const access *k = x->inferred ? x : e;
         char lk[320];
         access_label(m, k, lk, sizeof lk);
@@ -260,7 +246,7 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                      "width and height but not its pitches: which bytes it touches beyond the first row's start is "
                      "not known; tiles of one pitched image on several streams interleave without overlapping)", lk);
     }
-    if (!maybe && !x->inferred && !e->inferred && !hulls_share_bytes(x, e)) {
+    if (!maybe && !ss_ranges_share_a_byte(&bx, &be)) {   /* hulls that only overlap */
         maybe = 1;
         snprintf(why, sizeof why,
                  " (possible: exact memory mode records, per allocation, the lowest and the highest byte a kernel "

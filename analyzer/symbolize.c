@@ -165,17 +165,31 @@ static int contains(const char *hay, size_t len, const char *needle)
     return 0;
 }
 
-int ss_module_is_user(const char *path)
+int ss_module_is_plumbing(const char *path)
 {
     if (!path || !*path)
         return 0;
-    static const char *const lib_prefixes[] = {
-        "libcudart", "libcuda.", "libcupti", "libsanitizer-public", "libnvrtc", "libnvJitLink", "libcublas",
-        "libcudnn", "libnccl", "libcufft", "libcurand", "libcusparse", "libcusolver",
-        "libnvToolsExt", "libsyncsight",
+    static const char *const prefixes[] = {
+        "libcudart", "libcuda.", "libcupti", "libsanitizer", "libnvperf", "libnvidia-", "libcudadebugger",
+        "libnvToolsExt", "libnvtx", "libsyncsight",
         "libc.", "libc-", "libm.", "libm-", "libpthread", "libdl.", "libdl-", "librt.",
-        "libstdc++", "libgcc_s", "ld-linux", "ld.so", "ld64.so", "linux-vdso",
-        "libpython", "python", "libffi", "libtorch", "libc10", "libshm", "libgomp", "libiomp",
+        "libstdc++", "libgcc_s", "ld-linux", "ld.so", "ld64.so", "ld-musl", "linux-vdso",
+    };
+    const char *b = base_name(path);
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(b, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+int ss_module_is_user(const char *path)
+{
+    if (!path || !*path || ss_module_is_plumbing(path))
+        return 0;
+    /* the libraries a program calls, which are not its code either */
+    static const char *const lib_prefixes[] = {
+        "libnvrtc", "libnvJitLink", "libcublas", "libcudnn", "libnccl", "libcufft", "libcurand", "libcusparse",
+        "libcusolver", "libpython", "python", "libffi", "libtorch", "libc10", "libshm", "libgomp", "libiomp",
     };
     const char *b = base_name(path);
     for (size_t i = 0; i < sizeof lib_prefixes / sizeof lib_prefixes[0]; i++)

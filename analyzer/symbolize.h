@@ -62,6 +62,12 @@ const char *ss_symbolizer_module_problem(ss_symbolizer *s, const char *path);
  * Python interpreter and its extension directory, PyTorch's own libraries. */
 int ss_module_is_user(const char *path);
 
+/* A module that makes CUDA calls for every program and is no library the
+ * program chose to call: the driver and its helpers, the CUDA runtime, the
+ * tool interfaces (CUPTI, the Sanitizer API), NVTX, syncsight, the C/C++
+ * runtime and the loader.  Never the user's (ss_module_is_user). */
+int ss_module_is_plumbing(const char *path);
+
 /* One resolved frame: its module is the user's, and it is none of the code
  * linked into the user's binary that still is not theirs -- nvcc's static
  * cudart (cudaFree, cudart::..., without line info), the glue nvcc generates
