@@ -345,14 +345,22 @@ static uint32_t inferred_accesses(const ss_model *m, const ss_call *c, uint32_t 
     return n;
 }
 
-static uint32_t exact_range(const ss_model *m, uint64_t p, uint64_t bytes, uint64_t t, int write,
-                            ss_kernel_mem *out, uint32_t max)
+uint32_t ss_copy_range(const ss_model *m, const ss_call *c, uint64_t p, uint64_t bytes, uint64_t t, int write,
+                       ss_kernel_mem *out, uint32_t max)
 {
     if (!p || !max) return 0;
     int32_t a = ss_model_alloc_at(m, p, t);
     if (a < 0) return 0;
     uint64_t hi = p + (bytes ? bytes : 1);
     out[0] = (ss_kernel_mem){ p, hi, hi, a, (uint8_t)!write, (uint8_t)write, 1, 1 };
+    if (ss_call_is_strided(m, c) && bytes > 1) {
+        /* rows a pitch apart: only the pointer's byte is known, up to the
+         * allocation's end may be touched */
+        const ss_alloc *al = &m->allocs[a];
+        out[0].hi = p + 1;
+        out[0].reach = al->ptr + (al->size ? al->size : 1) > hi ? al->ptr + (al->size ? al->size : 1) : hi;
+        out[0].exact = 0;
+    }
     return 1;
 }
 
@@ -376,11 +384,11 @@ uint32_t ss_op_mem_accesses(const ss_model *m, int32_t op, ss_kernel_mem *out, u
         return inferred_accesses(m, nc, ((const ss_kernel_rec *)o->rec)->name_id, t, out, max);
     case SS_OP_MEMCPY:
         if (nc->cls != SS_API_COPY_ASYNC && nc->cls != SS_API_COPY_SYNC && !node) return 0;
-        n = exact_range(m, r->ptr2, r->bytes, t, 0, out, max);
-        return n + exact_range(m, r->ptr, r->bytes, t, 1, out + n, max - n);
+        n = ss_copy_range(m, nc, r->ptr2, r->bytes, t, 0, out, max);
+        return n + ss_copy_range(m, nc, r->ptr, r->bytes, t, 1, out + n, max - n);
     case SS_OP_MEMSET:
         if (nc->cls != SS_API_MEMSET_ASYNC && nc->cls != SS_API_MEMSET_SYNC && !node) return 0;
-        return exact_range(m, r->ptr, r->bytes, t, 1, out, max);
+        return ss_copy_range(m, nc, r->ptr, r->bytes, t, 1, out, max);
     default:
         return 0;
     }

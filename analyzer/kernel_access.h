@@ -46,6 +46,12 @@ typedef struct ss_kernel_mem {
 /* A graph launch (cudaGraphLaunch) touches what its nodes touch: the union of
  * ss_op_mem_accesses over its ops. */
 uint32_t ss_kernel_mem_accesses(const struct ss_model *m, const struct ss_call *c, ss_kernel_mem *out, uint32_t max);
+/* The bytes of a copy's or memset's end at p (bytes long) made by call c,
+ * resolved against the allocations live at t (0 outside every one): exact,
+ * or for a 2D/3D one (ss_call_is_strided) only the byte at p known and up
+ * to the allocation's end possibly touched (exact 0, known 1). */
+uint32_t ss_copy_range(const struct ss_model *m, const struct ss_call *c, uint64_t p, uint64_t bytes, uint64_t t,
+                       int write, ss_kernel_mem *out, uint32_t max);
 /* The memory one op of a graph launch touches, from the call its node runs
  * the parameters of (ss_gpu_op.node_call): a kernel node as that launch's
  * pointer arguments, read by this op's kernel; a copy or memset node as the

@@ -336,6 +336,12 @@ const char *ss_model_call_name(const ss_model *m, const ss_call *c)
     return c->name_idx < m->napi_names ? m->api_names[c->name_idx] : "?";
 }
 
+int ss_call_is_strided(const ss_model *m, const ss_call *c)
+{
+    const ss_api_info *info = c->name_idx < m->napi_names && m->api_info ? m->api_info[c->name_idx] : NULL;
+    return info && info->strided;
+}
+
 const ss_thread *ss_model_thread_of_cupti(const ss_model *m, uint32_t cupti_tid)
 {
     for (uint32_t i = 0; i < m->nthreads; i++)

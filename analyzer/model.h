@@ -97,6 +97,7 @@ typedef struct ss_api_info {
     uint8_t fixed_dst, fixed_src;  /* enum ss_mem_kind the table fixes for ptr/ptr2
                                       (cudaMemcpyToSymbol: DEVICE), else UNKNOWN */
     uint8_t arg_is_memcpy_kind; /* ss_api_rec.arg holds the cudaMemcpyKind */
+    uint8_t strided;            /* a 2D/3D copy or memset: rows a pitch apart, the pitches not recorded */
 } ss_api_info;
 
 /* cudaMemcpyKind, as the runtime numbers it (ss_api_rec.arg of the rows with
@@ -345,6 +346,9 @@ ss_string_ref ss_model_string(const ss_model *m, uint32_t id);
  * gives them demangled), as the cubins' symbol tables spell them. */
 ss_string_ref ss_model_string_raw(const ss_model *m, uint32_t id);
 const char *ss_model_call_name(const ss_model *m, const ss_call *c);
+/* A 2D or 3D copy or memset (the table's `strided`: rows a pitch apart, the
+ * pitches not recorded). */
+int ss_call_is_strided(const ss_model *m, const ss_call *c);
 /* Description of a stream: "legacy default", "per-thread default", "blocking",
  * "non-blocking" or "unknown". */
 const char *ss_stream_kind_name(uint32_t kind);

@@ -83,8 +83,7 @@ typedef struct ss_byte_range { uint64_t lo, hi, reach; uint8_t known; } ss_byte_
  * touched (a hull's end) inside the other's known bytes */
 int ss_ranges_share_a_byte(const ss_byte_range *a, const ss_byte_range *b);
 
-/* A 2D or 3D copy or memset (rows a pitch apart; the trace records no pitches). */
-int ss_call_is_strided(const ss_model *m, const ss_call *c);
+
 int ss_calls_share_memory_how(const ss_model *m, int32_t a, int32_t b);
 int ss_ops_share_memory(const ss_model *m, int32_t a, int32_t b);
 /* Create the cache the questions above fill, before the rules run on

@@ -100,22 +100,17 @@ enum { MR_READ = 1, MR_WRITE = 2 };
  * whose code was classified); 0: a kernel taken as reading and writing. */
 typedef struct mem_range { uint64_t lo, hi, reach; uint8_t acc; uint8_t exact; uint8_t known; uint8_t hull; } mem_range;
 
-int ss_call_is_strided(const ss_model *m, const ss_call *c)
-{
-    const char *n = ss_model_call_name(m, c);
-    return n && (strstr(n, "2D") || strstr(n, "3D"));
-}
-
-/* A 2D/3D copy's or memset's range at p: its rows lie a pitch apart and the
- * trace has no pitches, so only the byte at p is known; it may reach the
- * allocation's end (missing-fence's model, docs/rules/missing-fence.md). */
+/* A 2D/3D copy's or memset's range: ss_copy_range's (kernel_access.h); in
+ * no allocation, width x height bytes from the pointer as recorded. */
 static mem_range strided_range(const ss_model *m, const ss_call *c, uint64_t p, uint64_t bytes, uint8_t acc)
 {
-    uint64_t hi = p + (bytes ? bytes : 1), reach = hi;
-    int32_t a = ss_model_alloc_at(m, p, c->rec->t_enter);
-    if (a >= 0 && m->allocs[a].ptr + m->allocs[a].size > reach) reach = m->allocs[a].ptr + m->allocs[a].size;
-    return (mem_range){ p, p + 1, reach, acc, 0, 1, 0 };
+    ss_kernel_mem k;
+    uint64_t hi = p + (bytes ? bytes : 1);
+    if (!ss_copy_range(m, c, p, bytes, c->rec->t_enter, acc == MR_WRITE, &k, 1))
+        return (mem_range){ p, hi, hi, acc, 1, 1, 0 };
+    return (mem_range){ k.lo, k.hi, k.reach, acc, k.exact, 1, 0 };
 }
+
 static uint32_t call_ranges(const ss_model *m, const ss_call *c, mem_range *out)
 {
     const ss_api_rec *r = c->rec;

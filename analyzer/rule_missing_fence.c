@@ -405,19 +405,10 @@ static void release_check(fence_state *f, int32_t ci)
 static void range_access(fence_state *f, int32_t ci, uint64_t p, uint64_t bytes, uint8_t kind, uint32_t epoch)
 {
     const ss_call *c = &f->m->calls[ci];
-    if (!p) return;
-    int32_t a = ss_model_alloc_at(f->m, p, c->rec->t_enter);
-    if (a < 0) return;
-    uint64_t hi = p + (bytes ? bytes : 1);
-    access x = { p, hi, hi, c->stream, epoch, ci, -1, kind, 0, 0 };
-    if (ss_call_is_strided(f->m, c) && bytes > 1) {
-        const ss_alloc *al = &f->m->allocs[a];
-        x.hi = p + 1;
-        x.reach = al->ptr + (al->size ? al->size : 1);
-        if (x.reach < hi) x.reach = hi;
-        x.inferred = 1;
-    }
-    on_access(f, a, x);
+    ss_kernel_mem k;
+    if (!ss_copy_range(f->m, c, p, bytes, c->rec->t_enter, kind != ACC_READ, &k, 1)) return;
+    access x = { k.lo, k.hi, k.reach, c->stream, epoch, ci, -1, kind, (uint8_t)!k.exact, 0 };
+    on_access(f, k.alloc, x);
 }
 
 static uint8_t kind_of(const ss_kernel_mem *k)

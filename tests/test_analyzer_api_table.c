@@ -196,6 +196,19 @@ static void test_classes(void)
     CHECK(h2d && h2d->arg_is_memcpy_kind && h2d->fixed_dst == SS_MEM_DEVICE && h2d->fixed_src == SS_MEM_UNKNOWN,
           "cuMemcpyHtoDAsync: device destination, direction in arg");
     CHECK(cpy && cpy->arg_is_memcpy_kind && cpy->fixed_dst == SS_MEM_UNKNOWN, "cuMemcpy: kinds asked per call");
+    /* 2D/3D copies and memsets: rows a pitch apart (the memory model knows only their pointer's byte) */
+    static const char *const strided[] = { "cudaMemcpy2DAsync", "cudaMemcpy2D", "cudaMemset2DAsync", "cudaMemset3D",
+                                           "cudaMemcpy3DAsync", "cuMemcpy2DAsync", "cuMemsetD2D8", "cudaMemcpy2DToArray" };
+    for (size_t i = 0; i < sizeof strided / sizeof strided[0]; i++) {
+        const ss_api_info *x = ss_api_lookup(strided[i]);
+        CHECK(x && x->strided, "%s: strided", strided[i]);
+    }
+    static const char *const flat[] = { "cudaMemcpyAsync", "cudaMemcpy", "cudaMemsetAsync", "cuMemcpyHtoDAsync",
+                                        "cuMemsetD8", "cudaMemcpyPeerAsync" };
+    for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) {
+        const ss_api_info *x = ss_api_lookup(flat[i]);
+        CHECK(x && !x->strided, "%s: contiguous", flat[i]);
+    }
     CHECK(ss_api_classify("cuCtxSynchronize") == SS_API_DEVICE_SYNC, "driver device sync");
     CHECK(ss_api_classify("cuStreamWaitEvent") == SS_API_STREAM_WAIT, "driver wait");
     /* stream memory operations, CUDA 12+'s _v2 entry points and CUDA 11's under one name */

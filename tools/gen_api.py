@@ -905,6 +905,18 @@ def arg_is_memcpy_kind(e):
             any(k == "arg" and v in MEMCPY_KIND_CONSTANTS for k, v in e.slots))
 
 
+# A 2D or 3D copy or memset: rows a pitch apart.  The record holds width x
+# height (x depth) bytes from the pointer, not the pitches (analyzer: only
+# the pointer's byte is known).  Said by a pitch parameter or a 2D/3D
+# copy's parameter struct.
+STRIDED_STRUCTS = ("cudaMemcpy3DParms", "cudaMemcpy3DPeerParms", "cudaMemcpy3DBatchOp", "CUDA_MEMCPY2D",
+                   "CUDA_MEMCPY3D")
+
+
+def strided(e):
+    return any("pitch" in n.lower() or any(t in d for t in STRIDED_STRUCTS) for d, n in e.params)
+
+
 def analyzer_names(e):
     """Every base name under which the analyzer can meet this entry: the
     symbol, CUPTI's spelling of its cbid, and the same for its twin."""
@@ -928,7 +940,7 @@ def gen_analyzer_table(entries):
     for e in entries:
         dst, src = fixed_mem(e)
         arg_kind = "1" if arg_is_memcpy_kind(e) else "0"
-        row = (ANALYZER_CLASS[e.cls], HOSTS[e.host][0], dst, src, arg_kind, e.cls)
+        row = (ANALYZER_CLASS[e.cls], HOSTS[e.host][0], dst, src, arg_kind, "1" if strided(e) else "0", e.cls)
         for n in analyzer_names(e):
             if n in rows and rows[n][0] != row:
                 raise TableError("line %d: %s means something else on line %d" % (e.lineno, n, rows[n][1]))
@@ -942,9 +954,9 @@ def gen_analyzer_table(entries):
     L.append("")
     L.append("const ss_api_info ss_api_table[] = {")
     for n in sorted(rows, key=lambda x: x.encode()):
-        (cls, host, dst, src, arg_kind, tab_cls), lineno = rows[n]
-        L.append("    { %s, %s, %s, %s, %s, %s, %s },  /* line %d */"
-                 % (c_string(n), c_string(tab_cls), cls, host, dst, src, arg_kind, lineno))
+        (cls, host, dst, src, arg_kind, strided_row, tab_cls), lineno = rows[n]
+        L.append("    { %s, %s, %s, %s, %s, %s, %s, %s },  /* line %d */"
+                 % (c_string(n), c_string(tab_cls), cls, host, dst, src, arg_kind, strided_row, lineno))
     L.append("};")
     L.append("const size_t ss_api_table_count = sizeof ss_api_table / sizeof ss_api_table[0];")
     return "\n".join(L) + "\n"
