@@ -3,6 +3,7 @@
 #include <string.h>
 #include "commands.h"
 #include "symbolize.h"
+#include "util.h"
 
 static void usage(FILE *f)
 {
@@ -49,6 +50,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    ss_memory_init();
     if (argc < 2) { usage(stderr); return SS_EXIT_USAGE; }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { usage(stdout); return 0; }

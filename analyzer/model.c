@@ -1365,26 +1365,49 @@ static void build_graph_nodes(ss_model *m)
     free(ev_call);
 }
 
+/* Each call's thread id, read from its record (in the mapped trace: a cache
+ * miss a call, so once, in slices on threads). */
+typedef struct tid_job { const ss_model *m; uint32_t *tid; } tid_job;
+static void call_tid_slice(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    (void)s;
+    tid_job *j = ctx;
+    for (size_t i = from; i < to; i++) j->tid[i] = j->m->calls[i].rec->tid;
+}
+
+/* The index in m->threads (sorted by tid) of `tid`, or -1; `last` caches the
+ * previous answer (calls come in runs of one thread). */
+static int32_t thread_index(const ss_model *m, uint32_t tid, int32_t *last)
+{
+    if (*last >= 0 && m->threads[*last].tid == tid) return *last;
+    const ss_thread *t = ss_model_thread(m, tid);
+    *last = t ? (int32_t)(t - m->threads) : -1;
+    return *last;
+}
+
 static void build_threads(ss_model *m, loader *L)
 {
+    uint32_t *tid = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(uint32_t));
+    tid_job tj = { m, tid };
+    ss_parallel_slices(m->ncalls, ss_slice_count(m->ncalls, SS_MIN_SLICE, L->threads), call_tid_slice, &tj);
     ss_u64map idx = { 0 };
     uint32_t cap = 0;
     for (uint32_t i = 0; i < m->ncalls; i++) {
-        uint32_t tid = m->calls[i].rec->tid;
-        if (ss_u64map_get(&idx, tid, -1) < 0) {
-            ss_thread t = { .tid = tid };
+        if (i && tid[i] == tid[i - 1]) continue;
+        if (ss_u64map_get(&idx, tid[i], -1) < 0) {
+            ss_thread t = { .tid = tid[i] };
             SS_PUSH(m->threads, m->nthreads, cap, t);
-            ss_u64map_put(&idx, tid, 0);
+            ss_u64map_put(&idx, tid[i], 0);
         }
     }
     /* threads that made no CUDA call but passed host synchronization on
      * (a chain of locks through a thread that never touches CUDA) */
     for (uint32_t i = 0; i < m->nhsyncs; i++) {
-        uint32_t tid = m->hsyncs[i]->tid;
-        if (ss_u64map_get(&idx, tid, -1) < 0) {
-            ss_thread t = { .tid = tid };
+        uint32_t t_id = m->hsyncs[i]->tid;
+        if (ss_u64map_get(&idx, t_id, -1) < 0) {
+            ss_thread t = { .tid = t_id };
             SS_PUSH(m->threads, m->nthreads, cap, t);
-            ss_u64map_put(&idx, tid, 0);
+            ss_u64map_put(&idx, t_id, 0);
         }
     }
     ss_u64map_free(&idx);
@@ -1395,9 +1418,11 @@ static void build_threads(ss_model *m, loader *L)
         while (j > 0 && m->threads[j - 1].tid > t.tid) { m->threads[j] = m->threads[j - 1]; j--; }
         m->threads[j] = t;
     }
+    /* from here, tid[i] is the call's index in m->threads */
+    int32_t last = -1;
     for (uint32_t i = 0; i < m->ncalls; i++) {
-        ss_thread *t = (ss_thread *)ss_model_thread(m, m->calls[i].rec->tid);
-        t->ncalls++;
+        tid[i] = (uint32_t)thread_index(m, tid[i], &last);
+        m->threads[tid[i]].ncalls++;
     }
     for (uint32_t i = 0; i < m->nthreads; i++) {
         m->threads[i].calls = ss_xcalloc(m->threads[i].ncalls, sizeof(int32_t));
@@ -1405,7 +1430,7 @@ static void build_threads(ss_model *m, loader *L)
     }
     for (uint32_t i = 0; i < m->ncalls; i++) {
         ss_call *c = &m->calls[i];
-        ss_thread *t = (ss_thread *)ss_model_thread(m, c->rec->tid);
+        ss_thread *t = &m->threads[tid[i]];
         t->calls[t->ncalls++] = (int32_t)i;
         switch (c->cls) {
         case SS_API_DEVICE_SYNC: case SS_API_STREAM_SYNC: case SS_API_EVENT_SYNC:
@@ -1415,6 +1440,7 @@ static void build_threads(ss_model *m, loader *L)
         default: break;
         }
     }
+    free(tid);
     for (uint32_t i = 0; i < L->nthr; i++) {
         const ss_thread_rec *r = L->thr[i];
         ss_thread *t = (ss_thread *)ss_model_thread(m, r->tid);
@@ -1820,9 +1846,12 @@ static void make_ops(ss_model *m, loader *L)
  * busy time and op counts, the devices, the strings). */
 static void derive_from_calls(ss_model *m, loader *L)
 {
+    double t = ss_seconds();
     build_events_allocs(m);
+    ss_timing("load.derive.events_allocs", t); t = ss_seconds();
     build_capture(m);
     build_threads(m, L);
+    ss_timing("load.derive.capture_threads", t); t = ss_seconds();
     build_graph_nodes(m);
 
     m->nnvtx = L->nnvtx;
@@ -1834,7 +1863,9 @@ static void derive_from_calls(ss_model *m, loader *L)
     ss_qsort(m->stacks, m->nstacks, sizeof(*m->stacks), cmp_idrec);
     ss_qsort(m->pystacks, m->npystacks, sizeof(*m->pystacks), cmp_idrec);
     ss_qsort(m->xaccess, m->nxaccess, sizeof(*m->xaccess), cmp_xaccess);
+    ss_timing("load.derive.sorts", t); t = ss_seconds();
     mark_blocking_copies(m);   /* needs the threads' call lists and the stacks */
+    ss_timing("load.derive.blocking", t); t = ss_seconds();
 
     m->alloc_max_end = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(uint64_t));
     for (uint32_t i = 0; i < m->nallocs; i++) {
@@ -1864,7 +1895,9 @@ static void derive_from_calls(ss_model *m, loader *L)
  * and nothing that one makes. */
 static void derive_from_ops(ss_model *m, loader *L)
 {
+    double t = ss_seconds();
     build_timelines(m, L->threads);
+    ss_timing("load.derive.timelines", t); t = ss_seconds();
     m->op_max_end = ss_xcalloc(m->nops ? m->nops : 1, sizeof(uint64_t));
     m->op_min_submit = ss_xcalloc(m->nops ? m->nops : 1, sizeof(uint64_t));
     for (uint32_t i = 0; i < m->nops; i++)
@@ -1872,11 +1905,208 @@ static void derive_from_ops(ss_model *m, loader *L)
     for (uint32_t i = m->nops; i-- > 0; )
         m->op_min_submit[i] = i + 1 < m->nops && m->op_min_submit[i + 1] < m->ops[i].submit
                             ? m->op_min_submit[i + 1] : m->ops[i].submit;
+    ss_timing("load.derive.op_bounds", t); t = ss_seconds();
     demangle_kernel_names(m);
+    ss_timing("load.derive.demangle", t);
 }
 
 typedef void load_step(ss_model *m, loader *L);
 typedef struct load_pair { ss_model *m; loader *L; load_step *step[2]; } load_pair;
+
+/* ------------------------------------------------------------ reading */
+
+/* The tables the records are kept in: pointers into the mapped trace, one
+ * table per kind, each in file order. */
+enum {
+    K_API, K_GPU, K_SYNC, K_CUDA_EVENT, K_STREAM, K_STREAM_NAME, K_CONTEXT, K_NVTX, K_NOTE, K_META,
+    K_THREAD, K_STACK, K_PYSTACK, K_MODULE, K_CUBIN, K_KERNEL_ACCESS, K_HOST_SYNC, K_JIT, K_GRAPH_NODE,
+    K_CAPTURE, K_STRING, K_API_NAME, NKINDS, K_SKIP = NKINDS   /* unknown types: newer minor versions */
+};
+
+static unsigned kept_kind(uint16_t type)
+{
+    switch (type) {
+    case SS_REC_API: return K_API;
+    case SS_REC_KERNEL: case SS_REC_MEMCPY: case SS_REC_MEMSET: return K_GPU;
+    case SS_REC_SYNC: return K_SYNC;
+    case SS_REC_CUDA_EVENT: return K_CUDA_EVENT;
+    case SS_REC_STREAM: return K_STREAM;
+    case SS_REC_STREAM_NAME: return K_STREAM_NAME;
+    case SS_REC_CONTEXT: return K_CONTEXT;
+    case SS_REC_NVTX: return K_NVTX;
+    case SS_REC_NOTE: return K_NOTE;
+    case SS_REC_META: return K_META;
+    case SS_REC_THREAD: return K_THREAD;
+    case SS_REC_STACK: return K_STACK;
+    case SS_REC_PYSTACK: return K_PYSTACK;
+    case SS_REC_MODULE: return K_MODULE;
+    case SS_REC_CUBIN: return K_CUBIN;
+    case SS_REC_KERNEL_ACCESS: return K_KERNEL_ACCESS;
+    case SS_REC_HOST_SYNC: return K_HOST_SYNC;
+    case SS_REC_JIT: return K_JIT;
+    case SS_REC_GRAPH_NODE: return K_GRAPH_NODE;
+    case SS_REC_CAPTURE: return K_CAPTURE;
+    case SS_REC_STRING: return K_STRING;
+    case SS_REC_API_NAME: return K_API_NAME;
+    default: return K_SKIP;
+    }
+}
+
+/* A run of consecutive blocks, verified and then sorted into the tables by
+ * one thread.  A trace is kept up to its first block that is not valid, as
+ * ss_reader_next would: a run stops at its first bad block, and the runs
+ * after the one holding the file's first bad block keep nothing. */
+typedef struct block_run {
+    uint32_t b0, b1;              /* blocks [b0, b1) */
+    uint32_t bad;                 /* its first bad block, b1 when none */
+    char err[256];                /* why `bad` is bad */
+    uint64_t nrecords, t_first, t_last;
+    uint32_t count[NKINDS];       /* records of each kind in [b0, bad) */
+    uint32_t at[NKINDS];          /* where they go in the tables */
+} block_run;
+
+typedef struct read_job {
+    const ss_reader *rd;
+    const ss_block_ref *blk;
+    block_run *run;
+    void *table[NKINDS];          /* arrays of record pointers */
+} read_job;
+
+static void verify_run(void *ctx, uint32_t i, unsigned worker)
+{
+    (void)worker;
+    read_job *j = ctx;
+    block_run *u = &j->run[i];
+    u->t_first = UINT64_MAX;
+    u->bad = u->b1;
+    for (uint32_t b = u->b0; b < u->b1; b++) {
+        if (ss_reader_verify_block(j->rd, &j->blk[b], u->err, sizeof u->err) != 0) {
+            u->bad = b;
+            return;
+        }
+        const uint8_t *p = ss_reader_block_payload(j->rd, &j->blk[b]);
+        for (uint32_t k = 0; k < j->blk[b].record_count; k++) {
+            const ss_rec_hdr *h = (const ss_rec_hdr *)(const void *)p;
+            uint64_t t0 = rec_time(h), t1 = rec_end_time(h);
+            if (t0 && t0 < u->t_first) u->t_first = t0;
+            if (t1 > u->t_last) u->t_last = t1;
+            if (t0 > u->t_last) u->t_last = t0;
+            unsigned kind = kept_kind(h->type);
+            if (kind != K_SKIP) u->count[kind]++;
+            u->nrecords++;
+            p += h->size;
+        }
+    }
+}
+
+static void sort_run(void *ctx, uint32_t i, unsigned worker)
+{
+    (void)worker;
+    read_job *j = ctx;
+    block_run *u = &j->run[i];
+    for (uint32_t b = u->b0; b < u->bad; b++) {
+        const uint8_t *p = ss_reader_block_payload(j->rd, &j->blk[b]);
+        for (uint32_t k = 0; k < j->blk[b].record_count; k++) {
+            const ss_rec_hdr *h = (const ss_rec_hdr *)(const void *)p;
+            unsigned kind = kept_kind(h->type);
+            /* the tables' element types differ (const ss_api_rec *, ...):
+             * the pointer is stored by its bytes */
+            if (kind != K_SKIP) memcpy((char *)j->table[kind] + (size_t)u->at[kind]++ * sizeof h, &h, sizeof h);
+            p += h->size;
+        }
+    }
+}
+
+/* Every record of the trace into its table, in file order.  The blocks are
+ * verified (checksum, record tiling) and counted in runs on threads, then
+ * sorted into tables allocated to size, again in runs: the same tables and
+ * the same truncation as reading record after record with ss_reader_next,
+ * which on 10 M records took 0.5-0.7 s on one thread. */
+static void read_records(ss_model *m, loader *L, ss_reader *rd)
+{
+    ss_block_ref *blk = NULL;
+    uint32_t nblk = ss_reader_blocks(rd, &blk);
+    const char *why = ss_reader_error(rd);
+    char head_err[256];
+    snprintf(head_err, sizeof head_err, "%s", why);   /* the block list stopped there ("" at a clean end) */
+    uint32_t per = nblk / (L->threads * 8) + 1, nrun = (nblk + per - 1) / per;
+    block_run *run = ss_xcalloc(nrun + 1, sizeof *run);
+    for (uint32_t i = 0; i < nrun; i++) {
+        run[i].b0 = i * per;
+        run[i].b1 = run[i].b0 + per < nblk ? run[i].b0 + per : nblk;
+    }
+    read_job j = { rd, blk, run, { 0 } };
+    ss_parallel_for(nrun, L->threads, verify_run, &j);
+    /* kept: the runs up to and including the first with a bad block */
+    uint32_t kept = nrun;
+    for (uint32_t i = 0; i < nrun; i++)
+        if (run[i].bad < run[i].b1) { kept = i + 1; break; }
+    uint32_t total[NKINDS] = { 0 };
+    for (uint32_t i = 0; i < kept; i++) {
+        block_run *u = &run[i];
+        m->nrecords += u->nrecords;
+        if (u->t_first < m->t_first) m->t_first = u->t_first;
+        if (u->t_last > m->t_last) m->t_last = u->t_last;
+        for (unsigned k = 0; k < NKINDS; k++) {
+            u->at[k] = total[k];
+            total[k] += u->count[k];
+        }
+    }
+    for (unsigned k = 0; k < NKINDS; k++) j.table[k] = ss_xcalloc(total[k] + 1, sizeof(void *));
+    ss_parallel_for(kept, L->threads, sort_run, &j);
+    const char *bad = kept && run[kept - 1].bad < run[kept - 1].b1 ? run[kept - 1].err : head_err;
+    if (bad[0]) {
+        m->truncated = 1;
+        snprintf(m->truncated_why, sizeof m->truncated_why, "%s", bad);
+    }
+#define TAKE(kind, dst, n) do { dst = j.table[kind]; n = total[kind]; } while (0)
+    TAKE(K_API, L->api, L->napi);
+    TAKE(K_GPU, L->gpu, L->ngpu);
+    TAKE(K_SYNC, m->syncs, m->nsyncs);
+    TAKE(K_CUDA_EVENT, m->cuda_events, m->ncuda_events);
+    TAKE(K_STREAM, L->srec, L->nsrec);
+    TAKE(K_STREAM_NAME, L->sname, L->nsname);
+    TAKE(K_CONTEXT, m->contexts, m->ncontexts);
+    TAKE(K_NVTX, L->nvtx, L->nnvtx);
+    TAKE(K_NOTE, m->notes, m->nnotes);
+    TAKE(K_META, m->metas, m->nmetas);
+    TAKE(K_THREAD, L->thr, L->nthr);
+    TAKE(K_STACK, m->stacks, m->nstacks);
+    TAKE(K_PYSTACK, m->pystacks, m->npystacks);
+    TAKE(K_MODULE, m->modules, m->nmodules);
+    TAKE(K_CUBIN, m->cubins, m->ncubins);
+    TAKE(K_KERNEL_ACCESS, m->xaccess, m->nxaccess);
+    TAKE(K_HOST_SYNC, m->hsyncs, m->nhsyncs);
+    TAKE(K_JIT, m->jits, m->njits);
+    TAKE(K_GRAPH_NODE, m->gnodes, m->ngnodes);
+    TAKE(K_CAPTURE, L->capt, L->ncapt);
+#undef TAKE
+    /* strings and API names go into maps, in file order (a repeated id:
+     * the last string, the first name) */
+    const ss_string_rec **str = j.table[K_STRING];
+    for (uint32_t i = 0; i < total[K_STRING]; i++) {
+        const ss_string_rec *r = str[i];
+        const ss_rec_hdr *h = &r->h;
+        if (sizeof(*r) + (uint64_t)r->len > h->size || !r->id) continue;
+        ss_string_ref ref = { (const char *)ss_rec_tail(h, sizeof(*r)), r->len };
+        struct ss_strmap *sm = m->strings;
+        ss_u64map_put(&sm->map, r->id, sm->n);
+        SS_PUSH(sm->v, sm->n, sm->cap, ref);
+    }
+    const ss_api_name_rec **names = j.table[K_API_NAME];
+    for (uint32_t i = 0; i < total[K_API_NAME]; i++) {
+        const ss_api_name_rec *r = names[i];
+        const ss_rec_hdr *h = &r->h;
+        if (sizeof(*r) + (uint64_t)r->len > h->size) continue;
+        if (ss_u64map_get(&L->cbid_name, r->cbid, -1) >= 0) continue;
+        uint32_t idx = add_api_name(m, L, (const char *)ss_rec_tail(h, sizeof(*r)), r->len);
+        ss_u64map_put(&L->cbid_name, r->cbid, idx);
+    }
+    free(str);
+    free(names);
+    free(run);
+    free(blk);
+}
 
 static void run_load_step(void *ctx, uint32_t i, unsigned worker)
 {
@@ -1907,72 +2137,8 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     m->strings = ss_xcalloc(1, sizeof(struct ss_strmap));
     m->t_first = UINT64_MAX;
 
-    const ss_rec_hdr *h;
-    int st;
-    uint32_t cap_ctx = 0, cap_sync = 0, cap_cev = 0, cap_note = 0, cap_meta = 0, cap_stack = 0,
-             cap_py = 0, cap_mod = 0, cap_cubin = 0, cap_kacc = 0, cap_hsync = 0, cap_jit = 0,
-             cap_gnode = 0;
-    while ((st = ss_reader_next(rd, &h)) == SS_READ_OK) {
-        m->nrecords++;
-        uint64_t t0 = rec_time(h), t1 = rec_end_time(h);
-        if (t0 && t0 < m->t_first) m->t_first = t0;
-        if (t1 > m->t_last) m->t_last = t1;
-        if (t0 > m->t_last) m->t_last = t0;
-        /* the reader guarantees h->size >= the type's fixed size */
-        switch (h->type) {
-        case SS_REC_API: SS_PUSH(L.api, L.napi, L.capi, (const ss_api_rec *)h); break;
-        case SS_REC_KERNEL: case SS_REC_MEMCPY: case SS_REC_MEMSET:
-            SS_PUSH(L.gpu, L.ngpu, L.cgpu, (const ss_gpu_common *)h); break;
-        case SS_REC_SYNC: SS_PUSH(m->syncs, m->nsyncs, cap_sync, (const ss_sync_rec *)h); break;
-        case SS_REC_CUDA_EVENT:
-            SS_PUSH(m->cuda_events, m->ncuda_events, cap_cev, (const ss_cuda_event_rec *)h); break;
-        case SS_REC_STREAM: SS_PUSH(L.srec, L.nsrec, L.csrec, (const ss_stream_rec *)h); break;
-        case SS_REC_STREAM_NAME: SS_PUSH(L.sname, L.nsname, L.csname, (const ss_stream_name_rec *)h); break;
-        case SS_REC_CONTEXT: SS_PUSH(m->contexts, m->ncontexts, cap_ctx, (const ss_context_rec *)h); break;
-        case SS_REC_NVTX: {
-            const ss_nvtx_rec *r = (const ss_nvtx_rec *)h;
-            SS_PUSH(L.nvtx, L.nnvtx, L.cnvtx, r);
-            break;
-        }
-        case SS_REC_NOTE: SS_PUSH(m->notes, m->nnotes, cap_note, (const ss_note_rec *)h); break;
-        case SS_REC_META: SS_PUSH(m->metas, m->nmetas, cap_meta, (const ss_meta_rec *)h); break;
-        case SS_REC_THREAD: SS_PUSH(L.thr, L.nthr, L.cthr, (const ss_thread_rec *)h); break;
-        case SS_REC_STACK: SS_PUSH(m->stacks, m->nstacks, cap_stack, (const ss_stack_rec *)h); break;
-        case SS_REC_PYSTACK: SS_PUSH(m->pystacks, m->npystacks, cap_py, (const ss_pystack_rec *)h); break;
-        case SS_REC_MODULE: SS_PUSH(m->modules, m->nmodules, cap_mod, (const ss_module_rec *)h); break;
-        case SS_REC_CUBIN: SS_PUSH(m->cubins, m->ncubins, cap_cubin, (const ss_cubin_rec *)h); break;
-        case SS_REC_KERNEL_ACCESS:
-            SS_PUSH(m->xaccess, m->nxaccess, cap_kacc, (const ss_kernel_access_rec *)h); break;
-        case SS_REC_HOST_SYNC:
-            SS_PUSH(m->hsyncs, m->nhsyncs, cap_hsync, (const ss_host_sync_rec *)h); break;
-        case SS_REC_JIT: SS_PUSH(m->jits, m->njits, cap_jit, (const ss_jit_rec *)h); break;
-        case SS_REC_GRAPH_NODE:
-            SS_PUSH(m->gnodes, m->ngnodes, cap_gnode, (const ss_graph_node_rec *)h); break;
-        case SS_REC_CAPTURE: SS_PUSH(L.capt, L.ncapt, L.ccapt, (const ss_capture_rec *)h); break;
-        case SS_REC_STRING: {
-            const ss_string_rec *r = (const ss_string_rec *)h;
-            if (sizeof(*r) + (uint64_t)r->len > h->size || !r->id) break;
-            ss_string_ref ref = { (const char *)ss_rec_tail(h, sizeof(*r)), r->len };
-            struct ss_strmap *sm = m->strings;
-            ss_u64map_put(&sm->map, r->id, sm->n);
-            SS_PUSH(sm->v, sm->n, sm->cap, ref);
-            break;
-        }
-        case SS_REC_API_NAME: {
-            const ss_api_name_rec *r = (const ss_api_name_rec *)h;
-            if (sizeof(*r) + (uint64_t)r->len > h->size) break;
-            if (ss_u64map_get(&L.cbid_name, r->cbid, -1) >= 0) break;
-            uint32_t idx = add_api_name(m, &L, (const char *)ss_rec_tail(h, sizeof(*r)), r->len);
-            ss_u64map_put(&L.cbid_name, r->cbid, idx);
-            break;
-        }
-        default: break;   /* unknown types are skipped: newer minor versions */
-        }
-    }
-    if (st == SS_READ_TRUNCATED) {
-        m->truncated = 1;
-        snprintf(m->truncated_why, sizeof m->truncated_why, "%s", ss_reader_error(rd));
-    }
+    L.threads = ss_thread_count();
+    read_records(m, &L, rd);
     if (m->t_first == UINT64_MAX) m->t_first = m->t_last = m->hdr.start_ns;
     cut_to_complete_span(m, &L);
     ss_timing("load.read", t_load);
@@ -1984,7 +2150,6 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
      * ss_call, ss_gpu_op) and read nothing the other writes, so every table
      * is what one thread makes.  10 M records on a loaded 2-vCPU VM: 1.9 s
      * -> 1.4 s on two threads. */
-    L.threads = ss_thread_count();
     double t = ss_seconds();
     load_steps_side_by_side(m, &L, make_calls, make_ops);
     ss_timing("load.calls_and_ops", t);

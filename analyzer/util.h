@@ -13,6 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Large tables on transparent huge pages (util.c says why):
+ * ss_memory_init once at start, before the first allocation; the two
+ * allocators below advise their tables of SS_HUGE_TABLE bytes and more. */
+#define SS_HUGE_TABLE (2u << 20)
+void ss_memory_init(void);
+void ss_advise_huge(void *p, size_t n);
+
 static inline void *ss_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
@@ -20,6 +27,7 @@ static inline void *ss_xrealloc(void *p, size_t n)
         fputs("syncsight: out of memory\n", stderr);
         exit(2);
     }
+    if (n >= SS_HUGE_TABLE) ss_advise_huge(q, n);
     return q;
 }
 
@@ -30,6 +38,7 @@ static inline void *ss_xcalloc(size_t n, size_t sz)
         fputs("syncsight: out of memory\n", stderr);
         exit(2);
     }
+    if (sz && n >= SS_HUGE_TABLE / sz) ss_advise_huge(q, n * sz);
     return q;
 }
 

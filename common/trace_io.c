@@ -364,14 +364,6 @@ static uint64_t declared_tail(const ss_rec_hdr *h)
     }
 }
 
-static void set_err(ss_reader *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->err, sizeof r->err, fmt, ap);
-    va_end(ap);
-}
-
 ss_reader *ss_reader_open(const char *path, char *err, size_t errlen)
 {
 #define FAIL(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
@@ -439,78 +431,140 @@ const char *ss_reader_error(const ss_reader *r) { return r->err; }
 uint64_t ss_reader_offset(const ss_reader *r) { return r->block_off; }
 uint64_t ss_reader_file_size(const ss_reader *r) { return r->size; }
 
-/* Verify the block at r->block_off whole: header, length, CRC, and that its
- * records tile the payload exactly with sane sizes.  Returns 1 when it can be
- * iterated, 0 at a clean end of file, -1 when the file stops being valid. */
-static int load_block(ss_reader *r)
+/* The block header at `off`: magic, a sane length, and the whole payload
+ * inside the file.  Returns 1 with *bh filled, 0 at a clean end of file, -1
+ * with err set when the file stops being valid there. */
+static int check_block_header(const ss_reader *r, uint64_t off, ss_block_header *bh, char *err, size_t errlen)
 {
-    uint64_t off = r->block_off;
     if (off == r->size)
         return 0;
     if (r->size - off < sizeof(ss_block_header)) {
-        set_err(r, "incomplete block header at offset %llu (%llu bytes left)",
-                (unsigned long long)off, (unsigned long long)(r->size - off));
+        snprintf(err, errlen, "incomplete block header at offset %llu (%llu bytes left)",
+                 (unsigned long long)off, (unsigned long long)(r->size - off));
         return -1;
     }
-    ss_block_header bh;
-    memcpy(&bh, r->map + off, sizeof bh);
-    if (bh.magic != SS_BLOCK_MAGIC) {
-        set_err(r, "bad block magic at offset %llu", (unsigned long long)off);
+    memcpy(bh, r->map + off, sizeof *bh);
+    if (bh->magic != SS_BLOCK_MAGIC) {
+        snprintf(err, errlen, "bad block magic at offset %llu", (unsigned long long)off);
         return -1;
     }
-    if (bh.payload_bytes == 0 || bh.payload_bytes > SS_BLOCK_MAX_PAYLOAD || (bh.payload_bytes & 7u)) {
-        set_err(r, "bad block length %u at offset %llu", bh.payload_bytes, (unsigned long long)off);
+    if (bh->payload_bytes == 0 || bh->payload_bytes > SS_BLOCK_MAX_PAYLOAD || (bh->payload_bytes & 7u)) {
+        snprintf(err, errlen, "bad block length %u at offset %llu", bh->payload_bytes, (unsigned long long)off);
         return -1;
     }
-    uint64_t start = off + sizeof bh;
-    if (r->size - start < bh.payload_bytes) {
-        set_err(r, "incomplete block at offset %llu (%llu of %u bytes)", (unsigned long long)off,
-                (unsigned long long)(r->size - start), bh.payload_bytes);
+    uint64_t start = off + sizeof *bh;
+    if (r->size - start < bh->payload_bytes) {
+        snprintf(err, errlen, "incomplete block at offset %llu (%llu of %u bytes)", (unsigned long long)off,
+                 (unsigned long long)(r->size - start), bh->payload_bytes);
         return -1;
     }
-    if (ss_crc32(0, r->map + start, bh.payload_bytes) != bh.crc32) {
-        set_err(r, "block checksum mismatch at offset %llu", (unsigned long long)off);
+    return 1;
+}
+
+/* A block whose header passed check_block_header, verified whole: its CRC,
+ * and that its records tile the payload exactly with sane sizes (each must
+ * fit, be aligned, be at least as large as its type's fixed part, and hold
+ * the tail it declares).  Reads the map only: blocks may be verified on
+ * several threads at once.  0, or -1 with err set. */
+static int verify_block(const ss_reader *r, uint64_t off, const ss_block_header *bh, char *err, size_t errlen)
+{
+    uint64_t start = off + sizeof *bh;
+    if (ss_crc32(0, r->map + start, bh->payload_bytes) != bh->crc32) {
+        snprintf(err, errlen, "block checksum mismatch at offset %llu", (unsigned long long)off);
         return -1;
     }
-    /* Walk the records once: each must fit, be aligned, be at least as large
-     * as its type's fixed part, and hold the tail it declares. */
-    uint64_t p = start, end = start + bh.payload_bytes;
+    uint64_t p = start, end = start + bh->payload_bytes;
     uint32_t n = 0;
     while (p < end) {
         if (end - p < sizeof(ss_rec_hdr)) {
-            set_err(r, "record header overruns block at offset %llu", (unsigned long long)p);
+            snprintf(err, errlen, "record header overruns block at offset %llu", (unsigned long long)p);
             return -1;
         }
         ss_rec_hdr h;
         memcpy(&h, r->map + p, sizeof h);
         if (h.size < sizeof(ss_rec_hdr) || (h.size & 7u) || h.size > end - p) {
-            set_err(r, "bad record size %u at offset %llu", h.size, (unsigned long long)p);
+            snprintf(err, errlen, "bad record size %u at offset %llu", h.size, (unsigned long long)p);
             return -1;
         }
         uint32_t fixed = ss_rec_fixed_size(h.type);
         if (fixed) {
             if (h.size < fixed) {
-                set_err(r, "record of type %u too short (%u < %u bytes) at offset %llu", h.type, h.size,
-                        fixed, (unsigned long long)p);
+                snprintf(err, errlen, "record of type %u too short (%u < %u bytes) at offset %llu", h.type,
+                         h.size, fixed, (unsigned long long)p);
                 return -1;
             }
             if (declared_tail((const ss_rec_hdr *)(const void *)(r->map + p)) > h.size - fixed) {
-                set_err(r, "record of type %u declares more data than it holds at offset %llu", h.type,
-                        (unsigned long long)p);
+                snprintf(err, errlen, "record of type %u declares more data than it holds at offset %llu",
+                         h.type, (unsigned long long)p);
                 return -1;
             }
         }
         p += h.size;
         n++;
     }
-    if (n != bh.record_count) {
-        set_err(r, "block at offset %llu holds %u records, header says %u", (unsigned long long)off, n,
-                bh.record_count);
+    if (n != bh->record_count) {
+        snprintf(err, errlen, "block at offset %llu holds %u records, header says %u", (unsigned long long)off,
+                 n, bh->record_count);
         return -1;
     }
-    r->rec_off = start;
-    r->block_end = end;
+    return 0;
+}
+
+/* Verify the block at r->block_off whole before its first record is handed
+ * out.  Returns 1 when it can be iterated, 0 at a clean end of file, -1 when
+ * the file stops being valid. */
+static int load_block(ss_reader *r)
+{
+    ss_block_header bh;
+    int rc = check_block_header(r, r->block_off, &bh, r->err, sizeof r->err);
+    if (rc <= 0)
+        return rc;
+    if (verify_block(r, r->block_off, &bh, r->err, sizeof r->err) != 0)
+        return -1;
+    r->rec_off = r->block_off + sizeof bh;
+    r->block_end = r->rec_off + bh.payload_bytes;
     return 1;
+}
+
+uint32_t ss_reader_blocks(ss_reader *r, ss_block_ref **out)
+{
+    uint32_t n = 0, cap = 0;
+    ss_block_ref *v = NULL;
+    uint64_t off = r->hdr.header_size;
+    *out = NULL;
+    r->err[0] = '\0';
+    for (;;) {
+        ss_block_header bh;
+        if (check_block_header(r, off, &bh, r->err, sizeof r->err) <= 0)
+            break;
+        if (n == cap) {
+            uint32_t nc = cap ? 2 * cap : 256;
+            ss_block_ref *nv = realloc(v, (size_t)nc * sizeof *v);
+            if (!nv) {
+                snprintf(r->err, sizeof r->err, "out of memory listing blocks at offset %llu",
+                         (unsigned long long)off);
+                break;
+            }
+            v = nv;
+            cap = nc;
+        }
+        v[n++] = (ss_block_ref){ off, bh.payload_bytes, bh.record_count };
+        off += sizeof bh + bh.payload_bytes;
+    }
+    *out = v;
+    return n;
+}
+
+int ss_reader_verify_block(const ss_reader *r, const ss_block_ref *b, char *err, size_t errlen)
+{
+    ss_block_header bh;
+    memcpy(&bh, r->map + b->off, sizeof bh);
+    return verify_block(r, b->off, &bh, err, errlen);
+}
+
+const uint8_t *ss_reader_block_payload(const ss_reader *r, const ss_block_ref *b)
+{
+    return r->map + b->off + sizeof(ss_block_header);
 }
 
 int ss_reader_next(ss_reader *r, const ss_rec_hdr **rec)

@@ -117,6 +117,41 @@ static int read_all(const char *path, int *status, int verify)
     return n;
 }
 
+/* The same file read block by block, as the analyzer's loader reads it
+ * (ss_reader_blocks, then ss_reader_verify_block on each in order, up to the
+ * first that fails): the records and the reason must be ss_reader_next's. */
+static void check_blockwise(const char *path, int want_records, int want_status, const char *label)
+{
+    char err[256], why[256] = "", first[256];
+    ss_reader *r = ss_reader_open(path, err, sizeof err);
+    if (!r) return;   /* read_all saw the same refusal */
+    ss_block_ref *blk;
+    uint32_t nb = ss_reader_blocks(r, &blk);
+    snprintf(first, sizeof first, "%s", ss_reader_error(r));
+    int n = 0, bad = 0;
+    for (uint32_t b = 0; b < nb && !bad; b++) {
+        if (ss_reader_verify_block(r, &blk[b], why, sizeof why) != 0) { bad = 1; break; }
+        const uint8_t *p = ss_reader_block_payload(r, &blk[b]);
+        for (uint32_t k = 0; k < blk[b].record_count; k++) p += ((const ss_rec_hdr *)(const void *)p)->size;
+        CHECK(p == ss_reader_block_payload(r, &blk[b]) + blk[b].payload_bytes, "%s: block %u's records tile it", label, b);
+        n += (int)blk[b].record_count;
+    }
+    const char *reason = bad ? why : first;
+    CHECK(n == want_records, "%s: block by block %d records, record by record %d", label, n, want_records);
+    CHECK((reason[0] != 0) == (want_status == SS_READ_TRUNCATED), "%s: block by block says '%s', status %d", label,
+          reason, want_status);
+    /* the reason in the same words */
+    const ss_rec_hdr *h;
+    ss_reader *q = ss_reader_open(path, err, sizeof err);
+    if (q) {
+        while (ss_reader_next(q, &h) == SS_READ_OK) {}
+        CHECK(strcmp(ss_reader_error(q), reason) == 0, "%s: '%s' against '%s'", label, reason, ss_reader_error(q));
+        ss_reader_close(q);
+    }
+    free(blk);
+    ss_reader_close(r);
+}
+
 static void test_round_trip(void)
 {
     char path[512];
@@ -187,6 +222,9 @@ static void test_truncation(void)
         int on_boundary = (L == sizeof(ss_file_header)) || (complete && bounds[complete - 1] == L);
         CHECK(n == 3 * complete, "len %zu: %d records, want %d", L, n, 3 * complete);
         CHECK(st == (on_boundary ? SS_READ_END : SS_READ_TRUNCATED), "len %zu: status %d", L, st);
+        char label[64];
+        snprintf(label, sizeof label, "cut at %zu", L);
+        check_blockwise(cut, n, st, label);
     }
 }
 
@@ -215,6 +253,9 @@ static void test_corruption(void)
         int n = read_all(bad, &st, 0);
         CHECK(st == SS_READ_TRUNCATED, "flip at %zu not detected (status %d)", i, st);
         CHECK(n % 3 == 0 && n < 3 * NBLOCKS, "flip at %zu: %d records", i, n);
+        char label[64];
+        snprintf(label, sizeof label, "flip at %zu", i);
+        check_blockwise(bad, n, st, label);
     }
     /* Bad magic and future major version are rejected with a reason. */
     char err[256];

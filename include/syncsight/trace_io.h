@@ -94,6 +94,26 @@ const char *ss_reader_error(const ss_reader *r);
 uint64_t   ss_reader_offset(const ss_reader *r);   /* file offset of the current block */
 uint64_t   ss_reader_file_size(const ss_reader *r);
 
+/* Block by block, for readers that verify blocks on several threads and
+ * keep what ss_reader_next would have returned: the blocks before the first
+ * one that is not valid.
+ *   ss_reader_blocks: the blocks whose headers and lengths are sane, in file
+ *     order, from the first up to the first that is not (then
+ *     ss_reader_error() says why, as ss_reader_next would; empty at a clean
+ *     end).  *out is malloc'ed (free() it), NULL when there is none.
+ *   ss_reader_verify_block: one listed block's checksum and record tiling;
+ *     0, or -1 with the reason in err (ss_reader_next's words).  Reads the
+ *     mapping only: safe on several threads at once.
+ *   ss_reader_block_payload: a block's records, record_count of them. */
+typedef struct ss_block_ref {
+    uint64_t off;            /* file offset of the block header */
+    uint32_t payload_bytes;
+    uint32_t record_count;
+} ss_block_ref;
+uint32_t   ss_reader_blocks(ss_reader *r, ss_block_ref **out);
+int        ss_reader_verify_block(const ss_reader *r, const ss_block_ref *b, char *err, size_t errlen);
+const uint8_t *ss_reader_block_payload(const ss_reader *r, const ss_block_ref *b);
+
 /* Fixed struct size for a record type (0 for unknown types). */
 uint32_t   ss_rec_fixed_size(uint16_t type);
 
