@@ -265,6 +265,68 @@ static ss_param_access param_access(const ss_model *m, const ss_call *c, uint32_
     return e->acc[offs[i] / 8];
 }
 
+/* The kernels prepare is about to classify, disassembled first image by
+ * image on threads (ss_sass_prepare: one nvdisasm per image, restricted to
+ * those kernels), so that classify() finds each answer cached.  Kernels
+ * the sidecar names are left to it (by name here; classify checks the
+ * images' hash, and asks nvdisasm itself when that does not match). */
+typedef struct sass_job { const ss_model *m; const char **names; uint32_t n; } sass_job;
+
+static void sass_image_job(void *ctx, uint32_t i, unsigned worker)
+{
+    (void)worker;
+    const sass_job *j = ctx;
+    uint32_t len;
+    const uint8_t *img = ss_cubin_image(j->m->cubins[i], &len);
+    if (len) ss_sass_prepare(img, len, j->names, j->n);
+}
+
+static void want_kernel(const ss_model *m, struct ss_kaccess *ka, ss_u64map *seen, uint32_t name_id,
+                        const char ***names, uint32_t *n, uint32_t *cap)
+{
+    if (!name_id || ss_u64map_get(seen, name_id, -1) >= 0 || ss_u64map_get(&ka->by_name, name_id, -1) >= 0) return;
+    ss_u64map_put(seen, name_id, 1);
+    ss_string_ref r = ss_model_string_raw(m, name_id);
+    if (!r.s || !r.len) return;
+    char *name = ss_xcalloc(r.len + 1, 1);
+    memcpy(name, r.s, r.len);
+    for (uint32_t i = 0; i < ka->nside; i++)
+        if (!strcmp(ka->side[i].name, name)) { free(name); return; }
+    SS_PUSH(*names, *n, *cap, (const char *)name);
+}
+
+static void sass_prefetch(const ss_model *m, struct ss_kaccess *ka)
+{
+    if (!m->ncubins) return;
+    char why[256];
+    if (!ss_sass_disassembler(why, sizeof why)) return;   /* classify says why */
+    if (!ka->side_loaded) side_load(m, ka);
+    ss_u64map seen = { 0 };
+    const char **names = NULL;
+    uint32_t n = 0, cap = 0;
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        uint32_t np;
+        if (c->cls != SS_API_LAUNCH || !ss_call_params(c, &np) || !np || !ss_call_param_offsets(c)) continue;
+        want_kernel(m, ka, &seen, launch_kernel_name(m, c), &names, &n, &cap);
+    }
+    for (uint32_t o = 0; o < m->nops; o++) {
+        const ss_gpu_op *op = &m->ops[o];
+        if (op->node_call < 0 || op->kind != SS_OP_KERNEL) continue;
+        const ss_call *nc = &m->calls[op->node_call];
+        uint32_t np;
+        if (!ss_call_params(nc, &np) || !np || !ss_call_param_offsets(nc)) continue;
+        want_kernel(m, ka, &seen, ((const ss_kernel_rec *)op->rec)->name_id, &names, &n, &cap);
+    }
+    ss_u64map_free(&seen);
+    if (n) {
+        sass_job j = { m, names, n };
+        ss_parallel_for(m->ncubins, ss_thread_count(), sass_image_job, &j);
+    }
+    for (uint32_t i = 0; i < n; i++) free((char *)names[i]);
+    free(names);
+}
+
 /* The entry of every kernel a question can name, classified now: a
  * launch's first kernel (ss_kernel_param_access, inferred_accesses of a
  * launch) and each kernel op of a graph whose node's call holds parameters
@@ -274,6 +336,7 @@ void ss_kernel_access_prepare(const ss_model *m)
 {
     struct ss_kaccess *ka = cache(m);
     if (ka->prepared) return;
+    sass_prefetch(m, ka);
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
         if (c->cls != SS_API_LAUNCH) continue;

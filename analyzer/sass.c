@@ -7,11 +7,13 @@
  *      output, without a shell;
  *   3. the taint analysis over one function's disassembly.
  */
+#define _GNU_SOURCE
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -253,7 +255,7 @@ static int executable(const char *p) { return p && *p && access(p, X_OK) == 0; }
 
 const char *ss_sass_disassembler(char *err, size_t errlen)
 {
-    static char found[4096];
+    static _Thread_local char found[4096];   /* images are disassembled on several threads */
     const char *off = getenv("SYNCSIGHT_SASS");
     if (off && strcmp(off, "0") == 0) {
         seterr(err, errlen, "disabled by SYNCSIGHT_SASS=0");
@@ -301,8 +303,12 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* nvdisasm -c on the image: its stdout in *out (NUL-terminated). */
-static int run_nvdisasm(const uint8_t *img, size_t len, char **out, size_t *outlen,
+/* nvdisasm -c on the image, restricted to the functions whose symbol
+ * indices `funs` lists ("3,17,42"; nvdisasm -fun): its stdout in *out
+ * (NUL-terminated).  Runs on several threads at once: its descriptors are
+ * close-on-exec, so that another thread's nvdisasm does not hold this one's
+ * pipe open. */
+static int run_nvdisasm(const uint8_t *img, size_t len, const char *funs, char **out, size_t *outlen,
                         char *err, size_t errlen)
 {
     *out = NULL; *outlen = 0;
@@ -314,7 +320,7 @@ static int run_nvdisasm(const uint8_t *img, size_t len, char **out, size_t *outl
     const char *tmp = getenv("TMPDIR");
     char path[4096];
     snprintf(path, sizeof(path), "%s/syncsight-cubin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);   /* mode 0600 */
+    int fd = mkostemp(path, O_CLOEXEC);   /* mode 0600 */
     if (fd < 0) {
         seterr(err, errlen, "cannot create a temporary file for nvdisasm: %s", strerror(errno));
         return -1;
@@ -332,7 +338,7 @@ static int run_nvdisasm(const uint8_t *img, size_t len, char **out, size_t *outl
     close(fd);
 
     int pfd[2];
-    if (pipe(pfd) != 0) {
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
         seterr(err, errlen, "pipe: %s", strerror(errno));
         unlink(path);
         return -1;
@@ -350,7 +356,7 @@ static int run_nvdisasm(const uint8_t *img, size_t len, char **out, size_t *outl
         close(pfd[0]); close(pfd[1]);
         struct rlimit rl = { (rlim_t)timeout + 5, (rlim_t)timeout + 10 };
         setrlimit(RLIMIT_CPU, &rl);
-        char *argv[] = { (char *)tool, (char *)"-c", path, NULL };
+        char *argv[] = { (char *)tool, (char *)"-c", (char *)"-fun", (char *)funs, path, NULL };
         execv(tool, argv);
         _exit(127);
     }
@@ -1238,16 +1244,18 @@ int ss_sass_analyze_text(const char *text, size_t textlen, uint32_t cbank_offset
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
+static demangle_fn demangle_fn_found;
+static void find_demangler(void)
+{
+    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    if (h) *(void **)&demangle_fn_found = dlsym(h, "__cxa_demangle");
+}
+
 static demangle_fn demangler(void)
 {
-    static int tried;
-    static demangle_fn fn;
-    if (!tried) {
-        tried = 1;
-        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-        if (h) *(void **)&fn = dlsym(h, "__cxa_demangle");
-    }
-    return fn;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_demangler);
+    return demangle_fn_found;
 }
 
 /* Is parameter `ordinal` of the demangled signature a pointer to const? */
@@ -1304,6 +1312,13 @@ static void const_cross_check(const char *mangled, const ss_cubin_kernel *k,
 
 /* ============================================================ cache */
 
+/* Per image (by content hash), the functions classified so far.  An image
+ * is disassembled only for the functions asked about (nvdisasm -fun):
+ * PyTorch's images hold thousands of kernels and a training loop launches a
+ * few hundred of them; disassembling and analyzing whole images took 68 s of
+ * a 13-second PyTorch program's first report on the H100 machine
+ * (docs/performance.md).  A function's listing does not depend on which
+ * other functions are listed with it, so its verdict is the same. */
 typedef struct fn_result {
     char *name;
     int rc;
@@ -1313,15 +1328,18 @@ typedef struct fn_result {
 
 typedef struct image_entry {
     uint64_t hash; size_t len;
-    int rc; char why[200];          /* disassembly failed: why */
-    fn_result *fns; uint32_t nfns;
+    fn_result *fns; uint32_t nfns, capfns;
 } image_entry;
 
+/* The cache is shared by the threads that prepare images side by side
+ * (ss_sass_prepare); each disassembles outside the lock. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static image_entry *g_images;
 static uint32_t g_nimages, g_capimages;
 
 void ss_sass_cache_free(void)
 {
+    pthread_mutex_lock(&g_lock);
     for (uint32_t i = 0; i < g_nimages; i++) {
         for (uint32_t j = 0; j < g_images[i].nfns; j++) {
             free(g_images[i].fns[j].name); free(g_images[i].fns[j].acc);
@@ -1330,30 +1348,83 @@ void ss_sass_cache_free(void)
     }
     free(g_images);
     g_images = NULL; g_nimages = g_capimages = 0;
+    pthread_mutex_unlock(&g_lock);
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
-/* Classify every kernel of the image from one disassembly. */
-static void analyze_image(image_entry *ie, const uint8_t *img, size_t len)
+/* The results of one disassembly, not yet in the cache. */
+typedef struct fn_batch { fn_result *v; uint32_t n, cap; } fn_batch;
+
+static fn_result *batch_add(fn_batch *b, const char *name, size_t nl)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 8;
+        b->v = xrealloc(b->v, b->cap * sizeof(fn_result));
+    }
+    fn_result *r = &b->v[b->n++];
+    memset(r, 0, sizeof(*r));
+    r->name = xcalloc(nl + 1, 1);
+    memcpy(r->name, name, nl);
+    r->rc = -1;
+    return r;
+}
+
+/* Classify the functions of the image named in `want` (sorted by strcmp)
+ * from one disassembly restricted to them.  Each wanted function the
+ * symbol table defines gets a result (rc -1 and why when it could not be
+ * classified). */
+static void analyze_functions(const uint8_t *img, size_t len, const char *const *want, uint32_t nwant,
+                              fn_batch *out)
 {
     elf_view e;
-    if (elf_open(&e, img, len, ie->why, sizeof(ie->why)) != 0) { ie->rc = -1; return; }
+    char why[200];
+    if (elf_open(&e, img, len, why, sizeof(why)) != 0) return;
+    /* the symbol indices of the wanted functions, for nvdisasm -fun */
+    size_t funcap = 64, funlen = 0;
+    char *funs = xcalloc(funcap, 1);
+    uint32_t first = out->n;
+    for (uint32_t i = 0; i < e.nsecs; i++) {
+        const elf_sec *sec = &e.secs[i];
+        if (sec->type != SHT_SYMTAB_ || sec->link >= e.nsecs) continue;
+        for (uint64_t k = 0; k + 24 <= sec->size; k += 24) {
+            const uint8_t *sym = e.img + sec->off + k;
+            if ((sym[4] & 0xf) != STT_FUNC_ || rd16(sym + 6) == 0) continue;
+            const char *n = elf_str(&e, sec->link, rd32(sym));
+            if (!n || !bsearch(&n, want, nwant, sizeof(*want), cmp_name)) continue;
+            int seen = 0;
+            for (uint32_t q = first; q < out->n && !seen; q++) seen = strcmp(out->v[q].name, n) == 0;
+            if (seen) continue;
+            fn_result *r = batch_add(out, n, strlen(n));
+            snprintf(r->why, sizeof(r->why), "kernel not found in the disassembly");
+            char idx[24];
+            int il = snprintf(idx, sizeof(idx), "%s%llu", funlen ? "," : "", (unsigned long long)(k / 24));
+            while (funlen + (size_t)il + 1 > funcap) { funcap *= 2; funs = xrealloc(funs, funcap); }
+            memcpy(funs + funlen, idx, (size_t)il + 1);
+            funlen += (size_t)il;
+        }
+    }
+    if (out->n == first) { free(funs); elf_close(&e); return; }
     char *text = NULL;
     size_t tl = 0;
-    if (run_nvdisasm(img, len, &text, &tl, ie->why, sizeof(ie->why)) != 0) {
-        ie->rc = -1;
+    if (run_nvdisasm(img, len, funs, &text, &tl, why, sizeof(why)) != 0) {
+        for (uint32_t q = first; q < out->n; q++) snprintf(out->v[q].why, sizeof(out->v[q].why), "%s", why);
+        free(funs);
         elf_close(&e);
         return;
     }
-    uint32_t cap = 0;
+    free(funs);
     /* sections of the listing: "\t.section\t.text.NAME,..." up to the next .section */
     const char *p = text, *end = text + tl;
     const char *key = ".section\t.text.";
     size_t kl = strlen(key);
     while (p < end) {
-        const char *s = strstr(p, key);
-        if (!s) break;
-        const char *name = s + kl;
+        const char *sx = strstr(p, key);
+        if (!sx) break;
+        const char *name = sx + kl;
         const char *comma = name;
         while (comma < end && *comma != ',' && *comma != '\n') comma++;
         const char *body = memchr(comma, '\n', (size_t)(end - comma));
@@ -1362,18 +1433,11 @@ static void analyze_image(image_entry *ie, const uint8_t *img, size_t len)
         if (!next) next = end;
         /* the header comment of the next section sits just before it: harmless */
         size_t nl = (size_t)(comma - name);
-        char *fname = xcalloc(nl + 1, 1);
-        memcpy(fname, name, nl);
+        fn_result *r = NULL;
+        for (uint32_t q = first; q < out->n && !r; q++)
+            if (strlen(out->v[q].name) == nl && memcmp(out->v[q].name, name, nl) == 0) r = &out->v[q];
         ss_cubin_kernel k;
-        char why[200];
-        if (kernel_info_elf(&e, fname, &k, why, sizeof(why)) == 0) {
-            if (ie->nfns == cap) {
-                cap = cap ? 2 * cap : 8;
-                ie->fns = xrealloc(ie->fns, cap * sizeof(fn_result));
-            }
-            fn_result *r = &ie->fns[ie->nfns++];
-            memset(r, 0, sizeof(*r));
-            r->name = fname; fname = NULL;
+        if (r && r->rc != 0 && kernel_info_elf(&e, r->name, &k, r->why, sizeof(r->why)) == 0) {
             r->nacc = (k.cbank_size + 7) / 8;
             r->acc = xcalloc(r->nacc + 1, sizeof(ss_param_access));
             r->rc = ss_sass_analyze_text(body, (size_t)(next - body), k.cbank_offset, k.cbank_size,
@@ -1381,11 +1445,75 @@ static void analyze_image(image_entry *ie, const uint8_t *img, size_t len)
             if (r->rc == 0) const_cross_check(r->name, &k, r->acc, r->nacc);
             ss_cubin_kernel_free(&k);
         }
-        free(fname);
         p = next;
     }
     free(text);
     elf_close(&e);
+}
+
+/* The image's cache entry (made when missing), under g_lock. */
+static image_entry *image_locked(uint64_t h, size_t len)
+{
+    for (uint32_t i = 0; i < g_nimages; i++)
+        if (g_images[i].hash == h && g_images[i].len == len) return &g_images[i];
+    if (g_nimages == g_capimages) {
+        g_capimages = g_capimages ? 2 * g_capimages : 8;
+        g_images = xrealloc(g_images, g_capimages * sizeof(image_entry));
+    }
+    image_entry *ie = &g_images[g_nimages++];
+    memset(ie, 0, sizeof(*ie));
+    ie->hash = h; ie->len = len;
+    return ie;
+}
+
+static const fn_result *find_fn_locked(const image_entry *ie, const char *name)
+{
+    for (uint32_t i = 0; i < ie->nfns; i++)
+        if (strcmp(ie->fns[i].name, name) == 0) return &ie->fns[i];
+    return NULL;
+}
+
+/* A batch into the image's entry (a function another thread classified
+ * meanwhile keeps its first result: the same). */
+static void store_batch(uint64_t h, size_t len, fn_batch *b)
+{
+    pthread_mutex_lock(&g_lock);
+    image_entry *ie = image_locked(h, len);
+    for (uint32_t i = 0; i < b->n; i++) {
+        fn_result *r = &b->v[i];
+        if (find_fn_locked(ie, r->name)) { free(r->name); free(r->acc); continue; }
+        if (ie->nfns == ie->capfns) {
+            ie->capfns = ie->capfns ? 2 * ie->capfns : 8;
+            ie->fns = xrealloc(ie->fns, ie->capfns * sizeof(fn_result));
+        }
+        ie->fns[ie->nfns++] = *r;
+    }
+    pthread_mutex_unlock(&g_lock);
+    free(b->v);
+    b->v = NULL; b->n = b->cap = 0;
+}
+
+void ss_sass_prepare(const uint8_t *img, size_t len, const char *const *names, uint32_t nnames)
+{
+    if (!img || !len || !nnames) return;
+    char why[200];
+    if (!ss_sass_disassembler(why, sizeof(why))) return;   /* ss_sass_classify says why */
+    uint64_t h = ss_xxh64(img, len, 0);
+    /* only the names not classified yet in this image */
+    const char **want = xcalloc(nnames, sizeof(*want));
+    uint32_t nwant = 0;
+    pthread_mutex_lock(&g_lock);
+    const image_entry *ie = NULL;
+    for (uint32_t i = 0; i < g_nimages && !ie; i++)
+        if (g_images[i].hash == h && g_images[i].len == len) ie = &g_images[i];
+    for (uint32_t i = 0; i < nnames; i++)
+        if (!ie || !find_fn_locked(ie, names[i])) want[nwant++] = names[i];
+    pthread_mutex_unlock(&g_lock);
+    qsort(want, nwant, sizeof(*want), cmp_name);
+    fn_batch b = { 0 };
+    if (nwant) analyze_functions(img, len, want, nwant, &b);
+    if (b.n) store_batch(h, len, &b);
+    free(want);
 }
 
 int ss_sass_classify(const uint8_t *img, size_t len, const char *mangled,
@@ -1398,32 +1526,32 @@ int ss_sass_classify(const uint8_t *img, size_t len, const char *mangled,
     if (ss_cubin_kernel_info(img, len, mangled, &k, err, errlen) != 0) return -1;
     ss_cubin_kernel_free(&k);
     uint64_t h = ss_xxh64(img, len, 0);
-    image_entry *ie = NULL;
-    for (uint32_t i = 0; i < g_nimages; i++)
-        if (g_images[i].hash == h && g_images[i].len == len) { ie = &g_images[i]; break; }
-    if (!ie) {
+    for (int pass = 0; pass < 2; pass++) {
+        pthread_mutex_lock(&g_lock);
+        const image_entry *ie = NULL;
+        for (uint32_t i = 0; i < g_nimages && !ie; i++)
+            if (g_images[i].hash == h && g_images[i].len == len) ie = &g_images[i];
+        const fn_result *r = ie ? find_fn_locked(ie, mangled) : NULL;
+        if (r) {
+            int rc = r->rc;
+            if (rc) seterr(err, errlen, "%s", r->why);
+            else for (uint32_t w = 0; w < nwords && w < r->nacc; w++) out[w] = r->acc[w];
+            pthread_mutex_unlock(&g_lock);
+            return rc ? -1 : 0;
+        }
+        pthread_mutex_unlock(&g_lock);
+        if (pass) break;
         char why[200];
         if (!ss_sass_disassembler(why, sizeof(why))) {
             /* not cached: the setting may change before the next call */
             seterr(err, errlen, "%s", why);
             return -1;
         }
-        if (g_nimages == g_capimages) {
-            g_capimages = g_capimages ? 2 * g_capimages : 8;
-            g_images = xrealloc(g_images, g_capimages * sizeof(image_entry));
-        }
-        ie = &g_images[g_nimages++];
-        memset(ie, 0, sizeof(*ie));
-        ie->hash = h; ie->len = len;
-        analyze_image(ie, img, len);
-    }
-    if (ie->rc) { seterr(err, errlen, "%s", ie->why); return -1; }
-    for (uint32_t i = 0; i < ie->nfns; i++) {
-        fn_result *r = &ie->fns[i];
-        if (strcmp(r->name, mangled) != 0) continue;
-        if (r->rc) { seterr(err, errlen, "%s", r->why); return -1; }
-        for (uint32_t w = 0; w < nwords && w < r->nacc; w++) out[w] = r->acc[w];
-        return 0;
+        const char *one[1] = { mangled };
+        fn_batch b = { 0 };
+        analyze_functions(img, len, one, 1, &b);
+        if (!b.n) break;
+        store_batch(h, len, &b);
     }
     seterr(err, errlen, "kernel not found in the disassembly");
     return -1;

@@ -35,11 +35,17 @@ typedef enum ss_param_access {
  * out[k] is the access through the word at parameter-buffer offset 8*k, for k < nwords
  * (words past the kernel's parameter block are UNKNOWN).
  * Returns 0 on success, -1 with a one-line reason in err (kernel not in image, no disassembler, ...).
- * Results are cached per image (by content hash) and function: each image is
- * disassembled once per process. */
+ * Results are cached per image (by content hash) and function: each function is
+ * disassembled once per process (nvdisasm -fun: only the functions asked about). */
 int ss_sass_classify(const uint8_t *img, size_t len, const char *mangled,
                      ss_param_access *out, uint32_t nwords, char *err, size_t errlen);
 const char *ss_param_access_name(ss_param_access a);
+
+/* Classify, from one disassembly restricted to them, the kernels among
+ * `names` that the image defines, into the cache that ss_sass_classify reads
+ * (which would otherwise disassemble the image once per kernel asked about).
+ * Safe on several threads at once (one image each, or the same). */
+void ss_sass_prepare(const uint8_t *img, size_t len, const char *const *names, uint32_t nnames);
 
 /* Drop the process-wide cache of disassembled images (results are recomputed
  * on the next ss_sass_classify). */

@@ -85,13 +85,18 @@ FIXTURES="$FIXTURES sample_stream_ordered_alloc sample_cublas_streams"
 # Correct programs whose kernels index from a base pointer (NVIDIA's overlap sample) and
 # whose 2D copies interleave (tiles of a pitched image): possible races, never proven.
 FIXTURES="$FIXTURES sample_overlap_offsets pitched_tiles"
+# More programs in the style of the CUDA samples, correct (2026-11-24): host
+# callbacks from worker threads, managed memory on streams, zero-copy, HyperQ,
+# graphs built and captured, a captured Jacobi iteration updated in place.
+FIXTURES="$FIXTURES sample_simple_callback sample_unified_memory_streams sample_zero_copy sample_hyperq"
+FIXTURES="$FIXTURES sample_cuda_graphs sample_jacobi_graph_update"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed graph_generic_race_fixed vmm_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
 # to report a race (proof the program has one); CSAN_MUST_PASS: it must not.
 CSAN_MUST_FLAG="side_stream_race"
 CSAN_MUST_PASS="side_stream_race_fixed"
-CSAN_INFO="pinned_copy_event pinned_copy_event_fixed missing_record_stream missing_record_stream_fixed seed002_default_vs_custom"
+CSAN_INFO="torch_side_stream_prefetch pinned_copy_event pinned_copy_event_fixed missing_record_stream missing_record_stream_fixed seed002_default_vs_custom"
 
 mode=full
 names=()

@@ -452,8 +452,47 @@ static void check_model(const char *dir, const char *cubin)
     free(buf);
     free(img);
 
+    /* nvdisasm through a wrapper that logs its arguments: the image holds
+     * every kernel of kernels.cu, the trace launches one, and only that one
+     * is disassembled (nvdisasm -fun <its symbol index>), once: PyTorch's
+     * images hold thousands of kernels, and whole-image disassembly made a
+     * PyTorch trace's first report take 68 s */
+    char wrap[1300], log[1300], why[256];
+    const char *real = ss_sass_disassembler(why, sizeof(why));
+    snprintf(wrap, sizeof(wrap), "%s/nvdisasm-logged", dir);
+    snprintf(log, sizeof(log), "%s/nvdisasm.log", dir);
+    unlink(log);
+    FILE *ws = fopen(wrap, "w");
+    CHECK(ws != NULL, "cannot write %s", wrap);
+    if (ws) {
+        fprintf(ws, "#!/bin/sh\necho \"$@\" >> '%s'\nexec '%s' \"$@\"\n", log, real ? real : "false");
+        fclose(ws);
+        chmod(wrap, 0700);
+    }
+    ss_sass_cache_free();   /* the image was disassembled above, whole */
+    setenv("SYNCSIGHT_NVDISASM", wrap, 1);
+
     char err[256] = "";
     ss_model *m = ss_model_load(path, err, sizeof(err));
+    CHECK(m != NULL, "load %s: %s", path, err);
+    if (m) ss_kernel_access_prepare(m);   /* what the rules do first */
+    unsetenv("SYNCSIGHT_NVDISASM");
+    {
+        FILE *lf = fopen(log, "r");
+        char l1[2048] = "", l2[2048] = "";
+        int runs = 0;
+        while (lf && fgets(runs ? l2 : l1, sizeof(l1), lf)) runs++;
+        if (lf) fclose(lf);
+        char *fun = strstr(l1, "-fun ");
+        CHECK(runs == 1, "nvdisasm ran %d times", runs);
+        CHECK(fun && strspn(fun + 5, "0123456789") > 0 && fun[5 + strspn(fun + 5, "0123456789")] == ' ',
+              "nvdisasm was not restricted to the one launched kernel: %s", l1);
+    }
+    /* the questions below start from nothing again: no cache, no sidecar */
+    if (m) ss_model_free(m);
+    ss_sass_cache_free();
+    unlink(side0);
+    m = ss_model_load(path, err, sizeof(err));
     CHECK(m != NULL, "load %s: %s", path, err);
     if (!m) return;
     ss_string_ref raw = ss_model_string_raw(m, 1), shown = ss_model_string(m, 1);
