@@ -148,21 +148,35 @@ static int elf_find_sec(const elf_view *e, const char *prefix, const char *name)
     return -1;
 }
 
+/* The defined functions of the symbol tables, one per call: *at is where
+ * the walk is (start at 0); returns the name (NULL at the end) and sets
+ * *index to the symbol's index in its table (what nvdisasm -fun takes). */
+static const char *next_function(const elf_view *e, uint64_t *at, uint64_t *index)
+{
+    /* *at = section << 40 | byte offset in its table */
+    for (uint32_t i = (uint32_t)(*at >> 40); i < e->nsecs; i++, *at = (uint64_t)i << 40) {
+        const elf_sec *s = &e->secs[i];
+        if (s->type != SHT_SYMTAB_ || s->link >= e->nsecs) continue;
+        for (uint64_t k = *at & ((1ull << 40) - 1); k + 24 <= s->size; k += 24) {
+            const uint8_t *sym = e->img + s->off + k;
+            if ((sym[4] & 0xf) != STT_FUNC_ || rd16(sym + 6) == 0) continue;
+            const char *n = elf_str(e, s->link, rd32(sym));
+            if (!n) continue;
+            *at = (uint64_t)i << 40 | (k + 24);
+            *index = k / 24;
+            return n;
+        }
+    }
+    return NULL;
+}
+
 int ss_cubin_has_function(const uint8_t *img, size_t len, const char *name)
 {
     elf_view e;
     if (elf_open(&e, img, len, NULL, 0) != 0) return -1;
     int found = 0;
-    for (uint32_t i = 0; i < e.nsecs && !found; i++) {
-        const elf_sec *s = &e.secs[i];
-        if (s->type != SHT_SYMTAB_ || s->link >= e.nsecs) continue;
-        for (uint64_t k = 0; k + 24 <= s->size; k += 24) {
-            const uint8_t *sym = e.img + s->off + k;
-            if ((sym[4] & 0xf) != STT_FUNC_ || rd16(sym + 6) == 0) continue;
-            const char *n = elf_str(&e, s->link, rd32(sym));
-            if (n && strcmp(n, name) == 0) { found = 1; break; }
-        }
-    }
+    uint64_t at = 0, index;
+    for (const char *n; !found && (n = next_function(&e, &at, &index)) != NULL;) found = strcmp(n, name) == 0;
     elf_close(&e);
     return found;
 }
@@ -1387,25 +1401,19 @@ static void analyze_functions(const uint8_t *img, size_t len, const char *const 
     size_t funcap = 64, funlen = 0;
     char *funs = xcalloc(funcap, 1);
     uint32_t first = out->n;
-    for (uint32_t i = 0; i < e.nsecs; i++) {
-        const elf_sec *sec = &e.secs[i];
-        if (sec->type != SHT_SYMTAB_ || sec->link >= e.nsecs) continue;
-        for (uint64_t k = 0; k + 24 <= sec->size; k += 24) {
-            const uint8_t *sym = e.img + sec->off + k;
-            if ((sym[4] & 0xf) != STT_FUNC_ || rd16(sym + 6) == 0) continue;
-            const char *n = elf_str(&e, sec->link, rd32(sym));
-            if (!n || !bsearch(&n, want, nwant, sizeof(*want), cmp_name)) continue;
-            int seen = 0;
-            for (uint32_t q = first; q < out->n && !seen; q++) seen = strcmp(out->v[q].name, n) == 0;
-            if (seen) continue;
-            fn_result *r = batch_add(out, n, strlen(n));
-            snprintf(r->why, sizeof(r->why), "kernel not found in the disassembly");
-            char idx[24];
-            int il = snprintf(idx, sizeof(idx), "%s%llu", funlen ? "," : "", (unsigned long long)(k / 24));
-            while (funlen + (size_t)il + 1 > funcap) { funcap *= 2; funs = xrealloc(funs, funcap); }
-            memcpy(funs + funlen, idx, (size_t)il + 1);
-            funlen += (size_t)il;
-        }
+    uint64_t at = 0, index;
+    for (const char *n; (n = next_function(&e, &at, &index)) != NULL;) {
+        if (!bsearch(&n, want, nwant, sizeof(*want), cmp_name)) continue;
+        int seen = 0;
+        for (uint32_t q = first; q < out->n && !seen; q++) seen = strcmp(out->v[q].name, n) == 0;
+        if (seen) continue;
+        fn_result *r = batch_add(out, n, strlen(n));
+        snprintf(r->why, sizeof(r->why), "kernel not found in the disassembly");
+        char idx[24];
+        int il = snprintf(idx, sizeof(idx), "%s%llu", funlen ? "," : "", (unsigned long long)index);
+        while (funlen + (size_t)il + 1 > funcap) { funcap *= 2; funs = xrealloc(funs, funcap); }
+        memcpy(funs + funlen, idx, (size_t)il + 1);
+        funlen += (size_t)il;
     }
     if (out->n == first) { free(funs); elf_close(&e); return; }
     char *text = NULL;
