@@ -387,6 +387,12 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
         fms(d, "t_ms", r->time);
         break;
     }
+    case SS_REC_SHIM_PAUSE: {
+        const ss_shim_pause_rec *r = (const void *)h;
+        begin(d, "shim_pause"); fu(d, "tid", r->tid); fms(d, "t_ms", r->t0);
+        fdur(d, "dur_ms", r->t0, r->t1);
+        break;
+    }
     case SS_REC_JIT: {
         static const char *const entries[] = { "?", "ptx-to-cubin", "nvvm-ir-to-ptx" };
         static const char *const ops[] = { "?", "cache-load", "cache-store", "compile" };

@@ -1472,6 +1472,33 @@ static int same_caller(const ss_model *m, const ss_call *a, const ss_call *b)
     return a->rec->pystack_id && a->rec->pystack_id == b->rec->pystack_id;
 }
 
+static int cmp_pause(const void *a, const void *b)
+{
+    const ss_shim_pause_rec *x = *(const ss_shim_pause_rec *const *)a, *y = *(const ss_shim_pause_rec *const *)b;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+/* How long the shim itself held thread `tid` inside [a, b] (trace format
+ * 1.7, SS_REC_SHIM_PAUSE): host time between two calls that was not the
+ * program's. */
+static uint64_t shim_time_between(const ss_model *m, uint32_t tid, uint64_t a, uint64_t b)
+{
+    uint32_t lo = 0, hi = m->npauses;
+    while (lo < hi) {   /* the first pause of tid ending after a */
+        uint32_t mid = lo + (hi - lo) / 2;
+        const ss_shim_pause_rec *p = m->pauses[mid];
+        if (p->tid < tid || (p->tid == tid && p->t1 <= a)) lo = mid + 1; else hi = mid;
+    }
+    uint64_t held = 0, until = a;
+    for (uint32_t i = lo; i < m->npauses && m->pauses[i]->tid == tid && m->pauses[i]->t0 < b; i++) {
+        uint64_t s = m->pauses[i]->t0 > until ? m->pauses[i]->t0 : until;
+        uint64_t e = m->pauses[i]->t1 < b ? m->pauses[i]->t1 : b;
+        if (e > s) { held += e - s; until = e; }
+    }
+    return held;
+}
+
 static void mark_blocking_copies(ss_model *m)
 {
     for (uint32_t t = 0; t < m->nthreads; t++) {
@@ -1481,8 +1508,13 @@ static void mark_blocking_copies(ss_model *m)
             ss_call *c = &m->calls[ci], *s = &m->calls[si];
             if (c->cls != SS_API_COPY_ASYNC || s->cls != SS_API_STREAM_SYNC) continue;
             if (c->rec->ret != 0 || c->captured || c->stream < 0 || s->stream != c->stream) continue;
-            if (s->rec->t_enter < c->rec->t_exit || s->rec->t_enter - c->rec->t_exit > SS_BLOCKING_COPY_GAP_NS)
-                continue;
+            if (s->rec->t_enter < c->rec->t_exit) continue;
+            /* the program's time between them: the shim's own work after
+             * the copy (a first stack unwound into a library) is not it */
+            uint64_t gap = s->rec->t_enter - c->rec->t_exit;
+            if (gap > SS_BLOCKING_COPY_GAP_NS)
+                gap -= shim_time_between(m, c->rec->tid, c->rec->t_exit, s->rec->t_enter);
+            if (gap > SS_BLOCKING_COPY_GAP_NS) continue;
             if (!same_caller(m, c, s)) continue;
             /* nothing else on the stream in between, from any thread: calls
              * are sorted by entry, and the two are at most the gap apart */
@@ -1860,6 +1892,7 @@ static void derive_from_calls(ss_model *m, loader *L)
     ss_qsort(m->nvtx, m->nnvtx, sizeof(ss_nvtx), cmp_nvtx);
     ss_qsort(m->hsyncs, m->nhsyncs, sizeof(*m->hsyncs), cmp_hsync);
     ss_qsort(m->jits, m->njits, sizeof(*m->jits), cmp_jit);
+    ss_qsort(m->pauses, m->npauses, sizeof(*m->pauses), cmp_pause);
     ss_qsort(m->stacks, m->nstacks, sizeof(*m->stacks), cmp_idrec);
     ss_qsort(m->pystacks, m->npystacks, sizeof(*m->pystacks), cmp_idrec);
     ss_qsort(m->xaccess, m->nxaccess, sizeof(*m->xaccess), cmp_xaccess);
@@ -1920,7 +1953,7 @@ typedef struct load_pair { ss_model *m; loader *L; load_step *step[2]; } load_pa
 enum {
     K_API, K_GPU, K_SYNC, K_CUDA_EVENT, K_STREAM, K_STREAM_NAME, K_CONTEXT, K_NVTX, K_NOTE, K_META,
     K_THREAD, K_STACK, K_PYSTACK, K_MODULE, K_CUBIN, K_KERNEL_ACCESS, K_HOST_SYNC, K_JIT, K_GRAPH_NODE,
-    K_CAPTURE, K_STRING, K_API_NAME, NKINDS, K_SKIP = NKINDS   /* unknown types: newer minor versions */
+    K_CAPTURE, K_SHIM_PAUSE, K_STRING, K_API_NAME, NKINDS, K_SKIP = NKINDS   /* unknown types: newer minor versions */
 };
 
 static unsigned kept_kind(uint16_t type)
@@ -1946,6 +1979,7 @@ static unsigned kept_kind(uint16_t type)
     case SS_REC_JIT: return K_JIT;
     case SS_REC_GRAPH_NODE: return K_GRAPH_NODE;
     case SS_REC_CAPTURE: return K_CAPTURE;
+    case SS_REC_SHIM_PAUSE: return K_SHIM_PAUSE;
     case SS_REC_STRING: return K_STRING;
     case SS_REC_API_NAME: return K_API_NAME;
     default: return K_SKIP;
@@ -2080,6 +2114,7 @@ static void read_records(ss_model *m, loader *L, ss_reader *rd)
     TAKE(K_JIT, m->jits, m->njits);
     TAKE(K_GRAPH_NODE, m->gnodes, m->ngnodes);
     TAKE(K_CAPTURE, L->capt, L->ncapt);
+    TAKE(K_SHIM_PAUSE, m->pauses, m->npauses);
 #undef TAKE
     /* strings and API names go into maps, in file order (a repeated id:
      * the last string, the first name) */
@@ -2231,7 +2266,7 @@ void ss_model_free(ss_model *m)
     free(m->events); free(m->allocs); free(m->nvtx);
     for (uint32_t i = 0; i < m->nthreads; i++) free(m->threads[i].calls);
     free(m->threads); free(m->notes); free(m->metas); free(m->contexts); free(m->stacks);
-    free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess); free(m->hsyncs); free(m->jits);
+    free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess); free(m->hsyncs); free(m->jits); free(m->pauses);
     free(m->gnodes);
     for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
     free(m->api_names); free(m->api_class); free(m->api_info);

@@ -271,6 +271,9 @@ typedef struct ss_model {
     const ss_host_sync_rec **hsyncs; uint32_t nhsyncs;
     /* JIT compilations and compute-cache loads (SS_REC_JIT), sorted by start. */
     const ss_jit_rec **jits; uint32_t njits;
+    /* the shim's own holds of a thread after a call (trace format 1.7), by
+     * thread, then start: host time that was not the program's */
+    const ss_shim_pause_rec **pauses; uint32_t npauses;
     /* CUDA graph node events (SS_REC_GRAPH_NODE), in file order; resolved
      * into ss_gpu_op.node_call at load. */
     const ss_graph_node_rec **gnodes; uint32_t ngnodes;

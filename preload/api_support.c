@@ -886,6 +886,21 @@ void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t
         memcpy((char *)(out + 1) + values, offsets, nparams * sizeof(uint16_t));
     ss_rec_commit(out);
     ss_hostsync_api_end();
+    /* What the shim did after the call returned (above: a first unwind into
+     * a library's unwind tables takes milliseconds) is time the program did
+     * not run: said when it is long, so that the host time between two calls
+     * is not the shim's (the blocking-copy idiom, analyzer/model.c).  One
+     * clock read per recorded call. */
+    uint64_t now = ss_now();
+    if (r->t_exit && now > r->t_exit && now - r->t_exit >= SS_SHIM_PAUSE_MIN_NS) {
+        ss_shim_pause_rec *p = ss_rec_begin(SS_REC_SHIM_PAUSE, sizeof *p, 0);
+        if (p != NULL) {
+            p->tid = r->tid;
+            p->t0 = r->t_exit;
+            p->t1 = now;
+            ss_rec_commit(p);
+        }
+    }
 }
 
 static uint32_t ss_api_stream_count;

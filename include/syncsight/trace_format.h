@@ -35,13 +35,14 @@
 
 #define SS_TRACE_MAGIC        "SYNCSGHT"     /* 8 bytes, no NUL stored */
 #define SS_TRACE_VERSION_MAJOR 1
-#define SS_TRACE_VERSION_MINOR 6     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
+#define SS_TRACE_VERSION_MINOR 7     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
                                         2: SS_REC_KERNEL_ACCESS; 3: SS_REC_HOST_SYNC;
                                         4: SS_REC_JIT; 5: SS_REC_STREAM_NAME,
                                         SS_REC_GRAPH_NODE, SS_GPU_F_GRAPH_NODE,
                                         driver-API calls (SS_API_F_DRIVER,
                                         SS_API_CBID_DRIVER); 6: SS_REC_CAPTURE
-                                        (sampled recording windows) */
+                                        (sampled recording windows);
+                                        7: SS_REC_SHIM_PAUSE */
 #define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
 #define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
 
@@ -108,6 +109,7 @@ enum ss_rec_type {
     SS_REC_STREAM_NAME = 23, /* the program named a stream (nvtxNameCudaStream*, nvtxNameCuStream*) */
     SS_REC_GRAPH_NODE = 24, /* a CUDA graph node created, cloned or given new parameters */
     SS_REC_CAPTURE    = 25, /* the shim started or stopped recording the hot path (sampling) */
+    SS_REC_SHIM_PAUSE = 26, /* the shim held a thread after a call returned (its own work) */
     SS_REC_TYPE_MAX
 };
 
@@ -630,6 +632,21 @@ typedef struct ss_graph_node_rec {
     uint32_t exec_id;           /* SET_PARAMS: the executable graph */
     uint32_t reserved;
 } ss_graph_node_rec;
+
+/* SS_REC_SHIM_PAUSE (minor version 7): after CUDA call's real return, the
+ * shim kept the thread from t0 (the call's t_exit) to t1 with work of its
+ * own -- a native stack unwound into a library for the first time, module
+ * images written, a buffer handed over -- for at least SS_SHIM_PAUSE_MIN_NS.
+ * The program did not run then: a reader that measures the host time
+ * between two calls (the blocking-copy idiom: a copy and its stream sync)
+ * takes these out. */
+#define SS_SHIM_PAUSE_MIN_NS 50000u
+typedef struct ss_shim_pause_rec {
+    ss_rec_hdr h;
+    uint32_t tid;               /* gettid() of the thread held */
+    uint32_t reserved;
+    uint64_t t0, t1;            /* trace clock */
+} ss_shim_pause_rec;
 
 /* SS_REC_CAPTURE (minor version 6): sampled recording.  A trace starts
  * with everything recorded (as every trace before 1.6 is).  On a long run the
