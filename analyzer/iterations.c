@@ -194,8 +194,13 @@ static void sampled_adjust(ss_iterations *it, const ss_model *m, const uint64_t 
     it->setup_ns = recorded - steady;
 }
 
-/* 1. a repeated NVTX range (not a library's own: "nccl...") */
-typedef struct nvtx_name { uint32_t name_id, count; uint64_t total; } nvtx_name;
+/* 1. a repeated NVTX range (not a library's own: "nccl...") that spans
+ * most of the time between its repeats, as a step's range does: libraries
+ * mark their own short operations with ranges too (CUB's
+ * "cub::DeviceRadixSort" in every PyTorch embedding backward), and a range
+ * that covers a sliver of each iteration is not the iteration. */
+#define ITERATION_RANGE_COVER 0.2
+typedef struct nvtx_name { uint32_t name_id, count; uint64_t total, first, last; } nvtx_name;
 
 static int from_nvtx(ss_iterations *it, const ss_model *m)
 {
@@ -209,19 +214,23 @@ static int from_nvtx(ss_iterations *it, const ss_model *m)
         if (!s.s || (s.len >= 4 && !strncmp(s.s, "nccl", 4))) continue;
         int64_t k = ss_u64map_get(&idx, r->name_id, -1);
         if (k < 0) {
-            nvtx_name x = { r->name_id, 0, 0 };
+            nvtx_name x = { r->name_id, 0, 0, r->start, r->end };
             SS_PUSH(names, nn, cn, x);
             k = nn - 1;
             ss_u64map_put(&idx, r->name_id, k);
         }
         names[k].count++;
         names[k].total += r->end - r->start;
+        if (r->start < names[k].first) names[k].first = r->start;
+        if (r->end > names[k].last) names[k].last = r->end;
     }
     ss_u64map_free(&idx);
     int32_t best = -1;
-    for (uint32_t k = 0; k < nn; k++)
-        if (names[k].count >= SS_MIN_ITERATIONS && (best < 0 || names[k].total > names[best].total))
-            best = (int32_t)k;
+    for (uint32_t k = 0; k < nn; k++) {
+        if (names[k].count < SS_MIN_ITERATIONS) continue;
+        if ((double)names[k].total < ITERATION_RANGE_COVER * (double)(names[k].last - names[k].first)) continue;
+        if (best < 0 || names[k].total > names[best].total) best = (int32_t)k;
+    }
     if (best < 0) { free(names); return 0; }
     nvtx_name b = names[best];
     free(names);

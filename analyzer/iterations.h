@@ -8,8 +8,10 @@
  *
  * How the iteration is found (ss_iterations_of, cached with the model):
  *   1. NVTX: the range name that repeats (at least SS_MIN_ITERATIONS times,
- *      not a library's "nccl..." range) and covers the most time; each range
- *      is one iteration;
+ *      not a library's "nccl..." range), spans at least a fifth of the time
+ *      between its first start and last end (a library's short ranges, such
+ *      as CUB's, do not) and covers the most time; each range is one
+ *      iteration;
  *   2. else the repeating pattern of the calls of the busiest thread: the
  *      sequence of (API name, native stack, Python stack) keys, whose period
  *      is found by ss_find_period() (candidate lags from the gaps between

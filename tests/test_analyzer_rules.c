@@ -21,6 +21,7 @@
 #include "findings.h"
 #include "rule.h"
 #include "report.h"
+#include "iterations.h"
 
 /* CUPTI runtime cbids (cupti_runtime_cbid.h, CUDA 13.0) */
 enum {
@@ -1971,6 +1972,54 @@ static void test_stream_create(void)
 
 /* Every rule on every trace: each positive trace has findings of its own
  * rule only, each fixed twin none at all. */
+/* ------------------------------------------------ iterations and NVTX */
+
+/* A training loop of 12 steps (a launch, a copy back, a sync each), no
+ * range of the program's own; inside every step a library's short NVTX
+ * range (CUB's "cub::DeviceRadixSort", as PyTorch's embedding backward
+ * makes).  with_step: the program's own "step" range around each step. */
+static void write_library_ranges(const char *name, int with_step)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_string(&b, 20, "cub::DeviceRadixSort");
+    tb_string(&b, 21, "step");
+    double t = 1;
+    for (int i = 0; i < 12; i++) {
+        if (with_step) {
+            ss_nvtx_rec *n = tb_rec(&b, SS_REC_NVTX, sizeof *n, 0);
+            n->start = MS(t); n->end = MS(t + 9.9); n->tid = TID; n->name_id = 21;
+        }
+        tb_launch(&b, MS(t + 0.1), 0, LEGACY_SID, MS(t + 0.2), MS(t + 6), NULL, 0);
+        ss_nvtx_rec *n = tb_rec(&b, SS_REC_NVTX, sizeof *n, 0);
+        n->start = MS(t + 0.3); n->end = MS(t + 0.32); n->tid = TID; n->name_id = 20;
+        tb_launch(&b, MS(t + 0.31), 0, LEGACY_SID, MS(t + 6), MS(t + 6.1), NULL, 0);
+        CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(t + 0.4), .t1 = MS(t + 6.2), .stream = 0);
+        t += 10;
+    }
+    tb_close(&b);
+}
+
+static void test_library_ranges(void)
+{
+    for (int with_step = 0; with_step < 2; with_step++) {
+        const char *name = with_step ? "ranges_step" : "ranges_library";
+        write_library_ranges(name, with_step);
+        char path[600], err[256];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, name);
+        ss_model *m = ss_model_load(path, err, sizeof err);
+        CHECK(m != NULL, "load %s: %s", path, err);
+        if (!m) continue;
+        const ss_iterations *it = ss_iterations_of(m);
+        /* a range that covers a sliver of the time between its repeats is no
+         * iteration: the steps are found from the calls (or the step range) */
+        CHECK(it->found && strstr(it->what, "cub::") == NULL && it->count >= 8, "%s: %s, %u iterations", name,
+              it->what, it->count);
+        if (with_step) CHECK(it->from_nvtx && strstr(it->what, "\"step\""), "%s: %s", name, it->what);
+        ss_model_free(m);
+    }
+}
+
 /* ------------------------------------------------------------ blocking copy */
 
 /* PyTorch's blocking copies: model.cuda() (a pageable H2D cudaMemcpyAsync
@@ -2146,6 +2195,7 @@ int main(int argc, char **argv)
     test_implicit_sync();
     test_item();
     test_blocking_copy();
+    test_library_ranges();
     test_pageable();
     test_legacy();
     test_device_sync();
