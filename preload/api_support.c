@@ -856,6 +856,7 @@ void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t
     /* Stacks first: call-site capture may write records of its own, and
      * at most one record may be open per thread. */
     ss_api_tls *t = ss_api_thread();
+    unsigned slow_before = ss_t_slow_work;
     ss_hostsync_api_begin();   /* pending acquires go before the call's record */
     ss_callsite_capture_launch(r, stack_want, t->launch_caller);
     t->launch_caller = 0;
@@ -889,8 +890,11 @@ void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t
     /* What the shim did after the call returned (above: a first unwind into
      * a library's unwind tables takes milliseconds) is time the program did
      * not run: said when it is long, so that the host time between two calls
-     * is not the shim's (the blocking-copy idiom, analyzer/model.c).  One
-     * clock read per recorded call. */
+     * is not the shim's (the blocking-copy idiom, analyzer/model.c).  The
+     * clock is read only after a slow path ran (an unwind, a buffer swap):
+     * 33-53 ns a read on the H100 machine, not paid by every call. */
+    if (ss_t_slow_work == slow_before)
+        return;
     uint64_t now = ss_now();
     if (r->t_exit && now > r->t_exit && now - r->t_exit >= SS_SHIM_PAUSE_MIN_NS) {
         ss_shim_pause_rec *p = ss_rec_begin(SS_REC_SHIM_PAUSE, sizeof *p, 0);

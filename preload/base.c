@@ -35,6 +35,7 @@ uint64_t ss_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+__thread unsigned ss_t_slow_work;
 static __thread uint32_t tls_tid;
 
 uint32_t ss_tid(void)

@@ -18,6 +18,12 @@
 /* Trace clock (CLOCK_MONOTONIC, ns): the same clock CUPTI is told to use. */
 SS_HIDDEN uint64_t ss_now(void);
 
+/* Bumped by the shim's slow paths on this thread (a native stack unwound,
+ * a record buffer swapped): where a recorded call may have held the thread
+ * long enough to say so (SS_REC_SHIM_PAUSE, api_support.c) without reading
+ * the clock after every call. */
+SS_HIDDEN extern __thread unsigned ss_t_slow_work;
+
 /* gettid() of the calling thread, cached in TLS. */
 SS_HIDDEN uint32_t ss_tid(void);
 SS_HIDDEN void     ss_tid_reset(void);          /* fork child: a new tid */

@@ -141,6 +141,7 @@ static struct ss_buf *switch_buffer(uint32_t size)
         return NULL;
     }
     pthread_once(&pool_once, pool_init);
+    ss_t_slow_work++;   /* may wait for a free buffer */
 
     struct ss_buf *old = tls_buf;
     if (old) {

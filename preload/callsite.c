@@ -432,6 +432,7 @@ static uint32_t capture_native_stack(int max_depth, uintptr_t anchor, const stac
     uint64_t cfas[STACK_DEPTH_MAX + OWN_FRAMES_MAX];
     int with_cfa = anchor != 0 && g_ub != NULL;
     int own = with_cfa ? g_own_frames_cfa : g_own_frames;
+    ss_t_slow_work++;   /* an unwind: milliseconds the first time into a library */
     int n = with_cfa ? unwind_with_cfa(raw, cfas, max_depth + own) : g_unwind(raw, max_depth + own);
     *slot_out = NULL;
     /* Our own frames below the capture (the CUPTI callback's dispatch):
