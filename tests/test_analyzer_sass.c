@@ -470,13 +470,18 @@ static void check_model(const char *dir, const char *cubin)
         chmod(wrap, 0700);
     }
     ss_sass_cache_free();   /* the image was disassembled above, whole */
+    /* the setting this run was given (CI names its toolkit's nvdisasm so),
+     * put back after the wrapped run */
+    const char *given = getenv("SYNCSIGHT_NVDISASM");
+    char *saved = given ? strdup(given) : NULL;
     setenv("SYNCSIGHT_NVDISASM", wrap, 1);
 
     char err[256] = "";
     ss_model *m = ss_model_load(path, err, sizeof(err));
     CHECK(m != NULL, "load %s: %s", path, err);
     if (m) ss_kernel_access_prepare(m);   /* what the rules do first */
-    unsetenv("SYNCSIGHT_NVDISASM");
+    if (saved) setenv("SYNCSIGHT_NVDISASM", saved, 1); else unsetenv("SYNCSIGHT_NVDISASM");
+    free(saved);
     {
         FILE *lf = fopen(log, "r");
         char l1[2048] = "", l2[2048] = "";
