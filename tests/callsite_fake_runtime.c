@@ -36,6 +36,7 @@ uint64_t ss_now(void)
 }
 
 uint32_t ss_tid(void) { return (uint32_t)syscall(SYS_gettid); }
+__thread unsigned ss_t_slow_work;   /* base.c's: bumped by callsite.c's unwinds */
 int ss_recording(void) { return 1; }
 
 void *ss_rec_begin(uint16_t type, uint32_t fixed_size, uint32_t tail_size)
