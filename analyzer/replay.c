@@ -416,13 +416,22 @@ static void note_abs(const pass *p)
     if (p->abs_read) p->abs_read[p->cur] = 1;
 }
 
+/* The value at pos < cur: in the recording pass every item before cur was
+ * replayed and wrote its value to bval in place (no per-index copy, no
+ * bitmap to ask); a what-if's is its own, or the baseline's shifted. */
+static uint64_t value_at(const pass *p, uint32_t pos, const uint64_t *mine, int32_t idx)
+{
+    if (p->rec) return p->r->bval[pos];
+    return replayed_here(p, pos) ? mine[idx] : shifted(p, pos, p->r->bval[pos]);
+}
+
 static uint64_t op_start(const pass *p, int32_t o)
 {
     if (p->real) return p->r->m->ops[o].start;
     uint32_t pos = p->r->posS[o];
     if (pos >= p->cur) { note_abs(p); return p->r->m->ops[o].start; }
     note_read(p, pos);
-    return replayed_here(p, pos) ? p->S[o] : shifted(p, pos, p->r->bval[pos]);
+    return value_at(p, pos, p->S, o);
 }
 
 static uint64_t op_end(const pass *p, int32_t o)
@@ -432,7 +441,7 @@ static uint64_t op_end(const pass *p, int32_t o)
     uint32_t pos = p->r->posS[o];
     if (pos >= p->cur) { note_abs(p); return op->end; }
     note_read(p, pos);
-    return (replayed_here(p, pos) ? p->S[o] : shifted(p, pos, p->r->bval[pos])) + (op->end - op->start);
+    return value_at(p, pos, p->S, o) + (op->end - op->start);
 }
 
 static uint64_t call_enter(const pass *p, int32_t c)
@@ -441,7 +450,7 @@ static uint64_t call_enter(const pass *p, int32_t c)
     uint32_t pos = p->r->posE[c];
     if (pos >= p->cur) { note_abs(p); return p->r->m->calls[c].rec->t_enter; }
     note_read(p, pos);
-    return replayed_here(p, pos) ? p->E[c] : shifted(p, pos, p->r->bval[pos]);
+    return value_at(p, pos, p->E, c);
 }
 
 /* call c's replayed exit; `measured` when it is not replayed yet */
@@ -450,7 +459,7 @@ static uint64_t call_exit(const pass *p, int32_t c, uint64_t measured)
     uint32_t pos = p->r->posX[c];
     if (pos >= p->cur) { note_abs(p); return measured; }
     note_read(p, pos);
-    return replayed_here(p, pos) ? p->X[c] : shifted(p, pos, p->r->bval[pos]);
+    return value_at(p, pos, p->X, c);
 }
 
 static int32_t last_mark_before(const ss_replay *r, int32_t s, int64_t bound)
@@ -470,7 +479,7 @@ static uint64_t mark_end(const pass *p, int32_t k)
     uint32_t pos = p->r->posM[k];
     if (pos >= p->cur) { note_abs(p); return p->r->mk_real[k]; }
     note_read(p, pos);
-    return replayed_here(p, pos) ? p->M[k] : shifted(p, pos, p->r->bval[pos]);
+    return value_at(p, pos, p->M, k);
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
@@ -727,42 +736,52 @@ static uint64_t sadd_noting(const pass *p, uint64_t t, int64_t d)
 
 /* Replays item i (p->cur == i): its time, and in *endv its exit or its
  * operation's end (0: neither). */
+/* Item i's value v, where the pass keeps it: in place for the recording
+ * pass (value_at), else by index, with the item marked replayed here. */
+static uint64_t keep(pass *p, uint32_t i, uint64_t *mine, int32_t idx, uint64_t v)
+{
+    if (p->rec) {
+        ((ss_replay *)p->r)->bval[i] = v;   /* the baseline being recorded */
+    } else {
+        mine[idx] = v;
+        p->proc[i >> 3] |= (uint8_t)(1u << (i & 7));
+    }
+    return v;
+}
+
 static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
 {
     const ss_replay *r = p->r;
     const ss_model *m = r->m;
     const iref it = item_at(r, i);
     int32_t k = it.idx;
-    p->proc[i >> 3] |= (uint8_t)(1u << (i & 7));
     *endv = 0;
-    if (it.rank == I_MARK) {
-        p->M[k] = sadd_noting(p, mark_ready(p, k), r->mk_lat[k]);
-        return p->M[k];
-    }
+    if (it.rank == I_MARK) return keep(p, i, p->M, k, sadd_noting(p, mark_ready(p, k), r->mk_lat[k]));
     if (it.rank == I_START) {
         const ss_gpu_op *op = &m->ops[k];
         uint64_t ready = op_ready(p, k, 1);
-        p->S[k] = sadd_noting(p, ready, r->lat[k]);
-        *endv = p->S[k] + (op->end - op->start);
-        return p->S[k];
+        uint64_t v = keep(p, i, p->S, k, sadd_noting(p, ready, r->lat[k]));
+        *endv = v + (op->end - op->start);
+        return v;
     }
     const ss_call *c = &m->calls[k];
     uint64_t E = c->rec->t_enter, X = c->rec->t_exit < E ? E : c->rec->t_exit;
     if (it.rank == I_ENTER) {
         int32_t prev = r->call_prev[k];
+        uint64_t e;
         if (prev < 0) {
             note_abs(p);
-            p->E[k] = E - removed_host_time(p, c->rec->tid, 0, E);
+            e = E - removed_host_time(p, c->rec->tid, 0, E);
         } else {
             const ss_call *pc = &m->calls[prev];
             uint64_t px = pc->rec->t_exit < pc->rec->t_enter ? pc->rec->t_enter : pc->rec->t_exit;
             uint64_t gap = E > px ? E - px : 0;
             uint64_t cut = removed_host_time(p, c->rec->tid, px, E);
             uint64_t base = call_exit(p, prev, px);
-            p->E[k] = base + (gap > cut ? gap - cut : 0);
+            e = base + (gap > cut ? gap - cut : 0);
         }
-        if (p->cap) pin_to_window(m, k, prev, &p->E[k], p->bank);
-        return p->E[k];
+        if (p->cap) pin_to_window(m, k, prev, &e, p->bank);
+        return keep(p, i, p->E, k, e);
     }
     /* exit (its entry not replayed yet: at the same time, exits go first) */
     uint64_t Ek = call_enter(p, k);
@@ -784,9 +803,8 @@ static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
         if (T2 && T2 + post > x) x = T2 + post;
     }
     if (p->cap && x < X && !ss_capture_wait_known(m, k)) x = X;
-    p->X[k] = x;
     *endv = x;
-    return x;
+    return keep(p, i, p->X, k, x);
 }
 
 /* The baseline's latest exit or operation end among items [a, b). */
@@ -1029,7 +1047,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
     pass p = { .r = r, .rx = rx, .nrx = n, .with_hw = 1, .rec = rec };
     ss_replay *rw = (ss_replay *)r;
     struct scratch *sc = &rw->sc[worker];
-    if (!sc->E) {
+    if (!sc->E && !rec) {
         sc->E = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
         sc->X = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
         sc->S = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
@@ -1037,7 +1055,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
     }
     p.E = sc->E; p.X = sc->X; p.S = sc->S; p.M = sc->M;
     p.drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
-    p.proc = ss_xcalloc(r->nitems / 8 + 1, 1);
+    if (!rec) p.proc = ss_xcalloc(r->nitems / 8 + 1, 1);
     p.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
     p.hint_mk = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
     if (rec) {
@@ -1121,8 +1139,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
         rw->vmax = 0;
         for (uint32_t i = 0; i < r->nitems; i++) {
             const iref it = item_at(r, i);
-            uint64_t v = pass_value(&p, it);
-            rw->bval[i] = v;
+            uint64_t v = rw->bval[i];   /* written in place (keep) */
             uint64_t hi = it.rank == I_START ? v + (m->ops[it.idx].end - m->ops[it.idx].start) : v;
             if (v < rw->vmin) rw->vmin = v;
             if (hi > rw->vmax) rw->vmax = hi;
@@ -1175,13 +1192,6 @@ static void record_baseline(ss_replay *r)
     r->base_end = run_pass(r, NULL, 0, 1, 0);
     ss_timing("replay.build.record", t);
     t = ss_seconds();
-    /* the recording pass's times are in bval now: its scratch is given
-     * back until a what-if needs one, so that it is not resident together
-     * with the per-position tables made below (the build's peak) */
-    struct scratch *sc0 = &r->sc[0];
-    free(sc0->E); free(sc0->X); free(sc0->S); free(sc0->M);
-    *sc0 = (struct scratch){ 0 };
-
     /* a value lives from after the item that makes it to its last reader:
      * per position, the values last read there (die_off[q]..die_off[q+1]),
      * and the number live (born before, read from it on).  What needs the
@@ -2250,14 +2260,25 @@ static ss_replay *build(const ss_model *m)
         find_load_barriers(r, dv, by_key, m->nops);
     }
     if (r->nlb) {
-        /* each op waits behind the latest barrier of its device before it
-         * (barriers were found in key order, device by device) */
+        /* each op waits behind the latest barrier of its device before it.
+         * Barriers were found device by device, each device's in key order:
+         * one range of r->lb per device, walked by a cursor as the ops come
+         * in key order (one pass, however many barriers a program has) */
+        uint32_t *lb_end = ss_xcalloc((size_t)ndev + 1, sizeof(uint32_t));
+        uint32_t *lb_cur = ss_xcalloc((size_t)ndev + 1, sizeof(uint32_t));
+        for (uint32_t b = 0; b < r->nlb; b++) lb_end[r->lb[b].device] = b + 1;
+        for (int32_t dv = 0; dv < ndev; dv++) lb_cur[dv] = UINT32_MAX;
+        for (uint32_t b = r->nlb; b-- > 0; ) lb_cur[r->lb[b].device] = b;   /* each device's first */
+        uint32_t *lb_first = ss_xcalloc((size_t)ndev + 1, sizeof(uint32_t));
+        for (int32_t dv = 0; dv < ndev; dv++) lb_first[dv] = lb_cur[dv];
         for (uint32_t i = 0; i < m->nops; i++) {
-            int32_t o = by_key[i];
-            for (uint32_t b = 0; b < r->nlb; b++)
-                if (r->lb[b].device == ss_op_device(&m->ops[o]) && r->opkey[o] >= r->lb_key[b])
-                    r->op_barrier[o] = (int32_t)b;
+            int32_t o = by_key[i], dv = ss_op_device(&m->ops[o]);
+            if (dv < 0 || dv >= ndev || lb_first[dv] == UINT32_MAX) continue;
+            uint32_t *c = &lb_cur[dv];
+            while (*c < lb_end[dv] && r->lb_key[*c] <= r->opkey[o]) (*c)++;
+            if (*c > lb_first[dv]) r->op_barrier[o] = (int32_t)(*c - 1);
         }
+        free(lb_end); free(lb_cur); free(lb_first);
     }
     free(by_key);
 
