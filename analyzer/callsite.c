@@ -142,6 +142,27 @@ static void library_visit(void *ctx, uint32_t i, const ss_frame *f, int is_user)
     w->function = f->function;
 }
 
+/* ss_call_cuda_library: from the innermost frame, past the plumbing, the
+ * frames of one NVIDIA CUDA library, up to the first frame that is none of
+ * them (the framework, the program, or libstdc++'s thread start on
+ * PyTorch's autograd threads). */
+static void cuda_library_visit(void *ctx, uint32_t i, const ss_frame *f, int is_user)
+{
+    (void)i; (void)is_user;
+    library_walk *w = ctx;
+    if (w->done) return;
+    if (!f->module) { w->done = 1; return; }   /* an unknown frame: the library frames end here */
+    if (!w->module && ss_module_is_plumbing(f->module)) return;
+    if (ss_module_cuda_library(f->module) &&
+        (!w->module || ss_module_cuda_library(w->module) == ss_module_cuda_library(f->module))) {
+        w->module = f->module;
+        w->function = f->function;
+        w->found = 1;
+        return;
+    }
+    w->done = 1;   /* the framework (or the end of the library's frames) */
+}
+
 typedef struct library_entry { char lib[96], fn[160]; } library_entry;
 struct ss_library_cache {
     ss_u64map by_stack;   /* stack id -> index in v, or -1: made by the user's code */
@@ -157,13 +178,15 @@ static void library_cache_free(struct ss_library_cache *c)
     free(c);
 }
 
-int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen)
+/* Walk call's native stack with `visit` (mode: which walk, part of the
+ * cache key), the result cached per stack. */
+static int walk_library(const ss_model *m, int32_t call, int mode, char *lib, size_t liblen, char *fn, size_t fnlen)
 {
     if (liblen) lib[0] = '\0';
     if (fnlen) fn[0] = '\0';
     if (call < 0 || (uint32_t)call >= m->ncalls) return 0;
     const ss_api_rec *rec = m->calls[call].rec;
-    if (rec->pystack_id || !rec->stack_id) return 0;
+    if (!rec->stack_id || (mode == 0 && rec->pystack_id)) return 0;
     const ss_stack_rec *s = ss_model_stack(m, rec->stack_id);
     if (!s) return 0;
     ss_model *mm = (ss_model *)m;   /* a cache the model frees, like the symbolizer */
@@ -173,10 +196,12 @@ int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, c
         mm->library_cache_free = library_cache_free;
     }
     struct ss_library_cache *c = mm->library_cache;
-    int64_t k = ss_u64map_get(&c->by_stack, rec->stack_id, -2);
+    uint64_t key = 2 * (uint64_t)rec->stack_id + (uint64_t)mode;
+    int64_t k = ss_u64map_get(&c->by_stack, key, -2);
     if (k == -2) {
         library_walk w = { 0 };
-        ss_stack_walk(model_symbolizer_locked(m), ss_rec_tail(&s->h, sizeof(*s)), s->depth, library_visit, &w);
+        ss_stack_walk(model_symbolizer_locked(m), ss_rec_tail(&s->h, sizeof(*s)), s->depth,
+                      mode ? cuda_library_visit : library_visit, &w);
         k = -1;
         if (w.found) {
             library_entry e;
@@ -186,7 +211,7 @@ int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, c
             k = c->n;
             SS_PUSH(c->v, c->n, c->cap, e);
         }
-        ss_u64map_put(&c->by_stack, rec->stack_id, k);
+        ss_u64map_put(&c->by_stack, key, k);
     }
     if (k >= 0) {
         snprintf(lib, liblen, "%s", c->v[k].lib);
@@ -194,6 +219,16 @@ int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, c
     }
     pthread_mutex_unlock(&symbolizer_lock);
     return k >= 0;
+}
+
+int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen)
+{
+    return walk_library(m, call, 0, lib, liblen, fn, fnlen);
+}
+
+int ss_call_cuda_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen)
+{
+    return walk_library(m, call, 1, lib, liblen, fn, fnlen);
 }
 
 int ss_site_source(const ss_site *site, const char **file, size_t *file_len, uint32_t *line)

@@ -53,6 +53,15 @@ void ss_op_site(const ss_model *m, int32_t op, ss_site *site);
  * line's), or when no native stack says.  Thread-safe. */
 int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen);
 
+/* The NVIDIA CUDA library (ss_module_cuda_library: cuDNN, cuBLAS, NCCL,
+ * ...) that made call `call` itself, whoever called that library: its
+ * native stack's innermost frames past the driver, runtime, CUPTI and C
+ * runtime are that library's.  Its file name into lib and its outermost
+ * function there into fn; returns 1.  0 when the innermost frames are
+ * anything else (a framework's, the program's) or no native stack says.
+ * Thread-safe. */
+int ss_call_cuda_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen);
+
 /* The site as text, NUL-terminated (cut to fit): "file:line function",
  * "module+0xoffset function", "<api> on stream 0x... (<kind>)", ... */
 void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len);

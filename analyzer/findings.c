@@ -51,10 +51,38 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
+/* The Python stack of thread tid's first call at or after time t (0: none,
+ * or no Python stack). */
+static uint32_t first_pystack_from(const ss_model *m, uint32_t tid, uint64_t t)
+{
+    const ss_thread *th = ss_model_thread(m, tid);
+    if (!th) return 0;
+    uint32_t lo = 0, hi = th->ncalls;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m->calls[th->calls[mid]].rec->t_enter < t) lo = mid + 1; else hi = mid;
+    }
+    return lo < th->ncalls ? m->calls[th->calls[lo]].rec->pystack_id : 0;
+}
+
 /* A call made inside a collective library's own API (NCCL marks each of
  * its calls with an NVTX range "nccl..."): the user cannot change that code,
  * so its findings are reported as info, folded apart, and say where they
- * come from.  Returns the range name, or {NULL, 0}. */
+ * come from.  Returns the range name, or {NULL, 0}.
+ *
+ * A range whose end was never seen (UNCLOSED: open at exit) is no evidence
+ * for what came after its API returned.  NCCL 2.24 and later end some of
+ * theirs (ncclCommInitRankConfig, ncclCommFinalize: ranges given a payload
+ * on the way out) with the NVTX payload extension's nvtxRangePopPayload,
+ * which CUPTI does not report, so such a range looks open to the end of the
+ * process and would claim every later call of the thread (measured: a DDP
+ * script's forward pass reported "inside NCCL (ncclCommInitRankConfig)").
+ * What bounds it: a library API called from Python returns before Python
+ * runs again, and while it runs every CUDA call it makes carries the same
+ * Python stack.  So an unclosed range claims a call only when the call's
+ * Python stack is the one of the thread's first call inside the range; a
+ * call without a Python stack has its native stack to say where it came
+ * from (ss_call_library), and is not claimed. */
 static ss_string_ref library_range(const ss_model *m, const ss_call *c)
 {
     ss_string_ref none = { NULL, 0 };
@@ -64,7 +92,51 @@ static ss_string_ref library_range(const ss_model *m, const ss_call *c)
     ss_string_ref s = ss_model_string(m, r->name_id);
     if (!s.s || s.len < 4 || strncmp(s.s, "nccl", 4) != 0)
         return none;
+    if ((r->h.flags & SS_NVTX_F_UNCLOSED) &&
+        (!c->rec->pystack_id || c->rec->pystack_id != first_pystack_from(m, c->rec->tid, r->start)))
+        return none;
     return s;
+}
+
+/* Was call `call` made inside the library family `family` (its innermost
+ * frames past the plumbing)? */
+static int call_in_family(const ss_model *m, int32_t call, const char *family)
+{
+    char lib[96], fn[8];
+    return call >= 0 && ss_call_cuda_library(m, call, lib, sizeof lib, fn, sizeof fn) &&
+           ss_module_cuda_library(lib) == family;
+}
+
+/* Is occurrence o a library's internal matter?  Every call of it -- the
+ * accesses, and the allocation of its buffer where that is one -- made
+ * inside one NVIDIA library (native stacks, whoever called the library:
+ * a Python line, PyTorch's autograd thread), and the buffer or a stream
+ * the library's own: the library allocated the buffer (cuDNN's zeroed
+ * scratch), or one access ran on a stream the library created (cuDNN's
+ * internal streams, which it joins back to the caller's stream itself).
+ * Then the user's code neither touches the buffer nor could order the two.
+ * Two library calls on the user's own streams over the user's tensor stay
+ * the user's.  A call without a native stack says nothing: no. */
+static int library_internal(const ss_model *m, const ss_occurrence *o, const char *inlib)
+{
+    const char *family = ss_module_cuda_library(inlib);
+    if (!family || o->alloc < 0 || (uint32_t)o->alloc >= m->nallocs) return 0;
+    int32_t alloc_call = m->allocs[o->alloc].alloc_call;
+    int own = 0, accesses = 0;
+    for (uint32_t i = 0; i < o->nrefs && i < SS_FINDING_MAX_REFS; i++) {
+        int32_t call = o->refs[i].call;
+        if (call < 0) continue;
+        if (call == alloc_call) {
+            own |= call_in_family(m, call, family);
+            continue;
+        }
+        if (!call_in_family(m, call, family)) return 0;
+        accesses++;
+        int32_t st = m->calls[call].stream;
+        if (st >= 0 && (uint32_t)st < m->nstreams && call_in_family(m, m->streams[st].create_call, family))
+            own = 1;
+    }
+    return accesses >= 2 && own;
 }
 
 void ss_finding_site(const ss_finding *x, ss_site *site)
@@ -133,7 +205,15 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     /* a call that a library made on the user's behalf (cublasDestroy's
      * device synchronization): its own finding, which says so */
     char inlib[96] = "", infn[160] = "";
-    int inside = !lib.s && c && ss_call_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn);
+    int inside = 0, internal = 0;
+    if (!lib.s && c) {
+        /* the whole occurrence the library's own (whoever called it: a
+         * Python line, the autograd thread); else, for native code, the
+         * library the user's code called that made the call */
+        internal = ss_call_cuda_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn) &&
+                   library_internal(m, o, inlib);
+        inside = internal || ss_call_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn);
+    }
     char *key = ss_strdup_printf("%s|%u|%s|%s|%u%s%s%s", o->rule, m->hdr.pid, text,
                                  o->site_extra ? o->site_extra : "", stack_key, lib.s ? "|lib" : "",
                                  inside ? "|in:" : "", inlib);
@@ -150,15 +230,27 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
         return;
     }
     x.rule = o->rule;
-    x.severity = lib.s ? SS_SEV_INFO : o->severity;
-    x.fixed_severity = lib.s || o->fixed_severity;
+    x.severity = lib.s || internal ? SS_SEV_INFO : o->severity;
+    x.fixed_severity = lib.s || internal || o->fixed_severity;
     x.cost_ms = o->cost_ms;
     x.cost_basis = ss_strdup_printf("%s", o->cost_basis ? o->cost_basis : "");
     x.message = lib.s ? ss_strdup_printf("inside NCCL (%.*s), not in your code: %s", (int)(lib.len < 120 ? lib.len : 120),
                                          lib.s, o->message ? o->message : "")
                       : ss_strdup_printf("%s", o->message ? o->message : "");
     x.fix = ss_strdup_printf("%s", o->fix ? o->fix : "");
-    if (inside) {
+    if (internal) {
+        char *msg = ss_strdup_printf("inside %s%s%s%s, on that library's own buffer or stream, not in your code: %s",
+                                     inlib, infn[0] ? " (" : "", infn, infn[0] ? ")" : "", x.message);
+        char *fix = ss_strdup_printf("Both accesses were made inside %s (native stacks), on a buffer it allocated or "
+                                     "on a stream it created itself: nothing your code does touches or orders them. "
+                                     "If the race is real it is the library's to fix: report it to its maintainers "
+                                     "with this trace, or try a newer version.", inlib);
+        free(x.message);
+        free(x.fix);
+        x.message = msg;
+        x.fix = fix;
+        x.library = ss_strdup_printf("%s", inlib);
+    } else if (inside) {
         char *msg = ss_strdup_printf("inside %s%s%s%s, which your code called: %s", inlib, infn[0] ? " (" : "", infn,
                                      infn[0] ? ")" : "", x.message);
         char *fix = ss_strdup_printf("%s%sThe call is made by %s%s%s, not by your code: what your code decides is "

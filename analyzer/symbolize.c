@@ -182,14 +182,34 @@ int ss_module_is_plumbing(const char *path)
     return 0;
 }
 
+/* NVIDIA's libraries that do CUDA work of their own below a program or a
+ * framework: each name is a family (libcudnn_ops.so.9 and libcudnn.so.9 are
+ * one library, libcublasLt and libcublas too). */
+static const char *const cuda_library_families[] = {
+    "libnvrtc", "libnvJitLink", "libcublas", "libcudnn", "libnccl", "libcufft", "libcurand", "libcusparse",
+    "libcusolver",
+};
+
+const char *ss_module_cuda_library(const char *path)
+{
+    if (!path || !*path)
+        return NULL;
+    const char *b = base_name(path);
+    for (size_t i = 0; i < sizeof cuda_library_families / sizeof cuda_library_families[0]; i++)
+        if (strncmp(b, cuda_library_families[i], strlen(cuda_library_families[i])) == 0)
+            return cuda_library_families[i];
+    return NULL;
+}
+
 int ss_module_is_user(const char *path)
 {
     if (!path || !*path || ss_module_is_plumbing(path))
         return 0;
     /* the libraries a program calls, which are not its code either */
+    if (ss_module_cuda_library(path))
+        return 0;
     static const char *const lib_prefixes[] = {
-        "libnvrtc", "libnvJitLink", "libcublas", "libcudnn", "libnccl", "libcufft", "libcurand", "libcusparse",
-        "libcusolver", "libpython", "python", "libffi", "libtorch", "libc10", "libshm", "libgomp", "libiomp",
+        "libpython", "python", "libffi", "libtorch", "libc10", "libshm", "libgomp", "libiomp",
     };
     const char *b = base_name(path);
     for (size_t i = 0; i < sizeof lib_prefixes / sizeof lib_prefixes[0]; i++)

@@ -61,6 +61,9 @@ const char *ss_symbolizer_module_problem(ss_symbolizer *s, const char *path);
  * code: not the CUDA libraries, syncsight, the C/C++ runtime and loader, the
  * Python interpreter and its extension directory, PyTorch's own libraries. */
 int ss_module_is_user(const char *path);
+/* The family of an NVIDIA CUDA library ("libcudnn", "libcublas", "libnccl",
+ * ...) that `path` is one of, or NULL. */
+const char *ss_module_cuda_library(const char *path);
 
 /* A module that makes CUDA calls for every program and is no library the
  * program chose to call: the driver and its helpers, the CUDA runtime, the

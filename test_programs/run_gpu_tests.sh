@@ -69,6 +69,8 @@ FIXTURES="$FIXTURES driver_launch_race driver_launch_race_fixed cupy_rawkernel_r
 FIXTURES="$FIXTURES triton_reader_race triton_reader_race_fixed"
 # A training loop as people write it: setup vs steady state, the blocking-copy idiom (model.cuda()).
 FIXTURES="$FIXTURES train_item_loop train_item_loop_fixed"
+# cuDNN's own buffer behind a batch-norm kernel: the library's, not the program's.
+FIXTURES="$FIXTURES torch_cnn_batchnorm"
 # A kernel launched from two lines through one stub (each site its own calls), and
 # streams named through NVTX and by their creation line.
 FIXTURES="$FIXTURES same_kernel_two_lines stream_names"
