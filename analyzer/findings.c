@@ -51,49 +51,19 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-/* The Python stack of thread tid's first call at or after time t (0: none,
- * or no Python stack). */
-static uint32_t first_pystack_from(const ss_model *m, uint32_t tid, uint64_t t)
-{
-    const ss_thread *th = ss_model_thread(m, tid);
-    if (!th) return 0;
-    uint32_t lo = 0, hi = th->ncalls;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (m->calls[th->calls[mid]].rec->t_enter < t) lo = mid + 1; else hi = mid;
-    }
-    return lo < th->ncalls ? m->calls[th->calls[lo]].rec->pystack_id : 0;
-}
-
 /* A call made inside a collective library's own API (NCCL marks each of
  * its calls with an NVTX range "nccl..."): the user cannot change that code,
  * so its findings are reported as info, folded apart, and say where they
- * come from.  Returns the range name, or {NULL, 0}.
- *
- * A range whose end was never seen (UNCLOSED: open at exit) is no evidence
- * for what came after its API returned.  NCCL 2.24 and later end some of
- * theirs (ncclCommInitRankConfig, ncclCommFinalize: ranges given a payload
- * on the way out) with the NVTX payload extension's nvtxRangePopPayload,
- * which CUPTI does not report, so such a range looks open to the end of the
- * process and would claim every later call of the thread (measured: a DDP
- * script's forward pass reported "inside NCCL (ncclCommInitRankConfig)").
- * What bounds it: a library API called from Python returns before Python
- * runs again, and while it runs every CUDA call it makes carries the same
- * Python stack.  So an unclosed range claims a call only when the call's
- * Python stack is the one of the thread's first call inside the range; a
- * call without a Python stack has its native stack to say where it came
- * from (ss_call_library), and is not claimed. */
+ * come from.  Returns the range name, or {NULL, 0}.  (A range NCCL never
+ * closed for CUPTI holds only the calls of its own API: ss_model_call_nvtx.) */
 static ss_string_ref library_range(const ss_model *m, const ss_call *c)
 {
     ss_string_ref none = { NULL, 0 };
-    const ss_nvtx_rec *r = ss_model_nvtx_at(m, c->rec->tid, c->rec->t_enter, c->rec->t_exit);
+    const ss_nvtx_rec *r = ss_model_call_nvtx(m, c);
     if (!r)
         return none;
     ss_string_ref s = ss_model_string(m, r->name_id);
     if (!s.s || s.len < 4 || strncmp(s.s, "nccl", 4) != 0)
-        return none;
-    if ((r->h.flags & SS_NVTX_F_UNCLOSED) &&
-        (!c->rec->pystack_id || c->rec->pystack_id != first_pystack_from(m, c->rec->tid, r->start)))
         return none;
     return s;
 }
@@ -210,7 +180,8 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
         /* the whole occurrence the library's own (whoever called it: a
          * Python line, the autograd thread); else, for native code, the
          * library the user's code called that made the call */
-        internal = ss_call_cuda_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn) &&
+        internal = o->alloc >= 0 &&
+                   ss_call_cuda_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn) &&
                    library_internal(m, o, inlib);
         inside = internal || ss_call_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn);
     }

@@ -412,8 +412,39 @@ ss_string_ref ss_model_op_name(const ss_model *m, const ss_gpu_op *op)
     return r;
 }
 
-const ss_nvtx_rec *ss_model_nvtx_at(const ss_model *m, uint32_t tid, uint64_t t0, uint64_t t1)
+/* The Python stack of thread tid's first call at or after time t (0: none,
+ * or no Python stack). */
+static uint32_t first_pystack_from(const ss_model *m, uint32_t tid, uint64_t t)
 {
+    const ss_thread *th = ss_model_thread(m, tid);
+    if (!th) return 0;
+    uint32_t lo = 0, hi = th->ncalls;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m->calls[th->calls[mid]].rec->t_enter < t) lo = mid + 1; else hi = mid;
+    }
+    return lo < th->ncalls ? m->calls[th->calls[lo]].rec->pystack_id : 0;
+}
+
+/* Does range r, whose end was never seen (UNCLOSED: open at exit), hold
+ * call c?  Its end is unknown, so it holds only what is certainly inside
+ * it: a library API pushed it and called from Python returns before Python
+ * runs again, while every CUDA call it makes carries the same Python stack.
+ * So c must have the Python stack of the thread's first call inside r.
+ * (NCCL 2.24+ ends ncclCommInitRankConfig's and ncclCommFinalize's ranges
+ * with the NVTX payload extension's nvtxRangePopPayload, which CUPTI does not
+ * report: without this bound they held every later call of the thread --
+ * a DDP script's forward pass was "inside NCCL".)  A call without a Python
+ * stack is not held: its native stack says where it came from. */
+static int unclosed_holds(const ss_model *m, const ss_nvtx_rec *r, const ss_call *c)
+{
+    return c->rec->pystack_id && c->rec->pystack_id == first_pystack_from(m, c->rec->tid, r->start);
+}
+
+const ss_nvtx_rec *ss_model_call_nvtx(const ss_model *m, const ss_call *c)
+{
+    uint32_t tid = c->rec->tid;
+    uint64_t t0 = c->rec->t_enter, t1 = c->rec->t_exit;
     /* last range of tid starting at or before t0, then walk back to the
      * innermost one that encloses [t0,t1]; bounded so a thread with many
      * closed sibling ranges costs little */
@@ -429,7 +460,7 @@ const ss_nvtx_rec *ss_model_nvtx_at(const ss_model *m, uint32_t tid, uint64_t t0
         if (r->tid != tid) break;
         if (r->h.flags & SS_NVTX_F_MARK) continue;
         int open = (r->h.flags & SS_NVTX_F_UNCLOSED) != 0;
-        if (r->start <= t0 && (open || r->end >= t1)) {
+        if (r->start <= t0 && (open ? unclosed_holds(m, r, c) : r->end >= t1)) {
             if (!best || r->depth > best->depth) best = r;
             if (r->depth == 0) break;
         }

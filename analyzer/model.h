@@ -357,8 +357,10 @@ int ss_call_is_strided(const ss_model *m, const ss_call *c);
 const char *ss_stream_kind_name(uint32_t kind);
 /* "stream 0x... (kind)" (the legacy stream as 0x0), or "no stream", into buf. */
 const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, size_t len);
-/* Innermost NVTX range enclosing [t0,t1] on thread tid, or NULL. */
-const ss_nvtx_rec *ss_model_nvtx_at(const ss_model *m, uint32_t tid, uint64_t t0, uint64_t t1);
+/* Innermost NVTX range of its thread that holds call c, or NULL.  A range
+ * never closed holds only the calls with the Python stack of its first call
+ * (model.c, unclosed_holds). */
+const ss_nvtx_rec *ss_model_call_nvtx(const ss_model *m, const ss_call *c);
 /* Allocation containing addr at time t (live then), or -1. */
 int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t);
 /* The range a successful release call c (class SS_API_FREE, c->alloc >= 0)

@@ -15,7 +15,7 @@ double ss_rel_ms(const ss_model *m, uint64_t t)
 ss_string_ref ss_call_nvtx(const ss_model *m, const ss_call *c)
 {
     ss_string_ref none = { NULL, 0 };
-    const ss_nvtx_rec *r = ss_model_nvtx_at(m, c->rec->tid, c->rec->t_enter, c->rec->t_exit);
+    const ss_nvtx_rec *r = ss_model_call_nvtx(m, c);
     return r ? ss_model_string(m, r->name_id) : none;
 }
 

@@ -734,8 +734,6 @@ static uint64_t sadd_noting(const pass *p, uint64_t t, int64_t d)
     return v;
 }
 
-/* Replays item i (p->cur == i): its time, and in *endv its exit or its
- * operation's end (0: neither). */
 /* Item i's value v, where the pass keeps it: in place for the recording
  * pass (value_at), else by index, with the item marked replayed here. */
 static uint64_t keep(pass *p, uint32_t i, uint64_t *mine, int32_t idx, uint64_t v)
@@ -749,6 +747,8 @@ static uint64_t keep(pass *p, uint32_t i, uint64_t *mine, int32_t idx, uint64_t 
     return v;
 }
 
+/* Replays item i (p->cur == i): its time, and in *endv its exit or its
+ * operation's end (0: neither). */
 static uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
 {
     const ss_replay *r = p->r;
@@ -2264,21 +2264,17 @@ static ss_replay *build(const ss_model *m)
          * Barriers were found device by device, each device's in key order:
          * one range of r->lb per device, walked by a cursor as the ops come
          * in key order (one pass, however many barriers a program has) */
-        uint32_t *lb_end = ss_xcalloc((size_t)ndev + 1, sizeof(uint32_t));
-        uint32_t *lb_cur = ss_xcalloc((size_t)ndev + 1, sizeof(uint32_t));
-        for (uint32_t b = 0; b < r->nlb; b++) lb_end[r->lb[b].device] = b + 1;
-        for (int32_t dv = 0; dv < ndev; dv++) lb_cur[dv] = UINT32_MAX;
-        for (uint32_t b = r->nlb; b-- > 0; ) lb_cur[r->lb[b].device] = b;   /* each device's first */
-        uint32_t *lb_first = ss_xcalloc((size_t)ndev + 1, sizeof(uint32_t));
-        for (int32_t dv = 0; dv < ndev; dv++) lb_first[dv] = lb_cur[dv];
+        struct { uint32_t first, end, cur; } *span = ss_xcalloc((size_t)ndev + 1, sizeof *span);
+        for (uint32_t b = r->nlb; b-- > 0; ) span[r->lb[b].device].first = span[r->lb[b].device].cur = b;
+        for (uint32_t b = 0; b < r->nlb; b++) span[r->lb[b].device].end = b + 1;
         for (uint32_t i = 0; i < m->nops; i++) {
             int32_t o = by_key[i], dv = ss_op_device(&m->ops[o]);
-            if (dv < 0 || dv >= ndev || lb_first[dv] == UINT32_MAX) continue;
-            uint32_t *c = &lb_cur[dv];
-            while (*c < lb_end[dv] && r->lb_key[*c] <= r->opkey[o]) (*c)++;
-            if (*c > lb_first[dv]) r->op_barrier[o] = (int32_t)(*c - 1);
+            if (dv < 0 || dv >= ndev) continue;
+            uint32_t *c = &span[dv].cur;   /* an empty span: end 0, never entered */
+            while (*c < span[dv].end && r->lb_key[*c] <= r->opkey[o]) (*c)++;
+            if (*c > span[dv].first) r->op_barrier[o] = (int32_t)(*c - 1);
         }
-        free(lb_end); free(lb_cur); free(lb_first);
+        free(span);
     }
     free(by_key);
 

@@ -88,7 +88,9 @@ PY
 done
 
 # ---- several processes: torchrun with 2 ranks
-if ! "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.device_count() >= 2 else 1)' > "$OUT/torch-probe.log" 2>&1; then
+torch2=0   # can torch see 2 GPUs? (torchrun and the DDP script need it)
+"$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.device_count() >= 2 else 1)' > "$OUT/torch-probe.log" 2>&1 && torch2=1
+if [ $torch2 = 0 ]; then
     skip torchrun "$PYTHON cannot import torch or sees fewer than 2 GPUs: $(tail -n 1 "$OUT/torch-probe.log")"
 else
     mkdir -p "$OUT/torchrun"
@@ -136,7 +138,7 @@ PY
 fi
 
 # ---- a stranger's DDP training, 2 ranks: each rank's findings against its expect
-if ! "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.device_count() >= 2 else 1)' > "$OUT/torch-probe.log" 2>&1; then
+if [ $torch2 = 0 ]; then
     skip torch_ddp_train "$PYTHON cannot import torch or sees fewer than 2 GPUs"
 else
     mkdir -p "$OUT/ddp"

@@ -41,6 +41,9 @@ for f in nccl:
 at54 = [f for f in d["findings"] if ":54 " in (f.get("site") or "") + " "]
 assert at54, "the fixture's findings at line 54 (all_gather_object) are gone"
 assert not [f for f in at54 if "inside NCCL" in f["message"]], "a call after ncclCommInitRankConfig returned was claimed by its unclosed range"
+# ... nor shown as inside it (the calls' "nvtx": every consumer asks ss_model_call_nvtx)
+shown = [c.get("nvtx") for f in at54 for c in f.get("calls", []) if (c.get("nvtx") or "").startswith("nccl")]
+assert not shown, f"calls at line 54 shown inside {shown}"
 PY
 "$S" report --fail-on warning "$D" > /dev/null 2>&1 || fail "--fail-on warning failed on a job whose only findings are NCCL-internal"
 echo "ok: 2 processes, total, NCCL-internal findings are info"
