@@ -247,6 +247,7 @@ typedef struct ss_model {
     uint64_t gpu_records_end;   /* last GPU op end recorded, 0 none */
     uint64_t host_records_end;  /* last host call end recorded, 0 none */
     uint32_t calls_cut, ops_cut;
+    uint32_t ops_unrecorded;    /* GPU records of work submitted while recording was OFF, left out */
 
     ss_call *calls;   uint32_t ncalls;
     ss_gpu_op *ops;   uint32_t nops;

@@ -444,10 +444,20 @@ static CUptiResult subscribe(char *holder, size_t holder_len)
 
 /* The activity kinds, each under its SYNCSIGHT_ACTIVITY bit, and what
  * sampled recording does with them (docs/sampling.md):
- *   KIND_ALWAYS     structure: on all along;
- *   KIND_HOT        the work of hot calls: off while recording is OFF, on
- *                   again in each window;
+ *   KIND_ALWAYS     on all along: structure, and the cheap kinds of hot work
+ *                   (their records of work submitted while OFF have no API
+ *                   record; the analyzer leaves them out);
+ *   KIND_HOT        off while recording is OFF, on again in each window;
  *   KIND_HEAD_ONLY  off at the end of the head and never on again.
+ * Only CONCURRENT_KERNEL is switched with the windows.  With the five kinds
+ * of hot work switched at each switch, a PyTorch Transformer run died in a
+ * thread of CUPTI's own (SIGSEGV, or glibc's "double free or corruption"):
+ * 6 of 44 runs under the default sampling, 8 of 18 with a 5 ms window every
+ * 20 ms, 4 of 5 with the five switches 1 ms apart; with one kind switched,
+ * 1 of 60 of the latter and none of 34 under the default (H100, CUPTI 13.0,
+ * 2026-11-24; docs/sampling.md).  The price: the memcpy, memset and event
+ * kinds on while OFF cost a launch-bound loop ~30% (docs/performance.md);
+ * SYNCSIGHT_ACTIVITY without them takes it back, with no copy records.
  * SYNCHRONIZATION is head-only: enabled again on a live context (a window)
  * and then disabled, it left every later step of a PyTorch training loop
  * 12-25% slower than before the window (H100, CUDA 13, 2026-11-22; the
@@ -458,11 +468,11 @@ static const struct { uint32_t bit; CUpti_ActivityKind kind; int sampled; } kind
     /* CONCURRENT_KERNEL, never KERNEL: KERNEL serializes every kernel and
      * would create the very serialization syncsight diagnoses. */
     { SS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, KIND_HOT },
-    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, KIND_HOT },
-    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, KIND_HOT },
-    { SS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, KIND_HOT },
+    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, KIND_ALWAYS },
+    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, KIND_ALWAYS },
+    { SS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, KIND_ALWAYS },
     { SS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, KIND_HEAD_ONLY },
-    { SS_ACT_EVENT, CUPTI_ACTIVITY_KIND_CUDA_EVENT, KIND_HOT },
+    { SS_ACT_EVENT, CUPTI_ACTIVITY_KIND_CUDA_EVENT, KIND_ALWAYS },
     { SS_ACT_STREAM, CUPTI_ACTIVITY_KIND_STREAM, KIND_ALWAYS },
     { SS_ACT_CONTEXT, CUPTI_ACTIVITY_KIND_CONTEXT, KIND_ALWAYS },
     /* JIT compilations of PTX at a kernel's first launch: rare, and the

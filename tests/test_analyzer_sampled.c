@@ -427,6 +427,63 @@ static void test_export(void)
     free(html);
 }
 
+/* The shim keeps the memcpy, memset and CUDA-event activity kinds on while
+ * OFF (preload/cupti.c): an OFF span may hold their records of calls that
+ * left no API record.  OFF from 10 to 20 ms.  In the head: a launch on A whose
+ * kernel ran until 12 ms (into the OFF span: kept, its call was recorded).
+ * In the OFF span, unseen calls' work: a copy, a memset and an event record
+ * (corr 900-902, no API record), all left out.  In the window: a copy record
+ * without an API record at 20.5 ms (work submitted around the switch: kept)
+ * and a recorded launch. */
+static void write_unrecorded(int sampled)
+{
+    tb b;
+    tb_open(&b, "unrecorded", sampled);
+    tb_stream(&b, MS(0.1), 0xA1, 13);
+    tb_launch(&b, MS(9), 0xA1, 13, MS(9.5), MS(12), NULL, 0);
+    tb_capture(&b, 0, MS(10), 1, SS_CAPTURE_HEAD_DONE, 0);
+    if (sampled) {
+        ss_memcpy_rec *c = tb_rec(&b, SS_REC_MEMCPY, sizeof *c, 0);
+        c->g.start = MS(14); c->g.end = MS(15); c->g.corr = 900; c->g.stream_id = 13; c->g.context_id = 1;
+        c->bytes = 4096; c->copy_kind = 1;
+        ss_memset_rec *z = tb_rec(&b, SS_REC_MEMSET, sizeof *z, 0);
+        z->g.start = MS(16); z->g.end = MS(16.5); z->g.corr = 901; z->g.stream_id = 13; z->g.context_id = 1;
+        z->bytes = 4096;
+        ss_cuda_event_rec *e = tb_rec(&b, SS_REC_CUDA_EVENT, sizeof *e, 0);
+        e->g.start = e->g.end = MS(17); e->g.corr = 902; e->g.stream_id = 13; e->g.context_id = 1; e->event_id = 5;
+    }
+    tb_capture(&b, 1, MS(20), 9, SS_CAPTURE_WINDOW_OPEN, 1);
+    ss_memcpy_rec *c = tb_rec(&b, SS_REC_MEMCPY, sizeof *c, 0);
+    c->g.start = MS(20.5); c->g.end = MS(20.6); c->g.corr = 903; c->g.stream_id = 13; c->g.context_id = 1;
+    c->bytes = 64; c->copy_kind = 1;
+    tb_launch(&b, MS(21), 0xA1, 13, MS(21.01), MS(22), NULL, 0);
+    tb_close(&b);
+}
+
+static void test_unrecorded_work(void)
+{
+    char full[600], cut[600];
+    write_pair(write_unrecorded, "unrecorded", full, cut);
+    ss_model *m = load(full);
+    CHECK(m->nops == 3 && m->ops_unrecorded == 0, "full: %u ops, %u left out", m->nops, m->ops_unrecorded);
+    ss_model_free(m);
+    m = load(cut);
+    CHECK(m->ops_unrecorded == 2 && m->nops == 3, "sampled: %u ops kept, %u left out (want 3, 2)", m->nops,
+          m->ops_unrecorded);
+    CHECK(m->ncuda_events == 0, "the OFF span's event record kept (%u)", m->ncuda_events);
+    int late_kernel = 0, orphan_copy = 0;
+    for (uint32_t i = 0; i < m->nops; i++) {
+        const ss_gpu_op *o = &m->ops[i];
+        CHECK(o->rec->start < MS(13) || o->rec->start >= MS(20), "an op of the OFF span kept: %.3f ms",
+              o->rec->start / 1e6);
+        late_kernel |= o->kind == SS_OP_KERNEL && o->rec->start == MS(9.5) && o->call >= 0;
+        orphan_copy |= o->kind == SS_OP_MEMCPY && o->rec->start == MS(20.5) && o->call < 0;
+    }
+    CHECK(late_kernel, "the head's kernel that ran into the OFF span was left out");
+    CHECK(orphan_copy, "the window's copy without an API record was left out");
+    ss_model_free(m);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
@@ -434,6 +491,7 @@ int main(void)
     test_unknown_streams();
     test_event();
     test_kernelless();
+    test_unrecorded_work();
     test_export();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

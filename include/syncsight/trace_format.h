@@ -656,13 +656,18 @@ typedef struct ss_shim_pause_rec {
  *   - hot calls (the classes of preload/cuda_api.tab whose work is on the
  *     GPU timeline or waits for it: launches, copies, memsets, event record /
  *     wait / query / sync / elapsed, stream and device sync / query, host
- *     functions, graph launches) leave no SS_REC_API record, no call stack,
- *     and no GPU record: CUPTI's kernel, memcpy, memset, synchronization and
- *     event activity kinds are disabled, so neither are GPU records of work
- *     submitted just before the switch guaranteed (and, CUPTI being switched
- *     just after the state to OFF and just before it to ON, a GPU record of
- *     work submitted within a fraction of a millisecond of a switch may
- *     come without its API record);
+ *     functions, graph launches) leave no SS_REC_API record and no call
+ *     stack.  CUPTI's kernel and synchronization activity kinds are disabled,
+ *     so a GPU record of a kernel submitted just before the switch is not
+ *     guaranteed (and, CUPTI being switched just after the state to OFF and
+ *     just before it to ON, a GPU record of work submitted within a fraction
+ *     of a millisecond of a switch may come without its API record).  Since
+ *     2026-11-24 the memcpy, memset and CUDA-event kinds stay enabled
+ *     (switching several kinds killed programs inside CUPTI): their records
+ *     of calls made while OFF are in the trace, without API records.
+ *     Readers leave out a GPU record that starts while OFF and whose
+ *     correlation id no SS_REC_API record has (analyzer/model.c,
+ *     leave_out_unrecorded_work);
  *   - structural calls (allocation and free, stream / event creation and
  *     destruction, stream capture, graph nodes, device settings), module
  *     loads, NVTX ranges and names, host-sync records and notes are recorded
