@@ -143,7 +143,7 @@ static void build_knowledge(ss_model *m, ss_capture *c)
     }
 }
 
-void ss_capture_build(ss_model *m, const ss_capture_rec *const *recs, uint32_t n)
+void ss_capture_spans(ss_model *m, const ss_capture_rec *const *recs, uint32_t n)
 {
     ss_capture *c = ss_xcalloc(1, sizeof *c);
     m->capture = c;
@@ -154,26 +154,31 @@ void ss_capture_build(ss_model *m, const ss_capture_rec *const *recs, uint32_t n
     uint32_t cap = 0;
     ss_capture_span head = { 0, UINT64_MAX, 0, 0, 0, 0, UINT64_MAX, 0 };
     SS_PUSH(c->spans, c->nspans, cap, head);
-    int on = 1;
-    uint64_t last_hot = 0;
+    c->ends_on = 1;
     for (uint32_t i = 0; i < n; i++) {
         const ss_capture_rec *r = v[i];
-        if (r->hot_calls > last_hot) last_hot = r->hot_calls;
+        if (r->hot_calls > c->last_switch_hot) c->last_switch_hot = r->hot_calls;
         unsigned state = r->h.flags & SS_CAPTURE_STATE_MASK;
         if (r->h.flags & SS_CAPTURE_F_COUNT_PARTIAL) c->count_partial = 1;
-        if (state == SS_CAPTURE_OFF && on) {
+        if (state == SS_CAPTURE_OFF && c->ends_on) {
             ss_capture_span *sp = &c->spans[c->nspans - 1];
             sp->t_off = sp->judged_end = r->time > sp->t_on ? r->time : sp->t_on;
             sp->hot_off = r->hot_calls;
-            on = 0;
-        } else if (state == SS_CAPTURE_ON && !on) {
+            c->ends_on = 0;
+        } else if (state == SS_CAPTURE_ON && !c->ends_on) {
             ss_capture_span sp = { r->time, UINT64_MAX, r->hot_calls, 0, r->window, r->reason, UINT64_MAX, 0 };
             SS_PUSH(c->spans, c->nspans, cap, sp);
             c->windows++;
-            on = 1;
+            c->ends_on = 1;
         }
     }
     free(v);
+}
+
+void ss_capture_build(ss_model *m)
+{
+    ss_capture *c = m->capture;
+    int on = c->ends_on;
     for (uint32_t i = 0; i < m->nops && !c->kernels_recorded; i++) c->kernels_recorded = m->ops[i].kind == SS_OP_KERNEL;
     c->call_span = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(int32_t));
     uint64_t tail_hot = 0;
@@ -188,7 +193,7 @@ void ss_capture_build(ss_model *m, const ss_capture_rec *const *recs, uint32_t n
     }
     for (uint32_t k = 0; k < c->nspans; k++)
         c->recorded_hot_calls += c->spans[k].hot_off > c->spans[k].hot_on ? c->spans[k].hot_off - c->spans[k].hot_on : 0;
-    c->total_hot_calls = on ? c->spans[c->nspans - 1].hot_off : last_hot;
+    c->total_hot_calls = on ? c->spans[c->nspans - 1].hot_off : c->last_switch_hot;
     if (c->total_hot_calls < c->recorded_hot_calls) c->total_hot_calls = c->recorded_hot_calls;
     c->total_is_lower_bound = !on || c->count_partial;
     /* The share of the run's time recorded: it needs no count of the calls

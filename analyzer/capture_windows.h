@@ -55,6 +55,8 @@ typedef struct ss_capture {
     int32_t *call_span;         /* per call: its span, -1 when recorded while OFF (structural calls) */
     int kernels_recorded;       /* the trace holds kernel records: a recorded launch without one ran
                                    after recording stopped (not SYNCSIGHT_ACTIVITY without kernels) */
+    int ends_on;                /* the last switch was ON (or there was none) */
+    uint64_t last_switch_hot;   /* the highest hot-call count of any switch */
 } ss_capture;
 
 /* One stretch of the run's time: a recorded span's part of it, or the time
@@ -64,8 +66,11 @@ typedef struct ss_capture_stretch {
     int32_t span;               /* its span; -1: not recorded (OFF) */
 } ss_capture_stretch;
 
-/* Built at load (model.c) from the CAPTURE records, freed with the model. */
-void ss_capture_build(ss_model *m, const ss_capture_rec *const *recs, uint32_t n);
+/* Built at load (model.c), freed with the model: the spans from the CAPTURE
+ * records first (ss_capture_span_at works from then on, before the calls and
+ * ops exist), the rest once the model is built. */
+void ss_capture_spans(ss_model *m, const ss_capture_rec *const *recs, uint32_t n);
+void ss_capture_build(ss_model *m);
 void ss_capture_free(ss_capture *c);
 
 /* The model's capture (never NULL after load). */

@@ -2197,65 +2197,32 @@ static void load_steps_side_by_side(ss_model *m, loader *L, load_step *a, load_s
  * work.  A record is left out when it starts inside an OFF span and no
  * recorded call has its correlation id: work of a window's call that ran
  * after the window closed stays, as does a record without a call in a
- * recorded span (the fraction of a millisecond around a switch). */
-static int cmp_capture_time(const void *a, const void *b)
-{
-    uint64_t x = (*(const ss_capture_rec *const *)a)->time, y = (*(const ss_capture_rec *const *)b)->time;
-    return x < y ? -1 : x > y;
-}
-
-static int in_off_span(const uint64_t *off, uint32_t n, uint64_t t)
-{
-    /* off[2k], off[2k+1]: the k-th OFF span, [start, end) */
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (off[2 * mid + 1] <= t) lo = mid + 1; else hi = mid;
-    }
-    return lo < n && off[2 * lo] <= t;
-}
-
+ * recorded span (the fraction of a millisecond around a switch).  Needs the
+ * spans (ss_capture_spans). */
 static void leave_out_unrecorded_work(ss_model *m, loader *L)
 {
-    if (!L->ncapt) return;
-    const ss_capture_rec **v = ss_xcalloc(L->ncapt, sizeof *v);
-    memcpy(v, L->capt, L->ncapt * sizeof *v);
-    ss_qsort(v, L->ncapt, sizeof *v, cmp_capture_time);
-    uint64_t *off = ss_xcalloc(2 * (size_t)L->ncapt, sizeof *off);
-    uint32_t noff = 0;
-    int on = 1;
-    for (uint32_t i = 0; i < L->ncapt; i++) {
-        unsigned state = v[i]->h.flags & SS_CAPTURE_STATE_MASK;
-        if (state == SS_CAPTURE_OFF && on) {
-            off[2 * noff] = v[i]->time; off[2 * noff + 1] = UINT64_MAX; noff++;
-            on = 0;
-        } else if (state == SS_CAPTURE_ON && !on) {
-            off[2 * noff - 1] = v[i]->time;
-            on = 1;
-        }
-    }
-    free(v);
+    if (!ss_capture_sampled(m)) return;
+#define OFF(g) (ss_capture_span_at(m, (g)->start) < 0)
     uint32_t candidates = 0;
-    for (uint32_t i = 0; i < L->ngpu; i++) candidates += in_off_span(off, noff, L->gpu[i]->start);
-    for (uint32_t i = 0; i < m->ncuda_events; i++) candidates += in_off_span(off, noff, m->cuda_events[i]->g.start);
-    if (candidates) {
-        ss_u64map recorded = { 0 };
-        for (uint32_t i = 0; i < L->napi; i++)
-            if (L->api[i]->corr) ss_u64map_put(&recorded, L->api[i]->corr, 1);
-#define KEEP(g) (!in_off_span(off, noff, (g)->start) || ((g)->corr && ss_u64map_get(&recorded, (g)->corr, 0)))
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < L->ngpu; i++)
-            if (KEEP(L->gpu[i])) L->gpu[k++] = L->gpu[i];
-        m->ops_unrecorded = L->ngpu - k;
-        L->ngpu = k;
-        k = 0;
-        for (uint32_t i = 0; i < m->ncuda_events; i++)
-            if (KEEP(&m->cuda_events[i]->g)) m->cuda_events[k++] = m->cuda_events[i];
-        m->ncuda_events = k;
+    for (uint32_t i = 0; i < L->ngpu; i++) candidates += OFF(L->gpu[i]);
+    for (uint32_t i = 0; i < m->ncuda_events; i++) candidates += OFF(&m->cuda_events[i]->g);
+    if (!candidates) return;
+    ss_u64map recorded = { 0 };
+    for (uint32_t i = 0; i < L->napi; i++)
+        if (L->api[i]->corr) ss_u64map_put(&recorded, L->api[i]->corr, 1);
+#define KEEP(g) (!OFF(g) || ((g)->corr && ss_u64map_get(&recorded, (g)->corr, 0)))
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < L->ngpu; i++)
+        if (KEEP(L->gpu[i])) L->gpu[k++] = L->gpu[i];
+    m->ops_unrecorded = L->ngpu - k;
+    L->ngpu = k;
+    k = 0;
+    for (uint32_t i = 0; i < m->ncuda_events; i++)
+        if (KEEP(&m->cuda_events[i]->g)) m->cuda_events[k++] = m->cuda_events[i];
+    m->ncuda_events = k;
 #undef KEEP
-        ss_u64map_free(&recorded);
-    }
-    free(off);
+#undef OFF
+    ss_u64map_free(&recorded);
 }
 
 ss_model *ss_model_load(const char *path, char *err, size_t errlen)
@@ -2277,6 +2244,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     read_records(m, &L, rd);
     if (m->t_first == UINT64_MAX) m->t_first = m->t_last = m->hdr.start_ns;
     cut_to_complete_span(m, &L);
+    ss_capture_spans(m, L.capt, L.ncapt);
     leave_out_unrecorded_work(m, &L);
     ss_timing("load.read", t_load);
 
@@ -2297,7 +2265,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     load_steps_side_by_side(m, &L, derive_from_calls, derive_from_ops);
     ss_timing("load.derive", t);
     /* reads the streams' op counts (build_timelines) */
-    ss_capture_build(m, L.capt, L.ncapt);
+    ss_capture_build(m);
 
     free(L.name_async);
     free(L.capt); free(L.api); free(L.gpu); free(L.srec); free(L.sname); free(L.nvtx); free(L.thr); free(L.parent);
