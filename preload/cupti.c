@@ -458,6 +458,9 @@ static CUptiResult subscribe(char *holder, size_t holder_len)
  * 2026-11-24; docs/sampling.md).  The price: the memcpy, memset and event
  * kinds on while OFF cost a launch-bound loop ~30% (docs/performance.md);
  * SYNCSIGHT_ACTIVITY without them takes it back, with no copy records.
+ * Tried and not usable: a forced flush before switching, CUPTI's global
+ * activity buffers (still dies), per-context switching (CUDA_EVENT refused,
+ * and no cheaper on a launch-bound loop; docs/performance.md).
  * SYNCHRONIZATION is head-only: enabled again on a live context (a window)
  * and then disabled, it left every later step of a PyTorch training loop
  * 12-25% slower than before the window (H100, CUDA 13, 2026-11-22; the
