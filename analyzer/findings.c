@@ -51,23 +51,6 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-/* A call made inside a collective library's own API (NCCL marks each of
- * its calls with an NVTX range "nccl..."): the user cannot change that code,
- * so its findings are reported as info, folded apart, and say where they
- * come from.  Returns the range name, or {NULL, 0}.  (A range NCCL never
- * closed for CUPTI holds only the calls of its own API: ss_model_call_nvtx.) */
-static ss_string_ref library_range(const ss_model *m, const ss_call *c)
-{
-    ss_string_ref none = { NULL, 0 };
-    const ss_nvtx_rec *r = ss_model_call_nvtx(m, c);
-    if (!r)
-        return none;
-    ss_string_ref s = ss_model_string(m, r->name_id);
-    if (!s.s || s.len < 4 || strncmp(s.s, "nccl", 4) != 0)
-        return none;
-    return s;
-}
-
 /* Was call `call` made inside the library family `family` (its innermost
  * frames past the plumbing)? */
 static int call_in_family(const ss_model *m, int32_t call, const char *family)
@@ -153,7 +136,10 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     ss_phase phase = occurrence_phase(m, o);
     const ss_call *c = o->nrefs && o->refs[0].call >= 0 ? &m->calls[o->refs[0].call] : NULL;
     ss_string_ref lib = { NULL, 0 };
-    if (c) lib = library_range(m, c);
+    /* a call made inside a collective library's own API: the user cannot
+     * change that code, so its findings are reported as info, folded apart,
+     * and say where they come from */
+    if (c) lib = ss_model_call_library_range(m, c);
     ss_finding x;
     memset(&x, 0, sizeof x);
     x.nrefs = o->nrefs > SS_FINDING_MAX_REFS ? SS_FINDING_MAX_REFS : o->nrefs;

@@ -265,50 +265,73 @@ static uint64_t stack_content(const ss_model *m, uint32_t id)
     return h;
 }
 
-/* 2. the repeating pattern of the busiest thread's calls */
+/* 2. the repeating pattern of the program's calls on its busiest thread.
+ * A collective library's own calls (inside NCCL's ranges: its communicator
+ * set-up maps and clears buffers in a tight loop at init) are the library's
+ * pattern, not the program's iteration: they are left out of the keys. */
 static int from_calls(ss_iterations *it, const ss_model *m)
 {
+    uint32_t *own = ss_xcalloc(m->nthreads ? m->nthreads : 1, sizeof(uint32_t));
+    uint8_t *lib = ss_xcalloc(m->ncalls ? m->ncalls : 1, 1);
+    int any_lib_range = 0;
+    for (uint32_t i = 0; i < m->nnvtx && !any_lib_range; i++) {
+        ss_string_ref s = ss_model_string(m, m->nvtx[i].rec->name_id);
+        any_lib_range = s.s && s.len >= 4 && !strncmp(s.s, "nccl", 4);
+    }
     const ss_thread *th = NULL;
-    for (uint32_t t = 0; t < m->nthreads; t++)
-        if (!th || m->threads[t].ncalls > th->ncalls) th = &m->threads[t];
-    if (!th || th->ncalls < 2 * SS_MIN_ITERATIONS) return 0;
-    uint64_t *keys = ss_xcalloc(th->ncalls, sizeof(uint64_t));
-    uint8_t *work = ss_xcalloc(th->ncalls, 1);
+    uint32_t th_own = 0;
+    for (uint32_t t = 0; t < m->nthreads; t++) {
+        for (uint32_t k = 0; k < m->threads[t].ncalls; k++) {
+            uint32_t ci = m->threads[t].calls[k];
+            lib[ci] = any_lib_range && ss_model_call_library_range(m, &m->calls[ci]).s != NULL;
+            own[t] += !lib[ci];
+        }
+        if (!th || own[t] > th_own) { th = &m->threads[t]; th_own = own[t]; }
+    }
+    free(own);
+    if (!th || th_own < 2 * SS_MIN_ITERATIONS) { free(lib); return 0; }
+    /* the thread's calls, the library's left out */
+    uint32_t ncalls = 0, *calls = ss_xcalloc(th_own, sizeof(uint32_t));
+    for (uint32_t k = 0; k < th->ncalls; k++)
+        if (!lib[th->calls[k]]) calls[ncalls++] = th->calls[k];
+    free(lib);
+    uint64_t *keys = ss_xcalloc(ncalls, sizeof(uint64_t));
+    uint8_t *work = ss_xcalloc(ncalls, 1);
     int sampled = ss_capture_sampled(m);
-    for (uint32_t k = 0; k < th->ncalls; k++) {
-        const ss_call *c = &m->calls[th->calls[k]];
+    for (uint32_t k = 0; k < ncalls; k++) {
+        const ss_call *c = &m->calls[calls[k]];
         keys[k] = mix(mix(mix(0, c->name_idx), stack_content(m, c->rec->stack_id)), c->rec->pystack_id);
         /* a sampled trace: the period is found within one recorded span
          * (the calls of different spans never match), never across an OFF
          * gap whose calls are missing */
-        if (sampled) keys[k] = mix(keys[k], (uint64_t)(int64_t)ss_capture_call_span(m, th->calls[k]) + 2u);
+        if (sampled) keys[k] = mix(keys[k], (uint64_t)(int64_t)ss_capture_call_span(m, calls[k]) + 2u);
         work[k] = c->first_op >= 0 || c->cls == SS_API_LAUNCH || c->cls == SS_API_COPY_SYNC ||
                   c->cls == SS_API_COPY_ASYNC || c->cls == SS_API_MEMSET_SYNC || c->cls == SS_API_MEMSET_ASYNC;
     }
     uint32_t p, a, n;
-    int ok = ss_find_period(keys, work, th->ncalls, &p, &a, &n);
-    if (!ok) { free(keys); free(work); return 0; }
+    int ok = ss_find_period(keys, work, ncalls, &p, &a, &n);
+    if (!ok) { free(keys); free(work); free(calls); return 0; }
     uint32_t cap = n, total = n;
     uint64_t *starts = ss_xcalloc(n, sizeof(uint64_t));
-    for (uint32_t k = 0; k < n; k++) starts[k] = m->calls[th->calls[a + k * p]].rec->t_enter;
-    const ss_call *lastc = &m->calls[th->calls[a + n * p - 1]];
+    for (uint32_t k = 0; k < n; k++) starts[k] = m->calls[calls[a + k * p]].rec->t_enter;
+    const ss_call *lastc = &m->calls[calls[a + n * p - 1]];
     uint64_t end = lastc->rec->t_exit > lastc->rec->t_enter ? lastc->rec->t_exit : lastc->rec->t_enter;
     if (sampled) {
         /* the later spans repeat the iteration too: its first call (by
          * key, counted once per period) starts one, and the steady state
          * runs to the last recorded one */
-        const ss_call *fc = &m->calls[th->calls[a]];
+        const ss_call *fc = &m->calls[calls[a]];
         uint64_t key0 = mix(mix(mix(0, fc->name_idx), stack_content(m, fc->rec->stack_id)), fc->rec->pystack_id);
         uint32_t per = 0, seen = 0;
         for (uint32_t k = a; k < a + p; k++) per += keys[k] == keys[a];
-        for (uint32_t k = a + n * p; k < th->ncalls; k++) {
-            const ss_call *c = &m->calls[th->calls[k]];
+        for (uint32_t k = a + n * p; k < ncalls; k++) {
+            const ss_call *c = &m->calls[calls[k]];
             uint64_t kk = mix(mix(mix(0, c->name_idx), stack_content(m, c->rec->stack_id)), c->rec->pystack_id);
-            if (kk != key0 || ss_capture_call_span(m, th->calls[k]) < 0 || seen++ % (per ? per : 1)) continue;
+            if (kk != key0 || ss_capture_call_span(m, calls[k]) < 0 || seen++ % (per ? per : 1)) continue;
             SS_PUSH(starts, total, cap, c->rec->t_enter);
-            uint32_t lastk = k + p - 1 < th->ncalls ? k + p - 1 : th->ncalls - 1;
-            const ss_call *lc = &m->calls[th->calls[lastk]];
-            if (lc->rec->t_exit > end && ss_capture_call_span(m, th->calls[lastk]) == ss_capture_call_span(m, th->calls[k]))
+            uint32_t lastk = k + p - 1 < ncalls ? k + p - 1 : ncalls - 1;
+            const ss_call *lc = &m->calls[calls[lastk]];
+            if (lc->rec->t_exit > end && ss_capture_call_span(m, calls[lastk]) == ss_capture_call_span(m, calls[k]))
                 end = lc->rec->t_exit;
             else if (c->rec->t_exit > end)
                 end = c->rec->t_exit;
@@ -316,6 +339,7 @@ static int from_calls(ss_iterations *it, const ss_model *m)
     }
     free(keys);
     free(work);
+    free(calls);
     snprintf(it->what, sizeof it->what, "a repeating pattern of %u call%s on thread %u", p, p == 1 ? "" : "s",
              th->tid);
     settle(it, m, starts, total, end);

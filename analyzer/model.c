@@ -468,6 +468,18 @@ const ss_nvtx_rec *ss_model_call_nvtx(const ss_model *m, const ss_call *c)
     return best;
 }
 
+ss_string_ref ss_model_call_library_range(const ss_model *m, const ss_call *c)
+{
+    ss_string_ref none = { NULL, 0 };
+    const ss_nvtx_rec *r = ss_model_call_nvtx(m, c);
+    if (!r)
+        return none;
+    ss_string_ref s = ss_model_string(m, r->name_id);
+    if (!s.s || s.len < 4 || strncmp(s.s, "nccl", 4) != 0)
+        return none;
+    return s;
+}
+
 void ss_call_released_range(const ss_model *m, const ss_call *c, uint64_t *lo, uint64_t *hi)
 {
     const ss_alloc *al = &m->allocs[c->alloc];

@@ -362,6 +362,11 @@ const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, siz
  * never closed holds only the calls with the Python stack of its first call
  * (model.c, unclosed_holds). */
 const ss_nvtx_rec *ss_model_call_nvtx(const ss_model *m, const ss_call *c);
+/* The collective library's range holding call c (NCCL marks each of its API
+ * calls with an NVTX range "nccl..."): its name, or { NULL, 0 } when the call
+ * is not inside one.  (A range NCCL never closed for CUPTI holds only the
+ * calls of its own API: ss_model_call_nvtx.) */
+ss_string_ref ss_model_call_library_range(const ss_model *m, const ss_call *c);
 /* Allocation containing addr at time t (live then), or -1. */
 int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t);
 /* The range a successful release call c (class SS_API_FREE, c->alloc >= 0)

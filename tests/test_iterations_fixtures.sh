@@ -35,4 +35,19 @@ check threading_handoff "it is None"
 # a one-off script whose setup does more GPU work than its short loop: setup
 # dominates, its findings are shown and counted.
 check nonblocking_pageable "it and it['setup_dominates']"
+# torchrun_ranks.py, two ranks: NCCL's communicator set-up maps and clears
+# buffers in a tight loop of 7 calls (inside its ranges "nccl..."), once
+# taken for the steady state; the program's own loop is the step's four
+# matmul + tanh + add (3 calls each).  Every rank's trace.
+dir=tests/fixtures/torchrun_2ranks
+if [ -d "$dir" ]; then
+    if ! "$SYNCSIGHT" report --format json "$dir" | "$PYTHON" -c "
+import json, sys
+its = [t['iterations'] for t in json.load(sys.stdin)['traces']]
+print('torchrun_2ranks:', json.dumps(its))
+sys.exit(0 if len(its) == 2 and all(it and 'pattern of 3 calls' in it['what'] and it['count'] >= 3 for it in its) else 1)"; then
+        echo "FAIL torchrun_2ranks: the steady state is not the ranks' own loop"
+        fail=1
+    fi
+fi
 exit $fail
