@@ -163,6 +163,22 @@ static void cuda_library_visit(void *ctx, uint32_t i, const ss_frame *f, int is_
     w->done = 1;   /* the framework (or the end of the library's frames) */
 }
 
+/* ss_call_maker: the innermost frame past the plumbing, whoever's it is;
+ * found only when it is not the user's module (a library, a framework). */
+static void maker_visit(void *ctx, uint32_t i, const ss_frame *f, int is_user)
+{
+    (void)i; (void)is_user;
+    library_walk *w = ctx;
+    if (w->done) return;
+    if (!f->module) { w->done = 1; return; }   /* an unknown frame: cannot tell */
+    if (ss_module_is_plumbing(f->module)) return;
+    w->done = 1;
+    w->found = 1;
+    if (ss_module_is_user(f->module)) return;   /* found, no module: the user's */
+    w->module = f->module;
+    w->function = f->function;
+}
+
 typedef struct library_entry { char lib[96], fn[160]; } library_entry;
 struct ss_library_cache {
     ss_u64map by_stack;   /* stack id -> index in v, or -1: made by the user's code */
@@ -179,16 +195,18 @@ static void library_cache_free(struct ss_library_cache *c)
 }
 
 /* Walk call's native stack with `visit` (mode: which walk, part of the
- * cache key), the result cached per stack. */
+ * cache key: 0 ss_call_library, 1 ss_call_cuda_library, 2 ss_call_maker),
+ * the result cached per stack. */
 static int walk_library(const ss_model *m, int32_t call, int mode, char *lib, size_t liblen, char *fn, size_t fnlen)
 {
     if (liblen) lib[0] = '\0';
     if (fnlen) fn[0] = '\0';
-    if (call < 0 || (uint32_t)call >= m->ncalls) return 0;
+    if (call < 0 || (uint32_t)call >= m->ncalls) return mode == 2 ? -1 : 0;
     const ss_api_rec *rec = m->calls[call].rec;
-    if (!rec->stack_id || (mode == 0 && rec->pystack_id)) return 0;
+    int none = mode == 2 ? -1 : 0;   /* no native stack says */
+    if (!rec->stack_id || (mode == 0 && rec->pystack_id)) return none;
     const ss_stack_rec *s = ss_model_stack(m, rec->stack_id);
-    if (!s) return 0;
+    if (!s) return none;
     ss_model *mm = (ss_model *)m;   /* a cache the model frees, like the symbolizer */
     pthread_mutex_lock(&symbolizer_lock);
     if (!mm->library_cache) {
@@ -196,29 +214,31 @@ static int walk_library(const ss_model *m, int32_t call, int mode, char *lib, si
         mm->library_cache_free = library_cache_free;
     }
     struct ss_library_cache *c = mm->library_cache;
-    uint64_t key = 2 * (uint64_t)rec->stack_id + (uint64_t)mode;
+    uint64_t key = 3 * (uint64_t)rec->stack_id + (uint64_t)mode;
     int64_t k = ss_u64map_get(&c->by_stack, key, -2);
     if (k == -2) {
         library_walk w = { 0 };
         ss_stack_walk(model_symbolizer_locked(m), ss_rec_tail(&s->h, sizeof(*s)), s->depth,
-                      mode ? cuda_library_visit : library_visit, &w);
+                      mode == 2 ? maker_visit : mode ? cuda_library_visit : library_visit, &w);
         k = -1;
         if (w.found) {
             library_entry e;
-            const char *b = strrchr(w.module, '/');
-            snprintf(e.lib, sizeof e.lib, "%s", b ? b + 1 : w.module);
+            const char *b = w.module ? strrchr(w.module, '/') : NULL;
+            snprintf(e.lib, sizeof e.lib, "%s", b ? b + 1 : w.module ? w.module : "");
             snprintf(e.fn, sizeof e.fn, "%s", w.function ? w.function : "");
             k = c->n;
             SS_PUSH(c->v, c->n, c->cap, e);
         }
         ss_u64map_put(&c->by_stack, key, k);
     }
+    int r = mode == 2 ? -1 : 0;
     if (k >= 0) {
         snprintf(lib, liblen, "%s", c->v[k].lib);
         snprintf(fn, fnlen, "%s", c->v[k].fn);
+        r = c->v[k].lib[0] != '\0';   /* empty: ss_call_maker found the user's module */
     }
     pthread_mutex_unlock(&symbolizer_lock);
-    return k >= 0;
+    return r;
 }
 
 int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen)
@@ -229,6 +249,11 @@ int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, c
 int ss_call_cuda_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen)
 {
     return walk_library(m, call, 1, lib, liblen, fn, fnlen);
+}
+
+int ss_call_maker(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen)
+{
+    return walk_library(m, call, 2, lib, liblen, fn, fnlen);
 }
 
 int ss_site_source(const ss_site *site, const char **file, size_t *file_len, uint32_t *line)

@@ -62,6 +62,14 @@ int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, c
  * Thread-safe. */
 int ss_call_cuda_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen);
 
+/* The module that made call `call` itself: its native stack's innermost
+ * frame past the driver, runtime, CUPTI and C runtime, when that frame is no
+ * module of the user's (a library: libcudnn_ops.so.9, a framework:
+ * libtorch_cuda.so), Python stack or not.  Its file name into lib and that
+ * frame's function into fn; returns 1.  0 when the frame is in the user's
+ * own module, -1 when no native stack says.  Thread-safe. */
+int ss_call_maker(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen);
+
 /* The site as text, NUL-terminated (cut to fit): "file:line function",
  * "module+0xoffset function", "<api> on stream 0x... (<kind>)", ... */
 void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len);

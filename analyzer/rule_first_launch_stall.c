@@ -14,6 +14,7 @@
 
 #include "rule.h"
 #include "replay.h"
+#include "callsite.h"
 
 /* The call a JIT compilation served: the first call of its thread that had
  * not returned when the compilation began (cudart loads a module before it
@@ -78,17 +79,40 @@ static void run(const ss_model *m, ss_findings *out)
         int32_t ci = call_after(m, tid, j->g.start);
         ss_relax rx = { .kind = SS_RELAX_HOST_TIME, .tid = tid, .t0 = j->g.start, .t1 = j->g.end };
         uint64_t saving = ss_replay_saving(r, &rx, 1);
-        char what[192] = "a CUDA call", msg[1200], basis[256];
+        char what[192] = "a CUDA call", msg[1400], basis[256], lib[96] = "", fn[160] = "", fix[900];
+        /* whose PTX: the module that made the call the compilation served
+         * (a library loads its own modules: cuDNN at its handle's first
+         * use, PyTorch at its kernel's first launch) */
+        int maker = ci >= 0 ? ss_call_maker(m, ci, lib, sizeof lib, fn, sizeof fn) : -1;
         if (ci >= 0) {
             const ss_call *c = &m->calls[ci];
             if (c->first_op >= 0) ss_op_label(m, c->first_op, what, sizeof what);
             else ss_call_label(m, ci, what, sizeof what);
         }
-        snprintf(msg, sizeof msg,
-                 "the driver JIT-compiled %s for %.3f ms on the host thread at the first use of %s: the "
-                 "executable has no machine code (SASS) for this GPU, only PTX",
-                 j->entry_type == SS_JIT_ENTRY_NVVM_IR_TO_PTX ? "NVVM IR" : "PTX", ss_ms(j->g.end - j->g.start),
-                 what);
+        const char *code = j->entry_type == SS_JIT_ENTRY_NVVM_IR_TO_PTX ? "NVVM IR" : "PTX";
+        if (maker == 1) {
+            snprintf(msg, sizeof msg,
+                     "the driver JIT-compiled %s for %.3f ms on the host thread at the first use of %s, made inside "
+                     "%s%s%s%s: that library carries no machine code (SASS) for this GPU for the code it loaded, "
+                     "only PTX", code, ss_ms(j->g.end - j->g.start), what, lib, fn[0] ? " (" : "", fn,
+                     fn[0] ? ")" : "");
+            snprintf(fix, sizeof fix,
+                     "The PTX is %s's, not your build's: no flag of yours compiles it. Use a build of that library "
+                     "made for this GPU's architecture (a newer release, or, for PyTorch, a wheel built for this GPU "
+                     "and CUDA version), or keep the driver's JIT cache between runs: CUDA_CACHE_PATH on storage "
+                     "that outlives the container and CUDA_CACHE_MAXSIZE large enough for it (CUDA_CACHE_DISABLE "
+                     "unset); the compilation then happens once per cache, not once per run.", lib);
+        } else {
+            snprintf(msg, sizeof msg,
+                     "the driver JIT-compiled %s for %.3f ms on the host thread at the first use of %s: %s has no "
+                     "machine code (SASS) for this GPU, only PTX", code, ss_ms(j->g.end - j->g.start), what,
+                     maker == 0 ? "the executable" : "the code loaded (whose, no native stack of the call says)");
+            snprintf(fix, sizeof fix, "%s",
+                     "Build machine code for the GPUs you run on: nvcc -gencode arch=compute_XY,code=sm_XY for each "
+                     "(nvidia-smi --query-gpu=compute_cap --format=csv prints X.Y), keeping a compute_XY PTX only "
+                     "for GPUs newer than the build. A JIT cache (~/.nv/ComputeCache, CUDA_CACHE_MAXSIZE) hides it "
+                     "on later runs of the same binary, not on fresh machines or containers.");
+        }
         snprintf(basis, sizeof basis, "what-if replay: the run without the compilation ends %.3f ms sooner",
                  ss_ms(saving));
         ss_occurrence o = {
@@ -96,10 +120,7 @@ static void run(const ss_model *m, ss_findings *out)
             .cost_ms = ss_ms(saving),
             .cost_basis = basis,
             .message = msg,
-            .fix = "Build machine code for the GPUs you run on: nvcc -gencode arch=compute_XY,code=sm_XY for each "
-                   "(nvidia-smi --query-gpu=compute_cap --format=csv prints X.Y), keeping a compute_XY PTX only "
-                   "for GPUs newer than the build. A JIT cache (~/.nv/ComputeCache, CUDA_CACHE_MAXSIZE) hides it "
-                   "on later runs of the same binary, not on fresh machines or containers.",
+            .fix = fix,
             .refs = { { ci, ci >= 0 ? m->calls[ci].first_op : -1, "first use" } },
             .nrefs = 1,
             .alloc = -1,
