@@ -19,6 +19,7 @@ ss_settings ss_cfg = {
     .cubin_mb = 64, .cubin_image_mb = 8,
     .sample = 1, .sample_head = SS_SAMPLE_DEFAULT_HEAD,
     .sample_window_ms = SS_SAMPLE_DEFAULT_WINDOW_MS, .sample_period_ms = SS_SAMPLE_DEFAULT_PERIOD_MS,
+    .sample_spread = SS_SAMPLE_DEFAULT_SPREAD,
     .activity_mask = SS_ACT_KERNEL | SS_ACT_MEMCPY | SS_ACT_MEMSET | SS_ACT_SYNC |
                      SS_ACT_EVENT | SS_ACT_STREAM | SS_ACT_CONTEXT | SS_ACT_JIT,
 };
@@ -159,8 +160,8 @@ static uint32_t parse_activity(const char *list)
     return mask;
 }
 
-/* SYNCSIGHT_SAMPLE: "off", or HEAD_CALLS,WINDOW_MS,PERIOD_MS.  A value
- * that is neither gets one line on stderr and the defaults. */
+/* SYNCSIGHT_SAMPLE: "off", or HEAD_CALLS,WINDOW_MS,PERIOD_MS[,SPREAD].  A
+ * value that is neither gets one line on stderr and the defaults. */
 static void parse_sample(const char *v)
 {
     if (!v || !*v)
@@ -169,19 +170,21 @@ static void parse_sample(const char *v)
         ss_cfg.sample = 0;
         return;
     }
-    unsigned long long head, window, period;
+    unsigned long long head, window, period, spread = SS_SAMPLE_DEFAULT_SPREAD;
     char tail;
-    if (sscanf(v, "%llu,%llu,%llu%c", &head, &window, &period, &tail) == 3 && strspn(v, "0123456789,") == strlen(v) &&
-        window >= 1 && period > window && period <= 86400000ull && head <= (1ull << 62)) {
+    int n = sscanf(v, "%llu,%llu,%llu,%llu%c", &head, &window, &period, &spread, &tail);
+    if ((n == 3 || n == 4) && strspn(v, "0123456789,") == strlen(v) && v[strlen(v) - 1] != ',' &&
+        window >= 1 && period > window && period <= 86400000ull && head <= (1ull << 62) && spread <= 1000000ull) {
         ss_cfg.sample = 1;
         ss_cfg.sample_head = head;
         ss_cfg.sample_window_ms = (uint32_t)window;
         ss_cfg.sample_period_ms = (uint32_t)period;
+        ss_cfg.sample_spread = (uint32_t)spread;
         return;
     }
-    fprintf(stderr, "syncsight: SYNCSIGHT_SAMPLE='%.40s' is neither 'off' nor HEAD_CALLS,WINDOW_MS,PERIOD_MS "
-            "(whole numbers, WINDOW_MS >= 1, PERIOD_MS > WINDOW_MS): using %u,%u,%u\n", v,
-            SS_SAMPLE_DEFAULT_HEAD, SS_SAMPLE_DEFAULT_WINDOW_MS, SS_SAMPLE_DEFAULT_PERIOD_MS);
+    fprintf(stderr, "syncsight: SYNCSIGHT_SAMPLE='%.40s' is neither 'off' nor HEAD_CALLS,WINDOW_MS,PERIOD_MS[,SPREAD] "
+            "(whole numbers, WINDOW_MS >= 1, PERIOD_MS > WINDOW_MS): using %u,%u,%u,%u\n", v,
+            SS_SAMPLE_DEFAULT_HEAD, SS_SAMPLE_DEFAULT_WINDOW_MS, SS_SAMPLE_DEFAULT_PERIOD_MS, SS_SAMPLE_DEFAULT_SPREAD);
 }
 
 void ss_settings_read(void)

@@ -50,10 +50,11 @@ typedef struct ss_settings {
     uint32_t cubin_image_mb; /* SYNCSIGHT_CUBIN_IMAGE_MB: largest image recorded, MiB */
     /* SYNCSIGHT_SAMPLE (docs/sampling.md): sampled recording of the hot
      * calls, or off (sample_head == 0: everything recorded, as before 1.6). */
-    int      sample;         /* 1: HEAD_CALLS,WINDOW_MS,PERIOD_MS below; 0: off */
+    int      sample;         /* 1: HEAD_CALLS,WINDOW_MS,PERIOD_MS,SPREAD below; 0: off */
     uint64_t sample_head;    /* hot calls recorded in full from the start */
     uint32_t sample_window_ms; /* then a recording window this long ... */
     uint32_t sample_period_ms; /* ... opening once per this period */
+    uint32_t sample_spread;  /* ... which doubles after each this many windows (0: never) */
 } ss_settings;
 
 /* The sampling defaults, the one place to tune them: record the first
@@ -63,6 +64,14 @@ typedef struct ss_settings {
 #define SS_SAMPLE_DEFAULT_HEAD      3000u
 #define SS_SAMPLE_DEFAULT_WINDOW_MS 100u
 #define SS_SAMPLE_DEFAULT_PERIOD_MS 2000u
+/* The period doubles after every SPREAD windows, up to this many times the
+ * first: each switch of CUPTI's kernel activity carries a small risk of
+ * killing the program inside CUPTI (docs/sampling.md, "CUPTI and the
+ * switches"), so a run's switches grow with the logarithm of its length
+ * (about 220 windows in the first 2.3 hours at the defaults), then 28 an
+ * hour, instead of 1 800 an hour. */
+#define SS_SAMPLE_DEFAULT_SPREAD    32u
+#define SS_SAMPLE_MAX_PERIOD_FACTOR 64u
 SS_HIDDEN extern ss_settings ss_cfg;
 
 enum ss_activity_bits {

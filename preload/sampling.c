@@ -1,7 +1,8 @@
 /*
  * Sampled recording (docs/sampling.md, trace format 1.6 SS_REC_CAPTURE): a
  * fully recorded head of HEAD_CALLS hot calls, then a recording window of
- * WINDOW_MS every PERIOD_MS.  Structural calls are recorded whatever the
+ * WINDOW_MS every PERIOD_MS, the period doubling after every SPREAD windows
+ * (up to SS_SAMPLE_MAX_PERIOD_FACTOR times; base.h).  Structural calls are recorded whatever the
  * state; hot calls only while it is not OFF.
  *
  * Who switches:
@@ -46,6 +47,17 @@ static uint64_t ms_ns(uint32_t ms)
     return (uint64_t)ms * 1000000u;
 }
 
+/* The period after window_no windows: doubled after every SPREAD of them,
+ * up to SS_SAMPLE_MAX_PERIOD_FACTOR times the first (base.h says why). */
+static uint64_t period_ns(void)
+{
+    uint32_t doublings = ss_cfg.sample_spread ? window_no / ss_cfg.sample_spread : 0;
+    uint64_t factor = 1;
+    while (doublings-- && factor < SS_SAMPLE_MAX_PERIOD_FACTOR)
+        factor *= 2;
+    return ms_ns(ss_cfg.sample_period_ms) * factor;
+}
+
 /* The caller holds switch_mu. */
 static void put_capture(int state, uint32_t reason, uint64_t now)
 {
@@ -73,7 +85,7 @@ static void go_off(uint32_t reason, uint64_t now)
     /* The next window opens a period after the last opening (after the head
      * ends: a period after that), never in the past. */
     while (open_at <= now)
-        open_at += ms_ns(ss_cfg.sample_period_ms);
+        open_at += period_ns();
 }
 
 static void go_on(uint32_t reason, uint64_t now)
@@ -205,8 +217,8 @@ uint64_t ss_sampling_tick(void)
 void ss_sampling_describe(char *buf, size_t len)
 {
     if (ss_cfg.sample)
-        snprintf(buf, len, "%llu,%u,%u", (unsigned long long)ss_cfg.sample_head, ss_cfg.sample_window_ms,
-                 ss_cfg.sample_period_ms);
+        snprintf(buf, len, "%llu,%u,%u,%u", (unsigned long long)ss_cfg.sample_head, ss_cfg.sample_window_ms,
+                 ss_cfg.sample_period_ms, ss_cfg.sample_spread);
     else
         snprintf(buf, len, "off");
 }

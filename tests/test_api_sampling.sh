@@ -16,7 +16,9 @@
 #   - the fake CUPTI saw the kernel activity kind and the hot runtime and
 #     driver callbacks switched off and on, SYNCHRONIZATION off once, never
 #     MEMCPY/MEMCPY2/MEMSET/CUDA_EVENT, STREAM/CONTEXT nor the structural
-#     callbacks; META sampling=50,20,100;
+#     callbacks; META sampling=50,20,100,32 (the default SPREAD);
+#   SYNCSIGHT_SAMPLE=10,5,20,2: the period doubles after every 2 windows
+#   (windows open 20, 20, 40, 40, 80, 80 ms apart ...);
 #   SYNCSIGHT_SAMPLE=off: no CAPTURE record, every hot call recorded, nothing
 #   switched; a malformed value: one stderr line and the defaults.
 set -eu
@@ -51,6 +53,7 @@ run() {
 }
 run sampled 50,20,100
 run full off full
+run spread 10,5,20,2 full
 run malformed 50,x full
 
 "$PYTHON" - "$T" <<'PY'
@@ -116,7 +119,7 @@ SLACK = 500_000   # ns: a call that entered as the switch was made may start jus
 # ---- sampled
 meta, apis, caps, hsync = read_trace(glob.glob(os.path.join(T, "sampled", "*.sstrace"))[0])
 v = values("sampled")
-check(meta.get("sampling") == "50,20,100", "META sampling %r" % meta.get("sampling"))
+check(meta.get("sampling") == "50,20,100,32", "META sampling %r" % meta.get("sampling"))
 check(len(caps) >= 6, "only %d CAPTURE records" % len(caps))
 for i, c in enumerate(caps):
     check(c["state"] == (OFF if i % 2 == 0 else ON), "CAPTURE %d: state %d out of turn" % (i, c["state"]))
@@ -213,11 +216,30 @@ check(sorted(tag(a) for a in hot) == list(range(1, v["hot"][0] + 1)), "off: not 
 check(v["kind_CONCURRENT_KERNEL"][2] == 0 and v["cb_runtime_hot"][2] == 0, "off: CUPTI switched")
 check(len(hsync_full) > len(hsync), "off: %d host-sync records, sampled %d" % (len(hsync_full), len(hsync)))
 
+# ---- SYNCSIGHT_SAMPLE=10,5,20,2: the period doubles after every 2 windows.
+# Windows open on a schedule (each a period after the last planned opening),
+# so a late wake-up on a loaded machine delays one opening, not the ones
+# after it: windows 1..8 open at 20, 40, 80, 120, 200, 280, 440, 600 ms
+# after the head (each period set when the last window closed: 20 after 0
+# and 1 windows, 40 after 2 and 3, 80 after 4 and 5, 160 after 6 and 7).
+meta, apis, caps, _ = read_trace(glob.glob(os.path.join(T, "spread", "*.sstrace"))[0])
+check(meta.get("sampling") == "10,5,20,2", "spread: META sampling %r" % meta.get("sampling"))
+opens = [c["t"] / 1e6 for c in caps if c["state"] == ON and c["reason"] == WINDOW_OPEN]
+check(len(opens) >= 7, "spread: only %d windows opened" % len(opens))
+if len(opens) >= 7:
+    # from window 1 to 3: 60 ms on the schedule; from 5 to 7: 240 ms (a fixed
+    # period would make both 40)
+    early, later = opens[2] - opens[0], opens[6] - opens[4]
+    check(later >= 180.0, "spread: windows 5 to 7 took %.1f ms, want about 240 (the period doubled)" % later)
+    check(early <= 120.0, "spread: windows 1 to 3 took %.1f ms, want about 60" % early)
+    check(later >= 2.0 * early, "spread: the period did not grow: %.1f ms then %.1f ms" % (early, later))
+    print("spread: windows opened at %s ms" % ["%.0f" % (t - opens[0]) for t in opens[:8]])
+
 # ---- malformed
 meta, apis, caps, _ = read_trace(glob.glob(os.path.join(T, "malformed", "*.sstrace"))[0])
 err = open(os.path.join(T, "malformed.stderr")).read()
-check(err.count("SYNCSIGHT_SAMPLE") == 1 and "3000,100,2000" in err, "malformed: stderr %r" % err)
-check(meta.get("sampling") == "3000,100,2000" and not caps, "malformed: META %r, %d CAPTURE" % (meta.get("sampling"), len(caps)))
+check(err.count("SYNCSIGHT_SAMPLE") == 1 and "3000,100,2000,32" in err, "malformed: stderr %r" % err)
+check(meta.get("sampling") == "3000,100,2000,32" and not caps, "malformed: META %r, %d CAPTURE" % (meta.get("sampling"), len(caps)))
 
 if fails:
     print("FAIL:\n  " + "\n  ".join(fails))
