@@ -211,7 +211,7 @@ static int from_nvtx(ss_iterations *it, const ss_model *m)
         const ss_nvtx_rec *r = m->nvtx[i].rec;
         if (r->end <= r->start) continue;
         ss_string_ref s = ss_model_string(m, r->name_id);
-        if (!s.s || (s.len >= 4 && !strncmp(s.s, "nccl", 4))) continue;
+        if (!s.s || ss_library_range_name(s)) continue;
         int64_t k = ss_u64map_get(&idx, r->name_id, -1);
         if (k < 0) {
             nvtx_name x = { r->name_id, 0, 0, r->start, r->end };
@@ -275,8 +275,7 @@ static int from_calls(ss_iterations *it, const ss_model *m)
     uint8_t *lib = ss_xcalloc(m->ncalls ? m->ncalls : 1, 1);
     int any_lib_range = 0;
     for (uint32_t i = 0; i < m->nnvtx && !any_lib_range; i++) {
-        ss_string_ref s = ss_model_string(m, m->nvtx[i].rec->name_id);
-        any_lib_range = s.s && s.len >= 4 && !strncmp(s.s, "nccl", 4);
+        any_lib_range = ss_library_range_name(ss_model_string(m, m->nvtx[i].rec->name_id));
     }
     const ss_thread *th = NULL;
     uint32_t th_own = 0;

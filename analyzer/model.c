@@ -468,6 +468,11 @@ const ss_nvtx_rec *ss_model_call_nvtx(const ss_model *m, const ss_call *c)
     return best;
 }
 
+int ss_library_range_name(ss_string_ref name)
+{
+    return name.s && name.len >= 4 && strncmp(name.s, "nccl", 4) == 0;
+}
+
 ss_string_ref ss_model_call_library_range(const ss_model *m, const ss_call *c)
 {
     ss_string_ref none = { NULL, 0 };
@@ -475,9 +480,7 @@ ss_string_ref ss_model_call_library_range(const ss_model *m, const ss_call *c)
     if (!r)
         return none;
     ss_string_ref s = ss_model_string(m, r->name_id);
-    if (!s.s || s.len < 4 || strncmp(s.s, "nccl", 4) != 0)
-        return none;
-    return s;
+    return ss_library_range_name(s) ? s : none;
 }
 
 void ss_call_released_range(const ss_model *m, const ss_call *c, uint64_t *lo, uint64_t *hi)

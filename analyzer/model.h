@@ -367,6 +367,8 @@ const ss_nvtx_rec *ss_model_call_nvtx(const ss_model *m, const ss_call *c);
  * is not inside one.  (A range NCCL never closed for CUPTI holds only the
  * calls of its own API: ss_model_call_nvtx.) */
 ss_string_ref ss_model_call_library_range(const ss_model *m, const ss_call *c);
+/* Is an NVTX range of this name a collective library's own ("nccl...")? */
+int ss_library_range_name(ss_string_ref name);
 /* Allocation containing addr at time t (live then), or -1. */
 int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t);
 /* The range a successful release call c (class SS_API_FREE, c->alloc >= 0)
