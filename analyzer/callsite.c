@@ -199,11 +199,11 @@ static void library_cache_free(struct ss_library_cache *c)
  * the result cached per stack. */
 static int walk_library(const ss_model *m, int32_t call, int mode, char *lib, size_t liblen, char *fn, size_t fnlen)
 {
+    int none = mode == 2 ? -1 : 0;   /* no native stack says (ss_call_maker: -1) */
     if (liblen) lib[0] = '\0';
     if (fnlen) fn[0] = '\0';
-    if (call < 0 || (uint32_t)call >= m->ncalls) return mode == 2 ? -1 : 0;
+    if (call < 0 || (uint32_t)call >= m->ncalls) return none;
     const ss_api_rec *rec = m->calls[call].rec;
-    int none = mode == 2 ? -1 : 0;   /* no native stack says */
     if (!rec->stack_id || (mode == 0 && rec->pystack_id)) return none;
     const ss_stack_rec *s = ss_model_stack(m, rec->stack_id);
     if (!s) return none;
@@ -231,7 +231,7 @@ static int walk_library(const ss_model *m, int32_t call, int mode, char *lib, si
         }
         ss_u64map_put(&c->by_stack, key, k);
     }
-    int r = mode == 2 ? -1 : 0;
+    int r = none;
     if (k >= 0) {
         snprintf(lib, liblen, "%s", c->v[k].lib);
         snprintf(fn, fnlen, "%s", c->v[k].fn);

@@ -271,28 +271,28 @@ static uint64_t stack_content(const ss_model *m, uint32_t id)
  * pattern, not the program's iteration: they are left out of the keys. */
 static int from_calls(ss_iterations *it, const ss_model *m)
 {
-    uint32_t *own = ss_xcalloc(m->nthreads ? m->nthreads : 1, sizeof(uint32_t));
-    uint8_t *lib = ss_xcalloc(m->ncalls ? m->ncalls : 1, 1);
+    /* per call, whether the library made it: only where the trace has its
+     * ranges at all (asking each call's range costs a search) */
     int any_lib_range = 0;
-    for (uint32_t i = 0; i < m->nnvtx && !any_lib_range; i++) {
+    for (uint32_t i = 0; i < m->nnvtx && !any_lib_range; i++)
         any_lib_range = ss_library_range_name(ss_model_string(m, m->nvtx[i].rec->name_id));
-    }
+    uint8_t *lib = any_lib_range ? ss_xcalloc(m->ncalls, 1) : NULL;
     const ss_thread *th = NULL;
     uint32_t th_own = 0;
     for (uint32_t t = 0; t < m->nthreads; t++) {
-        for (uint32_t k = 0; k < m->threads[t].ncalls; k++) {
+        uint32_t own = m->threads[t].ncalls;
+        for (uint32_t k = 0; lib && k < m->threads[t].ncalls; k++) {
             uint32_t ci = m->threads[t].calls[k];
-            lib[ci] = any_lib_range && ss_model_call_library_range(m, &m->calls[ci]).s != NULL;
-            own[t] += !lib[ci];
+            lib[ci] = ss_model_call_library_range(m, &m->calls[ci]).s != NULL;
+            own -= lib[ci];
         }
-        if (!th || own[t] > th_own) { th = &m->threads[t]; th_own = own[t]; }
+        if (!th || own > th_own) { th = &m->threads[t]; th_own = own; }
     }
-    free(own);
     if (!th || th_own < 2 * SS_MIN_ITERATIONS) { free(lib); return 0; }
     /* the thread's calls, the library's left out */
     uint32_t ncalls = 0, *calls = ss_xcalloc(th_own, sizeof(uint32_t));
     for (uint32_t k = 0; k < th->ncalls; k++)
-        if (!lib[th->calls[k]]) calls[ncalls++] = th->calls[k];
+        if (!lib || !lib[th->calls[k]]) calls[ncalls++] = th->calls[k];
     free(lib);
     uint64_t *keys = ss_xcalloc(ncalls, sizeof(uint64_t));
     uint8_t *work = ss_xcalloc(ncalls, 1);

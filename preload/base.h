@@ -68,7 +68,7 @@ typedef struct ss_settings {
  * first: each switch of CUPTI's kernel activity carries a small risk of
  * killing the program inside CUPTI (docs/sampling.md, "CUPTI and the
  * switches"), so a run's switches grow with the logarithm of its length
- * (about 220 windows in the first 2.3 hours at the defaults), then 28 an
+ * (224 windows in the first 2.3 hours at the defaults), then 28 an
  * hour, instead of 1 800 an hour. */
 #define SS_SAMPLE_DEFAULT_SPREAD    32u
 #define SS_SAMPLE_MAX_PERIOD_FACTOR 64u

@@ -2,8 +2,8 @@
  * Sampled recording (docs/sampling.md, trace format 1.6 SS_REC_CAPTURE): a
  * fully recorded head of HEAD_CALLS hot calls, then a recording window of
  * WINDOW_MS every PERIOD_MS, the period doubling after every SPREAD windows
- * (up to SS_SAMPLE_MAX_PERIOD_FACTOR times; base.h).  Structural calls are recorded whatever the
- * state; hot calls only while it is not OFF.
+ * (up to SS_SAMPLE_MAX_PERIOD_FACTOR times; base.h).  Structural calls are
+ * recorded whatever the state; hot calls only while it is not OFF.
  *
  * Who switches:
  *   - the head ends on the hot path, at the call that would be hot call
