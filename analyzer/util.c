@@ -42,9 +42,17 @@ double ss_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* When the analyzer started: each timing line also says when its step
+ * ended, so that the steps that run side by side show which one ended last
+ * (the critical path), not only how long each took. */
+static double started;
+__attribute__((constructor)) static void note_start(void) { started = ss_seconds(); }
+
 void ss_timing(const char *step, double since)
 {
-    if (ss_timings_on()) fprintf(stderr, "syncsight: timing: %-32s %8.3f s\n", step, ss_seconds() - since);
+    if (!ss_timings_on()) return;
+    double now = ss_seconds();
+    fprintf(stderr, "syncsight: timing: %-32s %8.3f s  (ended at %.3f s)\n", step, now - since, now - started);
 }
 
 unsigned ss_thread_count(void)

@@ -200,8 +200,12 @@ SYNCSIGHT_TIMINGS=1 SYNCSIGHT_THREADS=2 "$S" report --format json tests/fixtures
     > "$T/timed.json" 2> "$T/timed.err" || fail "report with SYNCSIGHT_TIMINGS=1 failed"
 cmp -s "$T/plain.json" "$T/timed.json" || fail "SYNCSIGHT_TIMINGS=1 changed the report"
 for step in load.read load rules.prepare rule.missing-fence replay.build.record replay.build rules whatifs report.write; do
-    grep -Eq "^syncsight: timing: $step +[0-9]+\.[0-9]{3} s$" "$T/timed.err" || fail "no timing line for $step"
+    grep -Eq "^syncsight: timing: $step +[0-9]+\.[0-9]{3} s  \(ended at [0-9]+\.[0-9]{3} s\)$" "$T/timed.err" ||
+        fail "no timing line for $step"
 done
+# the end times say which of the steps run side by side ended last: never before the step began
+awk '/^syncsight: timing: /{ d = $4; e = $8 + 0; if (e + 0.0005 < d) bad = 1 } END { exit bad }' "$T/timed.err" ||
+    fail "a step ended before its own duration had passed"
 grep -q "timing" "$T/plain.json" && fail "timings in the report itself"
 "$S" report tests/fixtures/legacy_stream.sstrace 2>&1 >/dev/null | grep -q "timing" && fail "timings without SYNCSIGHT_TIMINGS"
 echo "ok: SYNCSIGHT_TIMINGS=1 times each step on stderr, the report unchanged"
