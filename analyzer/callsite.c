@@ -126,6 +126,7 @@ void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len)
 typedef struct library_walk {
     const char *module, *function;   /* the library frame furthest out so far */
     int done, found;
+    int header;                      /* it is a header library's (ss_header_library): module is its name */
 } library_walk;
 
 static void library_visit(void *ctx, uint32_t i, const ss_frame *f, int is_user)
@@ -134,7 +135,19 @@ static void library_visit(void *ctx, uint32_t i, const ss_frame *f, int is_user)
     library_walk *w = ctx;
     if (w->done) return;
     if (!f->module) { w->done = 1; return; }          /* cannot tell what follows */
-    if (is_user) { w->found = w->module != NULL; w->done = 1; return; }
+    if (is_user) {
+        /* a header library's code inlined into the user's line (the
+         * thrust::reduce the compiler folded into main) is further out
+         * than any of its frames that were real calls */
+        if (f->header_lib) { w->module = f->header_lib; w->function = f->header_fn; w->header = 1; }
+        w->found = w->module != NULL;
+        w->done = 1;
+        return;
+    }
+    /* a header library's function the compiler did not inline: in the
+     * user's binary, not the user's code */
+    const char *hl = ss_module_is_user(f->module) ? ss_header_library(f->file) : NULL;
+    if (hl) { w->module = hl; w->function = f->function; w->header = 1; return; }
     /* the user's own binary (its static cudart, nvcc's stubs) and the
      * plumbing are passed through */
     if (ss_module_is_user(f->module) || ss_module_is_plumbing(f->module)) return;
@@ -225,7 +238,8 @@ static int walk_library(const ss_model *m, int32_t call, int mode, char *lib, si
             library_entry e;
             const char *b = w.module ? strrchr(w.module, '/') : NULL;
             snprintf(e.lib, sizeof e.lib, "%s", b ? b + 1 : w.module ? w.module : "");
-            snprintf(e.fn, sizeof e.fn, "%s", w.function ? w.function : "");
+            if (w.header) ss_function_short(w.function, e.fn, sizeof e.fn);   /* the call as written */
+            else snprintf(e.fn, sizeof e.fn, "%s", w.function ? w.function : "");
             k = c->n;
             SS_PUSH(c->v, c->n, c->cap, e);
         }

@@ -48,7 +48,10 @@ void ss_op_site(const ss_model *m, int32_t op, ss_site *site);
  * library made the call: cublasDestroy synchronizes the device).  The
  * library's file name ("libcublas.so.13") into lib and the function of its
  * that the user's code called, as far out as the library goes, into fn (""
- * when unknown); returns 1.  0 when the user's code made the call itself,
+ * when unknown); returns 1.  A header-only library's code (Thrust, CUB,
+ * libcu++: ss_header_library), compiled into the user's binary and often
+ * inlined into the user's line, is a library too: lib is its name
+ * ("Thrust") and fn the call as written ("thrust::reduce").  0 when the user's code made the call itself,
  * when the call has a Python stack (a framework's calls are the Python
  * line's), or when no native stack says.  Thread-safe. */
 int ss_call_library(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen);

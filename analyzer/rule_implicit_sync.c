@@ -23,7 +23,9 @@
 #include <string.h>
 #include "rule.h"
 #include "util.h"
-#include "symbolize.h"   /* ss_pyfile_is_user */
+#include "symbolize.h"   /* ss_pyfile_is_user, ss_header_library_named */
+#include "callsite.h"
+#include "syncsight/hash64.h"
 
 #define MIN_BLOCK_NS 50000ull   /* 50 us: below this a call is not worth a finding */
 #define RELEASE_AFTER_NS 20000ull   /* timestamps of the host and GPU clocks may differ a little */
@@ -36,23 +38,50 @@
  * the user asked for (torch.cuda.synchronize(), stream/event.synchronize())
  * has torch's own Python wrapper as its innermost Python frame, or, where
  * the binding has none, a user line that says "synchronize". */
+/* The same in C++: a sync made inside a header-only library's code
+ * (ss_header_library: Thrust, CUB) called straight from the user's line --
+ * thrust::reduce returns its sum to the host, so it synchronizes its stream,
+ * as .item() does.  The library's own functions that only synchronize
+ * (thrust's synchronize(policy), cub's SyncStream) are asked for by name on
+ * the user's line, which says "synchronize" then. */
+static int header_library_sync(const ss_model *m, const ss_call *c, const char **file, size_t *flen, uint32_t *line)
+{
+    char lib[96], fn[160];
+    int32_t idx = (int32_t)(c - m->calls);
+    if (!ss_call_library(m, idx, lib, sizeof lib, fn, sizeof fn) || !ss_header_library_named(lib)) return 0;
+    ss_site site;
+    ss_call_site(m, idx, &site);
+    return ss_site_source(&site, file, flen, line);
+}
+
 static int framework_sync_at(const ss_model *m, const ss_call *c, ss_u64map *asked, uint64_t *line_key)
 {
     const ss_pystack_rec *p = ss_model_pystack(m, c->rec->pystack_id);
-    if (!p || !p->depth) return 0;
-    const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
-    ss_string_ref file = ss_model_string(m, fr[0].file_id);
-    if (!file.s || !ss_pyfile_is_user(file.s, file.len)) return 0;
+    const char *fs = NULL;
+    size_t flen = 0;
+    uint32_t fline = 0;
+    uint64_t key;
+    if (!p || !p->depth) {
+        if (!header_library_sync(m, c, &fs, &flen, &fline)) return 0;
+        key = ss_xxh64(fs, flen, fline) | 1ull << 63;   /* apart from Python's keys (file id << 32) */
+    } else {
+        const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
+        ss_string_ref file = ss_model_string(m, fr[0].file_id);
+        if (!file.s || !ss_pyfile_is_user(file.s, file.len)) return 0;
+        fs = file.s;
+        flen = file.len;
+        fline = fr[0].line;
+        key = ((uint64_t)fr[0].file_id << 32) | fr[0].line;
+    }
     /* A binding with no Python frame of its own (CuPy's Stream.synchronize,
      * a Cython or C extension) looks the same as .item(): the user's line
      * says which it was.  Read where the source is at hand, once per line. */
-    uint64_t key = ((uint64_t)fr[0].file_id << 32) | fr[0].line;
     if (line_key) *line_key = key;
     int64_t known = ss_u64map_get(asked, key, -1);
     if (known < 0) {
         char text[512];
         known = 0;
-        if (ss_model_source_line(m, file.s, file.len, fr[0].line, text, sizeof text)) {
+        if (ss_model_source_line(m, fs, flen, fline, text, sizeof text)) {
             for (char *t = text; *t; t++) *t = (char)(*t >= 'A' && *t <= 'Z' ? *t - 'A' + 'a' : *t);
             known = strstr(text, "synchronize") != NULL;
         }
@@ -165,8 +194,15 @@ static void visit(void *ctx, int32_t op)
     if (ss_op_touches_alloc(d->m, op, d->a_dst) || ss_op_touches_alloc(d->m, op, d->a_src)) d->depends = 1;
 }
 
-static const char *fix_for(const char *base, ss_api_class cls)
+static const char *fix_for(const char *base, ss_api_class cls, int native)
 {
+    if ((cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC || cls == SS_API_DEVICE_SYNC) && native)
+        return "This synchronization was made inside a header-only CUDA library's algorithm that this line calls: "
+               "an algorithm that returns its result to the host (thrust::reduce, thrust::count, "
+               "thrust::inner_product...) waits for its stream, and Thrust's thrust::cuda::par synchronizes after "
+               "each algorithm. Keep results on the device (cub::DeviceReduce and the like write them to device "
+               "memory; copy them with cudaMemcpyAsync into pinned memory and synchronize once, where the host "
+               "needs them), and pass thrust::cuda::par_nosync.on(stream) where no synchronization is needed.";
     if (cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC || cls == SS_API_DEVICE_SYNC)
         return "This synchronization was issued by a PyTorch operation called from this line (.item(), .cpu(), "
                ".tolist(), .numpy(), bool(tensor), print(tensor), nonzero(), boolean-mask indexing...): keep the "
@@ -273,6 +309,9 @@ static void run(const ss_model *m, ss_findings *out)
         uint64_t slack = RELEASE_SLACK_NS > blocked / 10 ? RELEASE_SLACK_NS : blocked / 10;
         if (expected > release + RELEASE_AFTER_NS || expected + slack < release) continue;
 
+        /* made by a header library for a C++ line (no Python stack), not by a
+         * framework for a Python one */
+        int native = !ss_model_pystack(m, c->rec->pystack_id);
         uint64_t idle = 0;
         if (!ss_model_busy_at(m, dev, c->rec->t_exit)) {
             uint64_t next = ss_model_next_start(m, dev, c->rec->t_exit);
@@ -294,9 +333,10 @@ static void run(const ss_model *m, ss_findings *out)
             snprintf(what, sizeof what, "%s (creating %s)", ss_model_call_name(m, c),
                      c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "a stream");
         else if (c->cls == SS_API_STREAM_SYNC || c->cls == SS_API_EVENT_SYNC || c->cls == SS_API_DEVICE_SYNC)
-            snprintf(what, sizeof what, "%s%s%s, issued by a framework operation on your line (.item(), .cpu(), "
-                     "print(tensor)...)", ss_model_call_name(m, c), c->stream >= 0 ? " on " : "",
-                     c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "");
+            snprintf(what, sizeof what, "%s%s%s%s", ss_model_call_name(m, c), c->stream >= 0 ? " on " : "",
+                     c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "",
+                     native ? " (made by the library for your line, not asked for by your code)"
+                            : ", issued by a framework operation on your line (.item(), .cpu(), print(tensor)...)");
         else
             snprintf(what, sizeof what, "%s%s%s", ss_model_call_name(m, c), c->stream >= 0 ? " on " : "",
                      c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "");
@@ -321,9 +361,11 @@ static void run(const ss_model *m, ss_findings *out)
             .cost_ms = ss_ms(blocked + idle),
             .cost_basis = basis,
             .message = msg,
-            .fix = fix_for(base, framework_copy ? SS_API_STREAM_SYNC
-                                 : c->blocking_copy == SS_BLOCKING_COPY_COPY ? SS_API_COPY_SYNC
-                                                                            : (ss_api_class)c->cls),
+            .fix = fix_for(base,
+                           framework_copy ? SS_API_STREAM_SYNC
+                           : c->blocking_copy == SS_BLOCKING_COPY_COPY ? SS_API_COPY_SYNC
+                                                                      : (ss_api_class)c->cls,
+                           native),
             .refs = { { (int32_t)i, c->first_op, "blocking call" }, { d.last >= 0 ? m->ops[d.last].call : -1, d.last, "work it waited for" } },
             .nrefs = d.last >= 0 ? 2 : 1,
             .alloc = c->alloc,

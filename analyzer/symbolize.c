@@ -289,6 +289,106 @@ static int frame_is_cuda_glue(const ss_frame *f)
     return 0;
 }
 
+static const struct { const char *dir, *name; } header_libs[] = {
+    { "thrust/", "Thrust" }, { "cub/", "CUB" }, { "cuda/", "libcu++" },
+};
+
+int ss_header_library_named(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof header_libs / sizeof header_libs[0]; i++)
+        if (strcmp(name, header_libs[i].name) == 0)
+            return 1;
+    return 0;
+}
+
+const char *ss_header_library(const char *file)
+{
+    if (!file)
+        return NULL;
+    /* the directory right under an include/ (or include/cccl/, CUDA 13's
+     * layout): a header of theirs anywhere deeper is theirs */
+    for (const char *p = strstr(file, "/include/"); p; p = strstr(p + 1, "/include/")) {
+        const char *d = p + 9;
+        if (strncmp(d, "cccl/", 5) == 0)
+            d += 5;
+        for (size_t i = 0; i < sizeof header_libs / sizeof header_libs[0]; i++)
+            if (strncmp(d, header_libs[i].dir, strlen(header_libs[i].dir)) == 0)
+                return header_libs[i].name;
+    }
+    return NULL;
+}
+
+/* An inline namespace that versions an ABI, not a name a person writes:
+ * CCCL's THRUST_300001_SM_900_NS / CUB_300001_SM_900, libstdc++'s __cxx11,
+ * libc++'s __1. */
+static int abi_namespace(const char *s, size_t n)
+{
+    if (n >= 3 && s[0] == '_' && s[1] == '_') {
+        size_t i = 2;
+        while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9'))) i++;
+        return i == n && s[n - 1] >= '0' && s[n - 1] <= '9';
+    }
+    int digit = 0, under = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] >= '0' && s[i] <= '9') digit = 1;
+        else if (s[i] == '_') under = 1;
+        else if (s[i] < 'A' || s[i] > 'Z') return 0;
+    }
+    return digit && under && n >= 6;
+}
+
+void ss_function_short(const char *fn, char *out, size_t len)
+{
+    if (!len) return;
+    out[0] = '\0';
+    if (!fn) return;
+    /* top level only: template arguments and the parameter list dropped;
+     * the name is what follows the last top-level space (a return type
+     * before it) */
+    char buf[512];
+    size_t n = 0, start = 0;
+    int angle = 0;
+    for (const char *p = fn; *p && n + 1 < sizeof buf; p++) {
+        int after_operator = n >= 8 && memcmp(buf + n - 8, "operator", 8) == 0;
+        if (angle == 0 && after_operator && (p[0] == '(' && p[1] == ')')) {
+            buf[n++] = '(';
+            if (n + 1 < sizeof buf) buf[n++] = ')';
+            p++;
+            continue;
+        }
+        if (angle == 0 && after_operator && strchr("<>=!+-*/%^&|~[],", *p)) {
+            while (*p && strchr("<>=!+-*/%^&|~[],", *p) && n + 1 < sizeof buf) buf[n++] = *p++;
+            p--;
+            continue;
+        }
+        if (*p == '<') { angle++; continue; }
+        if (*p == '>') { if (angle) angle--; continue; }
+        if (angle) continue;
+        if (*p == '(') break;
+        if (*p == ' ') { start = n; continue; }
+        buf[n++] = *p;
+    }
+    buf[n] = '\0';
+    /* the components, less ABI namespaces */
+    size_t o = 0;
+    const char *p = buf + start;
+    while (*p) {
+        const char *e = strstr(p, "::");
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        if (!abi_namespace(p, k)) {
+            /* whole components only: a name cut inside one reads as another */
+            if (o + (o ? 2 : 0) + k >= len) break;
+            if (o) { out[o++] = ':'; out[o++] = ':'; }
+            memcpy(out + o, p, k);
+            o += k;
+        }
+        p += k;
+        if (e) p += 2;
+    }
+    out[o] = '\0';
+    if (!out[0]) snprintf(out, len, "%s", fn);
+}
+
 /* ss_frame_is_user() when the module's verdict is already known. */
 static int frame_is_user_in(const ss_frame *f, int module_is_user)
 {
@@ -1407,8 +1507,20 @@ void ss_stack_walk(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth, ss_f
             else if (!(kernel[0] && is_kernel_wrapper(frames[j].function, kernel)) && frames[j].is_user)
                 shown = &frames[j];
         }
-        if (shown)
-            visit(ctx, i, shown, 1);
+        if (shown) {
+            /* header-library code inlined into the user's frame here: the
+             * outermost of its frames inside the user's (a thrust::reduce
+             * the compiler folded into main) */
+            frames[shown - frames].header_lib = frames[shown - frames].header_fn = NULL;
+            for (const ss_frame *f = frames; f < shown; f++) {
+                const char *lib = ss_header_library(f->file);
+                if (lib) {
+                    frames[shown - frames].header_lib = lib;
+                    frames[shown - frames].header_fn = f->function;
+                }
+            }
+            visit(ctx, i, &frames[shown - frames], 1);
+        }
         else
             visit(ctx, i, &frames[n - 1], 0);   /* the function the address is in */
     }

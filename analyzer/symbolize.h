@@ -28,6 +28,12 @@ typedef struct ss_frame {
     int         line;        /* 0 when unknown */
     int         inlined;     /* 1 for a frame inlined into the next one */
     int         is_user;     /* ss_frame_is_user() of this frame alone */
+    /* Set by ss_stack_walk on the user frame it shows: the header-only CUDA
+     * library (ss_header_library) whose code the compiler inlined into it at
+     * this address, and that library's outermost inlined function there (the
+     * call the user wrote, thrust::reduce); NULL when none. */
+    const char *header_lib;
+    const char *header_fn;
 } ss_frame;
 
 typedef struct ss_symbolizer ss_symbolizer;
@@ -78,6 +84,22 @@ int ss_module_is_plumbing(const char *path);
  * toolkit's headers), the C start-up code (_start, __libc_start_main, ...,
  * whatever line info it has). */
 int ss_frame_is_user(const ss_frame *f);
+
+/* The header-only CUDA C++ library a source file belongs to, by its place in
+ * an include tree (".../include/[cccl/]thrust/...": "Thrust"; cub: "CUB";
+ * cuda/: "libcu++"), or NULL.  Their code is compiled into the user's binary
+ * (templates), so its frames are the user's module but not the user's code:
+ * a CUDA call made inside thrust::reduce is Thrust's, made on the user's
+ * behalf, as a call made inside libcublas is cuBLAS's. */
+const char *ss_header_library(const char *file);
+/* `name` is one of the names ss_header_library gives. */
+int ss_header_library_named(const char *name);
+
+/* A C++ function name as a person writes the call: no return type, template
+ * arguments, parameter list or ABI-versioning inline namespaces
+ * ("thrust::THRUST_300001_SM_900_NS::reduce<...>(...)" -> "thrust::reduce");
+ * a name that is no C++ name comes back as it is (truncated to `len`). */
+void ss_function_short(const char *fn, char *out, size_t len);
 
 /* A Python source file of the user's, as opposed to the interpreter's
  * frozen/bootstrap modules ("<frozen importlib._bootstrap>", "<string>") and

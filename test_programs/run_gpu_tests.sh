@@ -92,6 +92,9 @@ FIXTURES="$FIXTURES sample_overlap_offsets pitched_tiles"
 # graphs built and captured, a captured Jacobi iteration updated in place.
 FIXTURES="$FIXTURES sample_simple_callback sample_unified_memory_streams sample_zero_copy sample_hyperq"
 FIXTURES="$FIXTURES sample_cuda_graphs sample_jacobi_graph_update"
+# Thrust on streams with its synchronizing policy, and the CUB way (2026-11-24):
+# what a header-only library synchronizes for the program is the library's.
+FIXTURES="$FIXTURES sample_thrust_streams sample_thrust_streams_fixed"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed graph_generic_race_fixed vmm_race_fixed"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has

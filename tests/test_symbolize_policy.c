@@ -98,6 +98,51 @@ int main(void)
     ss_frame_format(&f, text, sizeof text);
     CHECK(!strcmp(text, "train.cu:30 main"), "%s", text);
 
+    /* header-only CUDA libraries: their code is compiled into the user's
+     * binary, never the user's code, and named by its include tree */
+    CHECK(!strcmp(ss_header_library("/usr/local/cuda-13.0/targets/x86_64-linux/include/cccl/thrust/system/cuda/"
+                                    "detail/reduce.h") ?: "", "Thrust"), "CUDA 13's Thrust");
+    CHECK(!strcmp(ss_header_library("/usr/local/cuda-12.4/include/thrust/detail/vector_base.inl") ?: "", "Thrust"),
+          "CUDA 12's Thrust");
+    CHECK(!strcmp(ss_header_library("/usr/local/cuda/include/cccl/cub/util_device.cuh") ?: "", "CUB"), "CUB");
+    CHECK(!strcmp(ss_header_library("/opt/cccl/include/cuda/std/__algorithm/copy.h") ?: "", "libcu++"),
+          "libcu++ from a CCCL checkout");
+    CHECK(!ss_header_library("/usr/local/cuda/include/crt/host_runtime.h"), "nvcc's glue is no library");
+    CHECK(!ss_header_library("/usr/local/cuda/include/cuda_runtime.h"), "cudart's header is no library");
+    CHECK(!ss_header_library("/home/u/app/src/thrust_helpers.cu"), "the user's file named after Thrust");
+    CHECK(!ss_header_library("/home/u/app/include/mylib/thrust/x.h"), "deeper than include/: the user's");
+    CHECK(!ss_header_library(NULL), "no file");
+    CHECK(ss_header_library_named("Thrust") && ss_header_library_named("CUB") && !ss_header_library_named("libcublas"),
+          "the names");
+    USER(0, prog, "thrust::reduce<...>", "/usr/local/cuda/include/cccl/thrust/reduce.inl", 40);
+
+    /* a call as the user wrote it */
+    static const struct { const char *in, *out; } shorts[] = {
+        { "thrust::THRUST_300001_SM_900_NS::reduce<thrust::THRUST_300001_SM_900_NS::cuda_cub::execute_on_stream, "
+          "thrust::THRUST_300001_SM_900_NS::detail::normal_iterator<thrust::THRUST_300001_SM_900_NS::device_ptr<"
+          "float> >, float>(thrust::THRUST_300001_SM_900_NS::detail::execution_policy_base<thrust::"
+          "THRUST_300001_SM_900_NS::cuda_cub::execute_on_stream> const&, float, float)", "thrust::reduce" },
+        /* a return type before the name, a clone suffix after the parameters */
+        { "thrust::THRUST_300001_SM_900_NS::detail::disable_if<foo<int>::value, void>::type thrust::"
+          "THRUST_300001_SM_900_NS::detail::allocator_traits_detail::value_initialize_range<A, B>(A&, B, "
+          "unsigned long) (.isra.0)", "thrust::detail::allocator_traits_detail::value_initialize_range" },
+        { "cub::CUB_300001_SM_900::SyncStream(CUstream_st*)", "cub::SyncStream" },
+        { "cuda::std::__4::copy<float*>(float*, float*)", "cuda::std::copy" },
+        { "std::__cxx11::basic_string<char>::size() const", "std::basic_string::size" },
+        { "Foo::operator()(int) const", "Foo::operator()" },
+        { "Foo::operator<<(int)", "Foo::operator<<" },
+        { "main", "main" },
+        { "(anonymous namespace)::helper(int)", "(anonymous namespace)::helper(int)" },
+    };
+    for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; i++) {
+        char out[160];
+        ss_function_short(shorts[i].in, out, sizeof out);
+        CHECK(!strcmp(out, shorts[i].out), "%s -> \"%s\", not \"%s\"", shorts[i].in, out, shorts[i].out);
+    }
+    char tiny[8];
+    ss_function_short("thrust::THRUST_300001_SM_900_NS::reduce<int>(int)", tiny, sizeof tiny);
+    CHECK(!strcmp(tiny, "thrust"), "cut to the buffer, at a component: \"%s\"", tiny);
+
     if (failures) { fprintf(stderr, "%d failure(s)\n", failures); return 1; }
     printf("PASS the user-code policy\n");
     return 0;
