@@ -305,6 +305,14 @@ const char *ss_header_library(const char *file)
 {
     if (!file)
         return NULL;
+    /* a checkout of NVIDIA/cccl (CMake's FetchContent/CPM put one under the
+     * build tree): thrust/thrust/, cub/cub/; libcu++ keeps an include/ */
+    for (size_t i = 0; i < sizeof header_libs / sizeof header_libs[0]; i++) {
+        char twice[32];
+        snprintf(twice, sizeof twice, "/%s%s", header_libs[i].dir, header_libs[i].dir);
+        if (strcmp(header_libs[i].dir, "cuda/") != 0 && strstr(file, twice))
+            return header_libs[i].name;
+    }
     /* the directory right under an include/ (or include/cccl/, CUDA 13's
      * layout): a header of theirs anywhere deeper is theirs */
     for (const char *p = strstr(file, "/include/"); p; p = strstr(p + 1, "/include/")) {
@@ -392,7 +400,9 @@ void ss_function_short(const char *fn, char *out, size_t len)
 /* ss_frame_is_user() when the module's verdict is already known. */
 static int frame_is_user_in(const ss_frame *f, int module_is_user)
 {
-    if (!module_is_user || function_is_startup(f->function) || frame_is_cuda_glue(f))
+    /* a header-only library's code is never the user's, wherever its
+     * headers were found (the toolkit's, or a CCCL checkout in the build) */
+    if (!module_is_user || function_is_startup(f->function) || frame_is_cuda_glue(f) || ss_header_library(f->file))
         return 0;
     return (f->file && f->line > 0) || !function_is_runtime(f->function);
 }

@@ -112,6 +112,12 @@ int main(void)
     CHECK(!ss_header_library("/home/u/app/src/thrust_helpers.cu"), "the user's file named after Thrust");
     CHECK(!ss_header_library("/home/u/app/include/mylib/thrust/x.h"), "deeper than include/: the user's");
     CHECK(!ss_header_library(NULL), "no file");
+    CHECK(!strcmp(ss_header_library("/home/u/app/build/_deps/cccl-src/thrust/thrust/reduce.h") ?: "", "Thrust"),
+          "a CCCL checkout that CMake fetched into the build tree");
+    CHECK(!strcmp(ss_header_library("/home/u/app/build/_deps/cccl-src/cub/cub/device/device_reduce.cuh") ?: "", "CUB"),
+          "its CUB");
+    USER(0, prog, "thrust::reduce<...>", "/home/u/app/build/_deps/cccl-src/thrust/thrust/reduce.h", 40);
+    USER(1, prog, "main", "/home/u/app/thrust_demo.cu", 40);
     CHECK(ss_header_library_named("Thrust") && ss_header_library_named("CUB") && !ss_header_library_named("libcublas"),
           "the names");
     USER(0, prog, "thrust::reduce<...>", "/usr/local/cuda/include/cccl/thrust/reduce.inl", 40);
