@@ -38,17 +38,19 @@
  * the user asked for (torch.cuda.synchronize(), stream/event.synchronize())
  * has torch's own Python wrapper as its innermost Python frame, or, where
  * the binding has none, a user line that says "synchronize". */
-/* The same in C++: a sync made inside a header-only library's code
- * (ss_header_library: Thrust, CUB) called straight from the user's line --
- * thrust::reduce returns its sum to the host, so it synchronizes its stream,
- * as .item() does.  The library's own functions that only synchronize
- * (thrust's synchronize(policy), cub's SyncStream) are asked for by name on
- * the user's line, which says "synchronize" then. */
+/* The same in C++: a sync made inside a header-only library's code whose
+ * algorithms synchronize on their own (ss_header_library_named 2: Thrust),
+ * called straight from the user's line -- thrust::reduce returns its sum to
+ * the host, so it synchronizes its stream, as .item() does.  Syncs inside
+ * CUB or libcu++ are calls the program made by name (cub::SyncStream,
+ * cuda::stream_ref::wait()): not implicit.  Thrust's own sync functions
+ * (thrust::cuda_cub::synchronize(policy)) are asked for by name on the
+ * user's line, which says so (see the words below). */
 static int header_library_sync(const ss_model *m, const ss_call *c, const char **file, size_t *flen, uint32_t *line)
 {
     char lib[96], fn[160];
     int32_t idx = (int32_t)(c - m->calls);
-    if (!ss_call_library(m, idx, lib, sizeof lib, fn, sizeof fn) || !ss_header_library_named(lib)) return 0;
+    if (!ss_call_library(m, idx, lib, sizeof lib, fn, sizeof fn) || ss_header_library_named(lib) != 2) return 0;
     ss_site site;
     ss_call_site(m, idx, &site);
     return ss_site_source(&site, file, flen, line);
@@ -83,7 +85,9 @@ static int framework_sync_at(const ss_model *m, const ss_call *c, ss_u64map *ask
         known = 0;
         if (ss_model_source_line(m, fs, flen, fline, text, sizeof text)) {
             for (char *t = text; *t; t++) *t = (char)(*t >= 'A' && *t <= 'Z' ? *t - 'A' + 'a' : *t);
-            known = strstr(text, "synchronize") != NULL;
+            /* the program asked by name: synchronize(), cub::SyncStream,
+             * a future's or a stream's wait() */
+            known = strstr(text, "synchronize") || strstr(text, "syncstream") || strstr(text, "wait(");
         }
         ss_u64map_put(asked, key, known);
     }

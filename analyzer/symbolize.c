@@ -289,15 +289,20 @@ static int frame_is_cuda_glue(const ss_frame *f)
     return 0;
 }
 
-static const struct { const char *dir, *name; } header_libs[] = {
-    { "thrust/", "Thrust" }, { "cub/", "CUB" }, { "cuda/", "libcu++" },
+/* implicit_syncs: the library's algorithms synchronize on their own
+ * (Thrust: an algorithm that returns a value to the host, and every
+ * algorithm under thrust::cuda::par, documented); CUB's device algorithms
+ * never do, and libcu++'s syncs are calls the program makes by name
+ * (cuda::stream_ref::wait()). */
+static const struct { const char *dir, *name; int implicit_syncs; } header_libs[] = {
+    { "thrust/", "Thrust", 1 }, { "cub/", "CUB", 0 }, { "cuda/", "libcu++", 0 },
 };
 
 int ss_header_library_named(const char *name)
 {
     for (size_t i = 0; name && i < sizeof header_libs / sizeof header_libs[0]; i++)
         if (strcmp(name, header_libs[i].name) == 0)
-            return 1;
+            return 1 + header_libs[i].implicit_syncs;
     return 0;
 }
 
@@ -711,8 +716,8 @@ static int scopes_in_nested_function(Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die 
     Dwarf_Die sub;
     if (!find_subprogram(cudie, pc, &sub, 0))
         return 0;
-    Dwarf_Die chain[MAX_INLINE_FRAMES];
-    int n = inline_chain(&sub, pc, chain, MAX_INLINE_FRAMES - 1, 0);
+    Dwarf_Die chain[66];   /* inline_chain descends at most 64 levels: the whole chain (resolve_dwfl keeps the outermost) */
+    int n = inline_chain(&sub, pc, chain, 66, 0);
     *scopes = malloc((size_t)(n + 1) * sizeof **scopes);
     if (!*scopes)
         return 0;
@@ -751,6 +756,25 @@ static size_t resolve_dwfl(ss_symbolizer *s, sym_module *m, uint64_t addr, ss_fr
         free(scopes);
         scopes = NULL;
         nscopes = scopes_in_nested_function(cudie, pc - bias, &scopes);
+    } else if (nscopes > 0) {
+        /* dwarf_getscopes follows an inlined instance to its abstract
+         * origin's scopes, not to the concrete ones around it: of a
+         * thrust::reduce inlined ~16 deep into main it gave the innermost
+         * instance and main, and main's line was read from that instance's
+         * call site, inside Thrust.  The scopes of the innermost DIE itself
+         * are the whole concrete chain (what eu-addr2line -i reads). */
+        Dwarf_Die inner;
+        Dwarf_Die *chain = NULL;
+        Dwarf *dw = dwfl_module_getdwarf(m->mod, &bias);
+        int nchain = dw && dwarf_offdie(dw, dwarf_dieoffset(&scopes[0]), &inner)
+                         ? dwarf_getscopes_die(&inner, &chain) : 0;
+        if (nchain > 0) {
+            free(scopes);
+            scopes = chain;
+            nscopes = nchain;
+        } else {
+            free(chain);
+        }
     }
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
@@ -759,8 +783,20 @@ static size_t resolve_dwfl(ss_symbolizer *s, sym_module *m, uint64_t addr, ss_fr
 
     /* Innermost first: each inlined_subroutine scope is a frame at the
      * current file:line, and its DW_AT_call_file/line is where the next
-     * (enclosing) frame made the call.  The subprogram ends the chain. */
-    for (int i = 0; i < nscopes && n + 1 < max; i++) {
+     * (enclosing) frame made the call.  The subprogram ends the chain.
+     * Every scope is walked, so that each frame's line is right however
+     * deep the chain (a thrust::reduce inlined into main is ~16 deep); when
+     * there are more than `max`, the innermost are dropped, not the
+     * outermost: the frames nearest the caller's own line are the ones a
+     * stack is read for. */
+    ss_frame *all = malloc(((size_t)(nscopes > 0 ? nscopes : 0) + 1) * sizeof *all);
+    if (!all) {
+        free(scopes);
+        return 0;
+    }
+    ss_frame *keep = out;
+    out = all;
+    for (int i = 0; i < nscopes; i++) {
         int tag = dwarf_tag(&scopes[i]);
         if (tag == DW_TAG_subprogram)
             break;
@@ -788,7 +824,10 @@ static size_t resolve_dwfl(ss_symbolizer *s, sym_module *m, uint64_t addr, ss_fr
     f.file = file;
     f.line = file ? line : 0;
     out[n++] = f;
-    return n;
+    size_t drop = n > max ? n - max : 0;
+    memcpy(keep, all + drop, (n - drop) * sizeof *keep);
+    free(all);
+    return n - drop;
 }
 #else
 /* ------------------------------------------------------------ external symbolizer */
@@ -1091,23 +1130,28 @@ static size_t resolve_ext(ss_symbolizer *s, sym_module *m, uint64_t addr, ss_fra
             ext_fail(m, why);
             return 0;
         }
-        if (n < MAX_INLINE_FRAMES) {
-            names[n] = strcmp(fn, "??") != 0 && fn[0] ? demangled(s, fn) : NULL;
-            parse_location(s, line, llvm, &files[n], &lines[n]);
-            n++;
+        /* innermost first: past MAX_INLINE_FRAMES, the innermost are
+         * dropped and the outermost (the caller's own line) kept */
+        if (n == MAX_INLINE_FRAMES) {
+            memmove(names, names + 1, (n - 1) * sizeof *names);
+            memmove(files, files + 1, (n - 1) * sizeof *files);
+            memmove(lines, lines + 1, (n - 1) * sizeof *lines);
+            n--;
         }
+        names[n] = strcmp(fn, "??") != 0 && fn[0] ? demangled(s, fn) : NULL;
+        parse_location(s, line, llvm, &files[n], &lines[n]);
+        n++;
     }
-    if (n > max)
-        n = max;
-    for (size_t i = 0; i < n; i++) {
+    size_t drop = n > max ? n - max : 0;   /* the outermost kept, as above */
+    for (size_t i = 0; i + drop < n; i++) {
         ss_frame f = { .addr = addr, .module = m->path, .offset = addr - m->base, .is_user = m->is_user };
-        f.function = names[i];
-        f.file = files[i];
-        f.line = files[i] ? lines[i] : 0;
-        f.inlined = i + 1 < n;
+        f.function = names[i + drop];
+        f.file = files[i + drop];
+        f.line = files[i + drop] ? lines[i + drop] : 0;
+        f.inlined = i + drop + 1 < n;
         out[i] = f;
     }
-    return n;
+    return n - drop;
 }
 
 /* ---- the module's ELF file, read without libelf: build id, and whether it
