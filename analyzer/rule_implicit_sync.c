@@ -332,7 +332,9 @@ static void run(const ss_model *m, ss_findings *out)
         if (c->blocking_copy == SS_BLOCKING_COPY_COPY)
             snprintf(what, sizeof what, "%s on %s, synchronized at once by its caller (a blocking copy%s)",
                      ss_model_call_name(m, c), ss_stream_describe(m, c->stream, sd, sizeof sd),
-                     framework_copy ? ", issued by a framework operation on your line: .cpu(), .to(), .item()..." : "");
+                     !framework_copy ? ""
+                     : native        ? ", made by the library for your line, not asked for by your code"
+                                     : ", issued by a framework operation on your line: .cpu(), .to(), .item()...");
         else if (c->cls == SS_API_STREAM_CREATE)
             snprintf(what, sizeof what, "%s (creating %s)", ss_model_call_name(m, c),
                      c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "a stream");
