@@ -23,7 +23,7 @@
 #include <string.h>
 #include "rule.h"
 #include "util.h"
-#include "symbolize.h"   /* ss_pyfile_is_user, ss_header_library_named */
+#include "symbolize.h"   /* ss_pyfile_is_user, ss_header_library_syncs_by_itself */
 #include "callsite.h"
 #include "syncsight/hash64.h"
 
@@ -31,16 +31,9 @@
 #define RELEASE_AFTER_NS 20000ull   /* timestamps of the host and GPU clocks may differ a little */
 #define RELEASE_SLACK_NS 200000ull  /* the call may return up to 200 us (or 10%) after the work ended */
 
-/* An explicit CUDA sync issued by a framework operation called straight
- * from the user's Python code: loss.item(), .cpu(), .tolist(), bool(t),
- * print(t), nonzero, boolean masks... (at::cuda::memcpy_and_sync and the
- * like).  The user did not ask to synchronize: for them it is implicit.  A sync
- * the user asked for (torch.cuda.synchronize(), stream/event.synchronize())
- * has torch's own Python wrapper as its innermost Python frame, or, where
- * the binding has none, a user line that says "synchronize". */
-/* The same in C++: a sync made inside a header-only library's code whose
- * algorithms synchronize on their own (ss_header_library_named 2: Thrust),
- * called straight from the user's line -- thrust::reduce returns its sum to
+/* framework_sync_at's C++ counterpart (below): a sync made inside a
+ * header-only library whose algorithms synchronize by themselves
+ * (ss_header_library_syncs_by_itself: Thrust), called straight from the user's line -- thrust::reduce returns its sum to
  * the host, so it synchronizes its stream, as .item() does.  Syncs inside
  * CUB or libcu++ are calls the program made by name (cub::SyncStream,
  * cuda::stream_ref::wait()): not implicit.  Thrust's own sync functions
@@ -48,14 +41,22 @@
  * user's line, which says so (see the words below). */
 static int header_library_sync(const ss_model *m, const ss_call *c, const char **file, size_t *flen, uint32_t *line)
 {
-    char lib[96], fn[160];
+    char lib[96];
     int32_t idx = (int32_t)(c - m->calls);
-    if (!ss_call_library(m, idx, lib, sizeof lib, fn, sizeof fn) || ss_header_library_named(lib) != 2) return 0;
+    if (!ss_call_library(m, idx, lib, sizeof lib, NULL, 0) || !ss_header_library_syncs_by_itself(lib)) return 0;
     ss_site site;
     ss_call_site(m, idx, &site);
     return ss_site_source(&site, file, flen, line);
 }
 
+/* An explicit CUDA sync issued by a framework operation called straight
+ * from the user's Python code: loss.item(), .cpu(), .tolist(), bool(t),
+ * print(t), nonzero, boolean masks... (at::cuda::memcpy_and_sync and the
+ * like).  The user did not ask to synchronize: for them it is implicit.  A sync
+ * the user asked for (torch.cuda.synchronize(), stream/event.synchronize())
+ * has torch's own Python wrapper as its innermost Python frame, or, where
+ * the binding has none, a user line that says "synchronize" (or SyncStream,
+ * wait(): the words below).  For C++, header_library_sync. */
 static int framework_sync_at(const ss_model *m, const ss_call *c, ss_u64map *asked, uint64_t *line_key)
 {
     const ss_pystack_rec *p = ss_model_pystack(m, c->rec->pystack_id);

@@ -49,7 +49,8 @@ extern char **environ;
 
 #include "symbolize.h"
 
-#define MAX_INLINE_FRAMES 16
+#define MAX_INLINE_FRAMES 16   /* kept per address: the outermost, nearest the caller's line */
+#define INLINE_DEPTH_MAX 64    /* DIE nesting searched for an inline chain */
 #define BUILD_ID_MAX 64
 
 typedef struct sym_module {
@@ -294,15 +295,22 @@ static int frame_is_cuda_glue(const ss_frame *f)
  * algorithm under thrust::cuda::par, documented); CUB's device algorithms
  * never do, and libcu++'s syncs are calls the program makes by name
  * (cuda::stream_ref::wait()). */
-static const struct { const char *dir, *name; int implicit_syncs; } header_libs[] = {
-    { "thrust/", "Thrust", 1 }, { "cub/", "CUB", 0 }, { "cuda/", "libcu++", 0 },
+static const struct {
+    const char *dir;        /* under an include/ (or include/cccl/) */
+    const char *checkout;   /* in a checkout of NVIDIA/cccl (CMake's FetchContent/CPM), NULL: it keeps an include/ */
+    const char *name;
+    int implicit_syncs;
+} header_libs[] = {
+    { "thrust/", "/thrust/thrust/", "Thrust", 1 },
+    { "cub/", "/cub/cub/", "CUB", 0 },
+    { "cuda/", NULL, "libcu++", 0 },
 };
 
-int ss_header_library_named(const char *name)
+int ss_header_library_syncs_by_itself(const char *name)
 {
     for (size_t i = 0; name && i < sizeof header_libs / sizeof header_libs[0]; i++)
         if (strcmp(name, header_libs[i].name) == 0)
-            return 1 + header_libs[i].implicit_syncs;
+            return header_libs[i].implicit_syncs;
     return 0;
 }
 
@@ -310,14 +318,9 @@ const char *ss_header_library(const char *file)
 {
     if (!file)
         return NULL;
-    /* a checkout of NVIDIA/cccl (CMake's FetchContent/CPM put one under the
-     * build tree): thrust/thrust/, cub/cub/; libcu++ keeps an include/ */
-    for (size_t i = 0; i < sizeof header_libs / sizeof header_libs[0]; i++) {
-        char twice[32];
-        snprintf(twice, sizeof twice, "/%s%s", header_libs[i].dir, header_libs[i].dir);
-        if (strcmp(header_libs[i].dir, "cuda/") != 0 && strstr(file, twice))
+    for (size_t i = 0; i < sizeof header_libs / sizeof header_libs[0]; i++)
+        if (header_libs[i].checkout && strstr(file, header_libs[i].checkout))
             return header_libs[i].name;
-    }
     /* the directory right under an include/ (or include/cccl/, CUDA 13's
      * layout): a header of theirs anywhere deeper is theirs */
     for (const char *p = strstr(file, "/include/"); p; p = strstr(p + 1, "/include/")) {
@@ -663,7 +666,7 @@ static const char *die_name(ss_symbolizer *s, Dwarf_Die *die)
 static int inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int max, int level)
 {
     Dwarf_Die child;
-    if (level > 64 || dwarf_child(parent, &child) != 0)
+    if (level > INLINE_DEPTH_MAX || dwarf_child(parent, &child) != 0)
         return 0;
     do {
         int tag = dwarf_tag(&child);
@@ -716,8 +719,9 @@ static int scopes_in_nested_function(Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die 
     Dwarf_Die sub;
     if (!find_subprogram(cudie, pc, &sub, 0))
         return 0;
-    Dwarf_Die chain[66];   /* inline_chain descends at most 64 levels: the whole chain (resolve_dwfl keeps the outermost) */
-    int n = inline_chain(&sub, pc, chain, 66, 0);
+    /* the whole chain: resolve_dwfl keeps the outermost */
+    Dwarf_Die chain[INLINE_DEPTH_MAX + 2];
+    int n = inline_chain(&sub, pc, chain, INLINE_DEPTH_MAX + 2, 0);
     *scopes = malloc((size_t)(n + 1) * sizeof **scopes);
     if (!*scopes)
         return 0;
@@ -1565,15 +1569,16 @@ void ss_stack_walk(ss_symbolizer *s, const uint64_t *addrs, uint32_t depth, ss_f
             /* header-library code inlined into the user's frame here: the
              * outermost of its frames inside the user's (a thrust::reduce
              * the compiler folded into main) */
-            frames[shown - frames].header_lib = frames[shown - frames].header_fn = NULL;
-            for (const ss_frame *f = frames; f < shown; f++) {
+            ss_frame *u = &frames[shown - frames];
+            u->header_lib = u->header_fn = NULL;
+            for (const ss_frame *f = frames; f < u; f++) {
                 const char *lib = ss_header_library(f->file);
                 if (lib) {
-                    frames[shown - frames].header_lib = lib;
-                    frames[shown - frames].header_fn = f->function;
+                    u->header_lib = lib;
+                    u->header_fn = f->function;
                 }
             }
-            visit(ctx, i, &frames[shown - frames], 1);
+            visit(ctx, i, u, 1);
         }
         else
             visit(ctx, i, &frames[n - 1], 0);   /* the function the address is in */

@@ -92,11 +92,10 @@ int ss_frame_is_user(const ss_frame *f);
  * a CUDA call made inside thrust::reduce is Thrust's, made on the user's
  * behalf, as a call made inside libcublas is cuBLAS's. */
 const char *ss_header_library(const char *file);
-/* `name` is one of the names ss_header_library gives: 2 for a library whose
- * algorithms synchronize on their own, without being asked by name (Thrust),
- * 1 for one whose syncs are calls the program makes (CUB, libcu++), 0 for
- * no such name. */
-int ss_header_library_named(const char *name);
+/* `name` (one ss_header_library gives) is a library whose algorithms
+ * synchronize by themselves, unasked (Thrust); CUB's and libcu++'s syncs are
+ * calls the program makes by name. */
+int ss_header_library_syncs_by_itself(const char *name);
 
 /* A C++ function name as a person writes the call: no return type, template
  * arguments, parameter list or ABI-versioning inline namespaces
