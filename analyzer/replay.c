@@ -139,6 +139,7 @@ struct ss_replay {
      * what-if touching 2% of the run pays for 2% of them) */
     struct scratch { uint64_t *E, *X, *S, *M; } sc[SS_MAX_THREADS];
     int shortcuts;             /* the record above is complete */
+    uint32_t record_chunks, record_again;   /* the recording pass's chunks, and those replayed again */
     /* What-ifs already replayed, by their relaxations with repeats removed:
      * findings of one rule often remove the same cause (every occurrence of
      * legacy-stream-serialization removes its device's legacy barriers). */
@@ -204,7 +205,18 @@ typedef struct pass {
     uint64_t *bank;            /* cap: per span, the least any of its first calls gained */
     uint32_t *lastread;
     uint8_t *abs_read;         /* rec: per item, 1 when it is not shift-invariant */
+    /* rec on threads (record_chunk): this pass replays the items from lo
+     * on.  Values made before lo are another chunk's: their reads are logged
+     * in xl (what was read, and by which item), and with spec they are taken
+     * as measured (item_time, the measured drain) until the chunks before
+     * are known.  xl NULL: the one recording pass, from item 0. */
+    uint32_t lo;
+    int spec;
+    struct xlog *xl;
 } pass;
+
+typedef struct xread { uint32_t slot, reader; } xread;
+typedef struct xlog { xread *v; uint32_t n, cap; } xlog;
 
 /* the time a pass gave an item: its marker's completion, its op's start,
  * its call's entry or exit */
@@ -406,9 +418,21 @@ static uint64_t shifted(const pass *p, uint32_t pos, uint64_t base)
 /* Recording the baseline: the last reader of each value, and the items
  * that read a measured time (a value not replayed yet, a first call's
  * entry, a driver launch's start): those do not move with their inputs. */
-static void note_read(const pass *p, uint32_t slot)
+/* the recording pass's part, out of line: every read of a what-if (which
+ * records nothing) asks only whether to record */
+static __attribute__((noinline)) void note_read_recorded(const pass *p, uint32_t slot)
 {
-    if (p->lastread && p->lastread[slot] < p->cur) p->lastread[slot] = p->cur;
+    const ss_replay *r = p->r;
+    if (p->xl && (slot < r->nitems ? slot : r->drain_first[slot - r->nitems]) < p->lo)
+        /* another chunk's value: its last reader is set after (record_chunks) */
+        SS_PUSH(p->xl->v, p->xl->n, p->xl->cap, ((xread){ slot, p->cur }));
+    else if (p->lastread[slot] < p->cur)
+        p->lastread[slot] = p->cur;
+}
+
+static inline void note_read(const pass *p, uint32_t slot)
+{
+    if (p->lastread) note_read_recorded(p, slot);
 }
 
 static void note_abs(const pass *p)
@@ -419,9 +443,14 @@ static void note_abs(const pass *p)
 /* The value at pos < cur: in the recording pass every item before cur was
  * replayed and wrote its value to bval in place (no per-index copy, no
  * bitmap to ask); a what-if's is its own, or the baseline's shifted. */
+static __attribute__((noinline)) uint64_t value_recorded(const pass *p, uint32_t pos)
+{
+    return pos < p->lo && p->spec ? item_time(p->r, pos) : p->r->bval[pos];
+}
+
 static uint64_t value_at(const pass *p, uint32_t pos, const uint64_t *mine, int32_t idx)
 {
-    if (p->rec) return p->r->bval[pos];
+    if (p->rec) return value_recorded(p, pos);
     return replayed_here(p, pos) ? mine[idx] : shifted(p, pos, p->r->bval[pos]);
 }
 
@@ -531,16 +560,24 @@ static uint64_t stream_done(const pass *p, int32_t s, int64_t bound)
     return stream_done_by(p, s, bound, &who);
 }
 
+/* a drain as the passes keep it (0 is "not yet"), from the measured run */
+static uint64_t drain_measured(const ss_replay *r, int32_t b)
+{
+    return r->lb[b].drain ? r->lb[b].drain : 1;
+}
+
 static uint64_t barrier_drain(pass *p, int32_t b)
 {
     const ss_replay *r = p->r;
     if (p->real) return r->lb[b].drain;
     /* computed by the first operation that asks, kept for the others: a
      * value of its own (slot nitems + b), born at that operation */
-    uint32_t first = p->rec ? (p->drain[b] ? 0 : p->cur) : r->drain_first[b];
+    /* the one recording pass learns it here; chunks know it (record_chunks) */
+    uint32_t first = p->rec && !p->xl ? (p->drain[b] ? 0 : p->cur) : r->drain_first[b];
     if (first < p->cur) {
         note_read(p, r->nitems + (uint32_t)b);
-        if (p->rec || replayed_here(p, first)) return p->drain[b];
+        if (p->rec) return first < p->lo && p->spec ? drain_measured(r, b) : p->drain[b];
+        if (replayed_here(p, first)) return p->drain[b];
         return shifted(p, first, r->bdrain[b]);
     }
     const rdevice *d = &r->dev[r->lb[b].device];
@@ -549,7 +586,7 @@ static uint64_t barrier_drain(pass *p, int32_t b)
         v = max_u64(v, stream_done(p, d->streams[i], r->lb_key[b]));
     p->drain[b] = v ? v : 1;
     if (p->rec) {
-        ((ss_replay *)r)->drain_first[b] = p->cur;   /* the baseline being recorded */
+        if (!p->xl) ((ss_replay *)r)->drain_first[b] = p->cur;   /* the baseline being recorded */
         if (!v) note_abs(p);
     }
     return v;
@@ -1039,15 +1076,14 @@ static uint32_t first_acting_item(const ss_replay *r, const ss_relax *x)
 }
 
 /* One what-if on worker `worker`'s scratch times (only that worker uses
- * them; everything else of the replay is read-only here, except in the
- * recording pass, which runs alone while the replay is built). */
-static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int rec, unsigned worker)
+ * them; everything else of the replay is read-only here). */
+static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, unsigned worker)
 {
     const ss_model *m = r->m;
-    pass p = { .r = r, .rx = rx, .nrx = n, .with_hw = 1, .rec = rec };
+    pass p = { .r = r, .rx = rx, .nrx = n, .with_hw = 1 };
     ss_replay *rw = (ss_replay *)r;
     struct scratch *sc = &rw->sc[worker];
-    if (!sc->E && !rec) {
+    if (!sc->E) {
         sc->E = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
         sc->X = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
         sc->S = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
@@ -1055,17 +1091,13 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
     }
     p.E = sc->E; p.X = sc->X; p.S = sc->S; p.M = sc->M;
     p.drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
-    if (!rec) p.proc = ss_xcalloc(r->nitems / 8 + 1, 1);
+    p.proc = ss_xcalloc(r->nitems / 8 + 1, 1);
     p.hint_op = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
     p.hint_mk = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
-    if (rec) {
-        p.lastread = r->lastread;
-        p.abs_read = ss_xcalloc(r->nitems + 1, 1);
-    }
     /* where each removed cause first acts; device-wide ones act anywhere */
     uint32_t *rpos = ss_xcalloc(n + 1, sizeof(uint32_t)), nrpos = 0;
     uint32_t p0 = r->nitems, jump_limit = r->nitems;
-    int jumps = r->shortcuts && !r->full && !rec;
+    int jumps = r->shortcuts && !r->full;
     for (uint32_t i = 0; i < n; i++) {
         const ss_relax *x = &rx[i];
         switch (x->kind) {
@@ -1119,7 +1151,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
         uint32_t q = first_acting_item(r, &rx[i]);
         if (q < p0) p0 = q;
     }
-    if (r->full || rec || !r->shortcuts) p0 = 0;
+    if (r->full || !r->shortcuts) p0 = 0;
     if (ss_capture_sampled(m)) {
         /* Sampled traces (pin_to_window): a window's first calls and the
          * waits on unseen work read measured times, and the savings banked
@@ -1133,24 +1165,6 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
     index_host_cuts(&p);
     index_narrow_waits(&p);
     uint64_t end = evaluate(&p, rpos, nrpos, jump_limit, jumps);
-    if (rec) {
-        /* the baseline: each value, what read it last, what does not shift */
-        rw->vmin = UINT64_MAX;
-        rw->vmax = 0;
-        for (uint32_t i = 0; i < r->nitems; i++) {
-            const iref it = item_at(r, i);
-            uint64_t v = rw->bval[i];   /* written in place (keep) */
-            uint64_t hi = it.rank == I_START ? v + (m->ops[it.idx].end - m->ops[it.idx].start) : v;
-            if (v < rw->vmin) rw->vmin = v;
-            if (hi > rw->vmax) rw->vmax = hi;
-            if (v > hi) rw->vmax = UINT64_MAX;   /* an end before its start wrapped */
-            if (p.abs_read[i]) SS_PUSH(rw->noninv, rw->nnoninv, rw->cnoninv, i);
-            uint64_t e = it.rank == I_EXIT || it.rank == I_START ? hi : 0;
-            if (e > rw->blk_end[i >> 6]) rw->blk_end[i >> 6] = e;
-        }
-        for (uint32_t b = 0; b < r->nlb; b++) rw->bdrain[b] = p.drain[b];
-        free(p.abs_read);
-    }
     for (uint32_t k = 0; k < p.ncuts; k++) {
         free(p.cuts[k].t0); free(p.cuts[k].t1); free(p.cuts[k].s0); free(p.cuts[k].s1);
     }
@@ -1162,7 +1176,219 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, int
 
 uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
 {
-    return run_pass(r, rx, n, 0, 0);
+    return run_pass(r, rx, n, 0);
+}
+
+/* ---- the recording pass ----------------------------------------------------
+ * The baseline (the replay with nothing removed) is one pass in item order,
+ * each item reading values made before it.  Those are nearly always the
+ * measured times themselves: the replay reproduces the run its delays were
+ * measured from (on every recorded fixture, every value is).  So the items
+ * are cut into chunks replayed at once, each taking a value made before it
+ * as measured (item_time; a load barrier's drain: its measured one) and
+ * logging the values it read so.  Then, in order, each chunk's log is
+ * compared with what the chunks before it made, and a chunk that read a
+ * value that differs is replayed again after them, with their values.
+ * Every item then gets what the one pass gives it: the same function (which
+ * values an item reads does not depend on them) of the same values.  The
+ * logs also carry the last readers of other chunks' values, set once every
+ * chunk is known; a chunk sets only its own values' while it runs.
+ * A sampled trace's pass banks per window what its first calls gained
+ * (pin_to_window) in one pass: it is replayed whole, on one thread. */
+typedef struct record_job {
+    ss_replay *r;
+    uint64_t *drain;           /* per load barrier, shared: each is made by the chunk of its first asker */
+    uint8_t *abs_read;
+    uint32_t nchunks;
+    uint32_t *lo;              /* per chunk: its first item; lo[nchunks] = nitems */
+    xlog *log;
+    uint64_t *end;             /* per chunk: its latest exit or operation end */
+    int spec;                  /* the chunks' first runs: values before lo guessed */
+} record_job;
+
+static void record_chunk(void *ctx, uint32_t c, unsigned worker)
+{
+    (void)worker;
+    record_job *j = ctx;
+    ss_replay *r = j->r;
+    pass p = { .r = r, .with_hw = 1, .rec = 1, .drain = j->drain, .abs_read = j->abs_read,
+               .lastread = r->lastread, .lo = j->lo[c], .spec = j->spec, .xl = &j->log[c] };
+    p.hint_op = ss_xcalloc(r->m->nstreams + 1, sizeof(uint32_t));
+    p.hint_mk = ss_xcalloc(r->m->nstreams + 1, sizeof(uint32_t));
+    uint64_t end = 0;
+    for (uint32_t i = j->lo[c]; i < j->lo[c + 1]; i++) {
+        p.cur = i;
+        uint64_t endv;
+        replay_item(&p, i, &endv);
+        end = max_u64(end, endv);
+    }
+    j->end[c] = end;
+    free(p.hint_op);
+    free(p.hint_mk);
+}
+
+/* whether every value chunk c read before its first item is what it took */
+static int chunk_guessed_right(const record_job *j, uint32_t c)
+{
+    const ss_replay *r = j->r;
+    const xlog *l = &j->log[c];
+    for (uint32_t k = 0; k < l->n; k++) {
+        uint32_t s = l->v[k].slot;
+        if (s < r->nitems ? r->bval[s] != item_time(r, s) : j->drain[s - r->nitems] != drain_measured(r, (int32_t)(s - r->nitems)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Chunks of at least this many items: fewer cost more in thread starts and
+ * logged reads than they save.  Four per thread, so that a chunk replayed
+ * again costs a fraction of a thread's share. */
+#define RECORD_CHUNK_MIN 65536
+
+static uint64_t record_chunks(ss_replay *r, uint64_t *drain, uint8_t *abs_read)
+{
+    const ss_model *m = r->m;
+    unsigned threads = ss_thread_count();
+    uint32_t nchunks = r->nitems / RECORD_CHUNK_MIN;
+    if (nchunks > 4 * threads) nchunks = 4 * threads;
+    if (threads == 1 || nchunks == 0) nchunks = 1;
+    record_job j = { .r = r, .drain = drain, .abs_read = abs_read, .nchunks = nchunks, .spec = 1 };
+    j.lo = ss_xcalloc(nchunks + 1, sizeof(uint32_t));
+    for (uint32_t c = 0; c <= nchunks; c++) j.lo[c] = (uint32_t)((uint64_t)r->nitems * c / nchunks);
+    j.log = ss_xcalloc(nchunks, sizeof(xlog));
+    j.end = ss_xcalloc(nchunks, sizeof(uint64_t));
+    /* each drain's first asker: the first start of an op behind the barrier
+     * (op_hw_ready asks for every op on a stream) */
+    for (uint32_t o = 0; o < m->nops; o++) {
+        int32_t b = r->op_barrier[o];
+        if (b >= 0 && m->ops[o].stream >= 0 && r->posS[o] < r->drain_first[b]) r->drain_first[b] = r->posS[o];
+    }
+    ss_parallel_for(nchunks, threads, record_chunk, &j);
+    uint32_t again = 0;
+    j.spec = 0;
+    for (uint32_t c = 1; c < nchunks; c++) {
+        if (chunk_guessed_right(&j, c)) continue;
+        /* what its first run wrote: its items' flags and last readers, its
+         * drains' last readers, its log */
+        uint32_t lo = j.lo[c], hi = j.lo[c + 1];
+        memset(abs_read + lo, 0, hi - lo);
+        memset(r->lastread + lo, 0, (size_t)(hi - lo) * sizeof(uint32_t));
+        for (uint32_t b = 0; b < r->nlb; b++)
+            if (r->drain_first[b] >= lo && r->drain_first[b] < hi) r->lastread[r->nitems + b] = 0;
+        j.log[c].n = 0;
+        record_chunk(&j, c, 0);
+        again++;
+    }
+    uint64_t end = 0;
+    for (uint32_t c = 0; c < nchunks; c++) {
+        end = max_u64(end, j.end[c]);
+        for (uint32_t k = 0; k < j.log[c].n; k++) {
+            const xread *x = &j.log[c].v[k];
+            if (r->lastread[x->slot] < x->reader) r->lastread[x->slot] = x->reader;
+        }
+        free(j.log[c].v);
+    }
+    r->record_chunks = nchunks;
+    r->record_again = again;
+    free(j.log); free(j.end); free(j.lo);
+    return end;
+}
+
+/* A sampled trace's recording pass: the whole run on this thread. */
+static uint64_t record_whole(ss_replay *r, uint64_t *drain, uint8_t *abs_read)
+{
+    pass p = { .r = r, .with_hw = 1, .rec = 1, .drain = drain, .abs_read = abs_read, .lastread = r->lastread,
+               .cap = ss_capture_of(r->m) };
+    p.hint_op = ss_xcalloc(r->m->nstreams + 1, sizeof(uint32_t));
+    p.hint_mk = ss_xcalloc(r->m->nstreams + 1, sizeof(uint32_t));
+    uint64_t end = evaluate(&p, NULL, 0, r->nitems, 0);
+    free(p.hint_op);
+    free(p.hint_mk);
+    return end;
+}
+
+/* the baseline's summary for the shortcuts, per slice of 64-item blocks:
+ * the range of its values, the items that do not shift, each block's end */
+typedef struct summary_job {
+    ss_replay *r;
+    const uint8_t *abs_read;
+    uint64_t *vmin, *vmax;     /* per slice */
+    uint32_t **noninv, *nnoninv, *cnoninv;
+} summary_job;
+
+static void summary_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    summary_job *j = ctx;
+    ss_replay *r = j->r;
+    const ss_model *m = r->m;
+    uint64_t vmin = UINT64_MAX, vmax = 0;
+    for (size_t blk = from; blk < to; blk++) {
+        uint32_t a = (uint32_t)blk * 64, b = a + 64 < r->nitems ? a + 64 : r->nitems;
+        uint64_t bend = 0;
+        for (uint32_t i = a; i < b; i++) {
+            const iref it = item_at(r, i);
+            uint64_t v = r->bval[i];
+            uint64_t hi = it.rank == I_START ? v + (m->ops[it.idx].end - m->ops[it.idx].start) : v;
+            if (v < vmin) vmin = v;
+            if (hi > vmax) vmax = hi;
+            if (v > hi) vmax = UINT64_MAX;   /* an end before its start wrapped */
+            if (j->abs_read[i]) SS_PUSH(j->noninv[sl], j->nnoninv[sl], j->cnoninv[sl], i);
+            uint64_t e = it.rank == I_EXIT || it.rank == I_START ? hi : 0;
+            if (e > bend) bend = e;
+        }
+        r->blk_end[blk] = bend;
+    }
+    j->vmin[sl] = vmin;
+    j->vmax[sl] = vmax;
+}
+
+static void summarize_baseline(ss_replay *r, const uint8_t *abs_read)
+{
+    size_t nblk = (r->nitems + 63) / 64;
+    unsigned slices = ss_slice_count(nblk, SS_MIN_SLICE / 64, ss_thread_count());
+    uint64_t vmin[SS_MAX_THREADS], vmax[SS_MAX_THREADS];
+    uint32_t *noninv[SS_MAX_THREADS] = { 0 }, nnoninv[SS_MAX_THREADS] = { 0 }, cnoninv[SS_MAX_THREADS] = { 0 };
+    summary_job j = { r, abs_read, vmin, vmax, noninv, nnoninv, cnoninv };
+    ss_parallel_slices(nblk, slices, summary_slice, &j);
+    r->vmin = UINT64_MAX;
+    r->vmax = 0;
+    uint32_t n = 0;
+    for (unsigned s = 0; s < slices; s++) n += nnoninv[s];
+    r->noninv = ss_xcalloc(n + 1, sizeof(uint32_t));
+    r->cnoninv = n + 1;
+    for (unsigned s = 0; s < slices; s++) {
+        if (vmin[s] < r->vmin) r->vmin = vmin[s];
+        if (vmax[s] > r->vmax) r->vmax = vmax[s];
+        if (nnoninv[s]) memcpy(r->noninv + r->nnoninv, noninv[s], nnoninv[s] * sizeof(uint32_t));
+        r->nnoninv += nnoninv[s];
+        free(noninv[s]);
+    }
+}
+
+/* A digest of n values (64-bit when wide, else 32-bit) folded into h, by
+ * blocks on threads: the same number whatever the threads. */
+#define DIGEST_BLOCK 65536
+typedef struct digest_job { const void *v; size_t n; int wide; uint64_t *part; } digest_job;
+
+static void digest_block(void *ctx, uint32_t b, unsigned worker)
+{
+    (void)worker;
+    digest_job *j = ctx;
+    size_t from = (size_t)b * DIGEST_BLOCK, to = from + DIGEST_BLOCK < j->n ? from + DIGEST_BLOCK : j->n;
+    uint64_t h = 0;
+    for (size_t q = from; q < to; q++)
+        h = ss_hash64(h ^ (j->wide ? ((const uint64_t *)j->v)[q] : ((const uint32_t *)j->v)[q]));
+    j->part[b] = h;
+}
+
+static uint64_t digest(uint64_t h, const void *v, size_t n, int wide)
+{
+    uint32_t nb = (uint32_t)((n + DIGEST_BLOCK - 1) / DIGEST_BLOCK);
+    digest_job j = { v, n, wide, ss_xcalloc(nb + 1, sizeof(uint64_t)) };
+    ss_parallel_for(nb, ss_thread_count(), digest_block, &j);
+    for (uint32_t b = 0; b < nb; b++) h = ss_hash64(h ^ j.part[b]);
+    free(j.part);
+    return ss_hash64(h ^ n);
 }
 
 /* The replay with nothing removed, recorded for the shortcuts: positions,
@@ -1189,7 +1415,14 @@ static void record_baseline(ss_replay *r)
     r->drain_first = ss_xcalloc(r->nlb + 1, sizeof(uint32_t));
     for (uint32_t b = 0; b < r->nlb; b++) r->drain_first[b] = UINT32_MAX;
     r->bdrain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
-    r->base_end = run_pass(r, NULL, 0, 1, 0);
+    uint8_t *abs_read = ss_xcalloc(r->nitems + 1, 1);
+    /* the drains as the pass makes them: 0 until asked */
+    uint64_t *drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
+    r->base_end = ss_capture_sampled(m) ? record_whole(r, drain, abs_read) : record_chunks(r, drain, abs_read);
+    summarize_baseline(r, abs_read);
+    memcpy(r->bdrain, drain, r->nlb * sizeof(uint64_t));
+    free(drain);
+    free(abs_read);
     ss_timing("replay.build.record", t);
     t = ss_seconds();
     /* a value lives from after the item that makes it to its last reader:
@@ -1240,6 +1473,20 @@ static void record_baseline(ss_replay *r)
     qsort(r->dborn, r->ndborn, sizeof(uint32_t), cmp_u32);
     r->shortcuts = 1;
     ss_timing("replay.build.lifetimes", t);
+    if (ss_timings_on()) {
+        /* what the shortcuts read, as one number: the same however many
+         * chunks recorded it (tests/test_replay_invariance.sh) */
+        uint64_t h = ss_hash64(r->base_end);
+        h = digest(h, r->bval, r->nitems, 1);
+        h = digest(h, r->noninv, r->nnoninv, 0);
+        h = digest(h, r->die_off, r->nitems + 2, 0);
+        h = digest(h, r->die, r->die_off[r->nitems + 1], 0);
+        h = digest(h, r->blk_end, (r->nitems + 63) / 64, 1);
+        h = digest(h, r->bdrain, r->nlb, 1);
+        h = digest(h, r->drain_first, r->nlb, 0);
+        fprintf(stderr, "syncsight: timing: replay.build.record: %u chunks, %u replayed again, baseline %016llx\n",
+                r->record_chunks, r->record_again, (unsigned long long)h);
+    }
 }
 
 uint64_t ss_replay_end(const ss_replay *r) { return r->end; }
@@ -1327,7 +1574,7 @@ static void run_job(void *ctx, uint32_t i, unsigned worker)
 {
     wbatch *b = ctx;
     uint32_t j = b->run[i];
-    b->job[j].end = run_pass(b->w[j].r, b->job[j].u, b->job[j].nu, 0, worker);
+    b->job[j].end = run_pass(b->w[j].r, b->job[j].u, b->job[j].nu, worker);
 }
 
 typedef struct cost_key { uint32_t cost, job; } cost_key;
@@ -1960,6 +2207,21 @@ static void real_pass_free(pass *p)
     free(p->hint_mk);
 }
 
+/* a measured completion's delay after its readiness: a completion measured
+ * before its modelled readiness keeps the measured run (the model holds it
+ * back too much): its delay is negative, as an operation's may be */
+static void marker_delay_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    build_loop *b = ctx;
+    ss_replay *r = b->r;
+    pass real = real_pass_of(r);
+    for (size_t k = from; k < to; k++)
+        if (b->mk_measured[k])
+            r->mk_lat[k] = sdiff(b->mk_measured[k], mark_ready_from(&real, (int32_t)k, b->mk_enter[k]));
+    real_pass_free(&real);
+}
+
 /* what the model alone says each op waited for */
 static void ready_slice(void *ctx, uint32_t sl, size_t from, size_t to)
 {
@@ -2228,17 +2490,16 @@ static ss_replay *build(const ss_model *m)
         SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
         SS_PUSH(st->mkk, st->nmkk, st->cmkk, mark_key(&r->mk[k]));
     }
-    /* their completions, in key order: what one depends on is known (a
-     * stream's searches for markers before a bound find only earlier ones) */
-    for (uint32_t k = 0; k < r->nmk; k++) {
-        uint64_t ready = mark_ready_from(&real, (int32_t)k, bl.mk_enter[k]);
-        /* a completion measured before its modelled readiness keeps the
-         * measured run (the model holds it back too much): its delay is
-         * negative, as an operation's may be */
-        uint64_t measured = mk_measured[k];
-        r->mk_real[k] = measured ? measured : ready;
-        r->mk_lat[k] = measured ? sdiff(measured, ready) : 0;
-    }
+    /* Their completions.  A marker's readiness reads the completions of
+     * markers before it in key order only (a stream's searches for markers
+     * before a bound find only earlier ones).  A measured completion is
+     * known without it: those are set first, then the others in key order
+     * (each is its readiness, from earlier ones), then the measured ones'
+     * delays, from their readiness, on threads. */
+    for (uint32_t k = 0; k < r->nmk; k++) r->mk_real[k] = mk_measured[k];
+    for (uint32_t k = 0; k < r->nmk; k++)
+        if (!mk_measured[k]) r->mk_real[k] = mark_ready_from(&real, (int32_t)k, bl.mk_enter[k]);
+    ss_parallel_slices(r->nmk, build_slices(r->nmk), marker_delay_slice, &bl);
     free(mk_measured);
     free(bl.mk_enter);
     bl.mk_enter = NULL;
