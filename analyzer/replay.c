@@ -139,7 +139,8 @@ struct ss_replay {
      * what-if touching 2% of the run pays for 2% of them) */
     struct scratch { uint64_t *E, *X, *S, *M; } sc[SS_MAX_THREADS];
     int shortcuts;             /* the record above is complete */
-    uint32_t record_chunks, record_again;   /* the recording pass's chunks, and those replayed again */
+    uint32_t record_chunks, record_again, record_rounds;   /* the recording pass's chunks, those replayed
+                                                             again, in how many rounds */
     /* What-ifs already replayed, by their relaxations with repeats removed:
      * findings of one rule often remove the same cause (every occurrence of
      * legacy-stream-serialization removes its device's legacy barriers). */
@@ -1186,9 +1187,10 @@ uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
  * measured from (on every recorded fixture, every value is).  So the items
  * are cut into chunks replayed at once, each taking a value made before it
  * as measured (item_time; a load barrier's drain: its measured one) and
- * logging the values it read so.  Then, in order, each chunk's log is
- * compared with what the chunks before it made, and a chunk that read a
- * value that differs is replayed again after them, with their values.
+ * logging the values it read so.  Then each chunk's log is compared with
+ * what the chunks it read from made, once those are known, and a chunk that
+ * read a value that differs is replayed again with their values (chunks
+ * whose sources are known at once, at once).
  * Every item then gets what the one pass gives it: the same function (which
  * values an item reads does not depend on them) of the same values.  The
  * logs also carry the last readers of other chunks' values, set once every
@@ -1204,6 +1206,7 @@ typedef struct record_job {
     xlog *log;
     uint64_t *end;             /* per chunk: its latest exit or operation end */
     int spec;                  /* the chunks' first runs: values before lo guessed */
+    const uint32_t *redo;      /* a round's chunks to replay again (record_again) */
 } record_job;
 
 static void record_chunk(void *ctx, uint32_t c, unsigned worker)
@@ -1240,10 +1243,52 @@ static int chunk_guessed_right(const record_job *j, uint32_t c)
     return 1;
 }
 
+/* the chunk holding item pos */
+static uint32_t chunk_of(const record_job *j, uint32_t pos)
+{
+    uint32_t lo = 0, hi = j->nchunks;   /* the last chunk whose first item is at or before pos */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (j->lo[mid] <= pos) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+/* the chunks whose values chunk c read, a bit each (chunks before it) */
+static uint64_t chunk_sources(const record_job *j, uint32_t c)
+{
+    const ss_replay *r = j->r;
+    uint64_t bits = 0;
+    for (uint32_t k = 0; k < j->log[c].n; k++) {
+        uint32_t s = j->log[c].v[k].slot;
+        bits |= 1ull << chunk_of(j, s < r->nitems ? s : r->drain_first[s - r->nitems]);
+    }
+    return bits;
+}
+
+static uint64_t chunk_bits(uint32_t n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
+
+/* A round's chunk c replayed again, its sources known: what its first run
+ * wrote is cleared first (its items' flags and last readers, its drains'
+ * last readers, its log; other chunks' are not its to touch). */
+static void record_again(void *ctx, uint32_t k, unsigned worker)
+{
+    record_job *j = ctx;
+    ss_replay *r = j->r;
+    uint32_t c = j->redo[k], lo = j->lo[c], hi = j->lo[c + 1];
+    memset(j->abs_read + lo, 0, hi - lo);
+    memset(r->lastread + lo, 0, (size_t)(hi - lo) * sizeof(uint32_t));
+    for (uint32_t b = 0; b < r->nlb; b++)
+        if (r->drain_first[b] >= lo && r->drain_first[b] < hi) r->lastread[r->nitems + b] = 0;
+    j->log[c].n = 0;
+    record_chunk(j, c, worker);
+}
+
 /* Chunks of at least this many items: fewer cost more in thread starts and
  * logged reads than they save.  Four per thread, so that a chunk replayed
  * again costs a fraction of a thread's share. */
 #define RECORD_CHUNK_MIN 65536
+_Static_assert(4 * SS_MAX_THREADS <= 64, "a chunk's sources are bits of a 64-bit word");
 
 static uint64_t record_chunks(ss_replay *r, uint64_t *drain, uint8_t *abs_read)
 {
@@ -1264,21 +1309,33 @@ static uint64_t record_chunks(ss_replay *r, uint64_t *drain, uint8_t *abs_read)
         if (b >= 0 && m->ops[o].stream >= 0 && r->posS[o] < r->drain_first[b]) r->drain_first[b] = r->posS[o];
     }
     ss_parallel_for(nchunks, threads, record_chunk, &j);
-    uint32_t again = 0;
+    /* Which chunks each one read values of (the same whatever the values),
+     * then rounds: a chunk whose sources are all known is known when it
+     * guessed right, else replayed again; those of a round at once.  The
+     * first chunk not known always has its sources known: every round
+     * settles at least one. */
+    uint64_t *src = ss_xcalloc(nchunks, sizeof(uint64_t));
+    for (uint32_t c = 1; c < nchunks; c++) src[c] = chunk_sources(&j, c);
+    uint64_t known = 1;   /* chunk 0 read nothing before it */
+    uint32_t again = 0, rounds = 0;
+    uint32_t *redo = ss_xcalloc(nchunks, sizeof(uint32_t));
     j.spec = 0;
-    for (uint32_t c = 1; c < nchunks; c++) {
-        if (chunk_guessed_right(&j, c)) continue;
-        /* what its first run wrote: its items' flags and last readers, its
-         * drains' last readers, its log */
-        uint32_t lo = j.lo[c], hi = j.lo[c + 1];
-        memset(abs_read + lo, 0, hi - lo);
-        memset(r->lastread + lo, 0, (size_t)(hi - lo) * sizeof(uint32_t));
-        for (uint32_t b = 0; b < r->nlb; b++)
-            if (r->drain_first[b] >= lo && r->drain_first[b] < hi) r->lastread[r->nitems + b] = 0;
-        j.log[c].n = 0;
-        record_chunk(&j, c, 0);
-        again++;
+    j.redo = redo;
+    while (known != chunk_bits(nchunks)) {
+        uint32_t nredo = 0;
+        for (uint32_t c = 1; c < nchunks; c++) {
+            uint64_t bit = 1ull << c;
+            if ((known & bit) || (src[c] & ~known)) continue;
+            if (chunk_guessed_right(&j, c)) known |= bit;
+            else redo[nredo++] = c;
+        }
+        ss_parallel_for(nredo, threads, record_again, &j);
+        for (uint32_t k = 0; k < nredo; k++) known |= 1ull << redo[k];
+        again += nredo;
+        rounds += nredo > 0;
     }
+    free(redo);
+    free(src);
     uint64_t end = 0;
     for (uint32_t c = 0; c < nchunks; c++) {
         end = max_u64(end, j.end[c]);
@@ -1290,6 +1347,7 @@ static uint64_t record_chunks(ss_replay *r, uint64_t *drain, uint8_t *abs_read)
     }
     r->record_chunks = nchunks;
     r->record_again = again;
+    r->record_rounds = rounds;
     free(j.log); free(j.end); free(j.lo);
     return end;
 }
@@ -1484,8 +1542,8 @@ static void record_baseline(ss_replay *r)
         h = digest(h, r->blk_end, (r->nitems + 63) / 64, 1);
         h = digest(h, r->bdrain, r->nlb, 1);
         h = digest(h, r->drain_first, r->nlb, 0);
-        fprintf(stderr, "syncsight: timing: replay.build.record: %u chunks, %u replayed again, baseline %016llx\n",
-                r->record_chunks, r->record_again, (unsigned long long)h);
+        fprintf(stderr, "syncsight: timing: replay.build.record: %u chunks, %u replayed again in %u rounds, baseline %016llx\n",
+                r->record_chunks, r->record_again, r->record_rounds, (unsigned long long)h);
     }
 }
 
