@@ -1542,7 +1542,7 @@ static void record_baseline(ss_replay *r)
         h = digest(h, r->blk_end, (r->nitems + 63) / 64, 1);
         h = digest(h, r->bdrain, r->nlb, 1);
         h = digest(h, r->drain_first, r->nlb, 0);
-        fprintf(stderr, "syncsight: timing: replay.build.record: %u chunks, %u replayed again in %u rounds, baseline %016llx\n",
+        fprintf(stderr, "syncsight: replay: the recording pass: %u chunks, %u replayed again in %u rounds, baseline %016llx\n",
                 r->record_chunks, r->record_again, r->record_rounds, (unsigned long long)h);
     }
 }

@@ -38,7 +38,7 @@ static void run(const ss_model *m, ss_findings *out)
     for (uint32_t i = 0; i < n; i++) {
         ss_relax rx = { .kind = SS_RELAX_LOAD_BARRIER, .index = (int32_t)i };
         uint64_t saving = ss_replay_saving(r, &rx, 1);
-        char k[192], e[192], se[96], msg[1200], basis[256];
+        char k[192], e[192], se[96], msg[1200];
         ss_op_label(m, lb[i].op, k, sizeof k);
         ss_op_label(m, lb[i].example_op, e, sizeof e);
         const ss_call *c = &m->calls[lb[i].call];
@@ -49,12 +49,13 @@ static void run(const ss_model *m, ss_findings *out)
                  k, ss_trace_ms(m, c->rec->t_enter), lb[i].delayed_ops, ss_trace_ms(m, lb[i].drain),
                  ss_ms(lb[i].delay_ns), e, ss_stream_describe(m, m->ops[lb[i].example_op].stream, se, sizeof se),
                  loading ? "=" : "unset: LAZY, the default", loading ? loading : "");
-        snprintf(basis, sizeof basis, "what-if replay: the run without this loading barrier ends %.3f ms sooner",
-                 ss_ms(saving));
         ss_occurrence o = {
             .rule = "first-launch-stall",
             .cost_ms = ss_ms(saving),
-            .cost_basis = basis,
+            /* no number in the basis: the header gives the cost, which folding
+             * sums over the occurrences (a first occurrence's own would read
+             * as a contradiction beside it) */
+            .cost_basis = "what-if replay: how much sooner the run ends without the loading barrier",
             .message = msg,
             .fix = "Load kernels before the work that must overlap: launch each kernel once in a warm-up outside "
                    "the timed or overlapped region, or set CUDA_MODULE_LOADING=EAGER (every module loads when "
@@ -79,7 +80,7 @@ static void run(const ss_model *m, ss_findings *out)
         int32_t ci = call_after(m, tid, j->g.start);
         ss_relax rx = { .kind = SS_RELAX_HOST_TIME, .tid = tid, .t0 = j->g.start, .t1 = j->g.end };
         uint64_t saving = ss_replay_saving(r, &rx, 1);
-        char what[192] = "a CUDA call", msg[1400], basis[256], lib[96] = "", fn[160] = "", fix[900];
+        char what[192] = "a CUDA call", msg[1400], lib[96] = "", fn[160] = "", fix[900];
         /* whose PTX: the module that made the call the compilation served
          * (a library loads its own modules: cuDNN at its handle's first
          * use, PyTorch at its kernel's first launch) */
@@ -113,12 +114,10 @@ static void run(const ss_model *m, ss_findings *out)
                      "for GPUs newer than the build. A JIT cache (~/.nv/ComputeCache, CUDA_CACHE_MAXSIZE) hides it "
                      "on later runs of the same binary, not on fresh machines or containers.");
         }
-        snprintf(basis, sizeof basis, "what-if replay: the run without the compilation ends %.3f ms sooner",
-                 ss_ms(saving));
         ss_occurrence o = {
             .rule = "first-launch-stall",
             .cost_ms = ss_ms(saving),
-            .cost_basis = basis,
+            .cost_basis = "what-if replay: how much sooner the run ends without the compilation",
             .message = msg,
             .fix = fix,
             .refs = { { ci, ci >= 0 ? m->calls[ci].first_op : -1, "first use" } },

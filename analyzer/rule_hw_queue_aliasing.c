@@ -26,7 +26,7 @@ static void run(const ss_model *m, ss_findings *out)
     for (uint32_t i = 0; i < n; i++) {
         ss_relax rx = { .kind = SS_RELAX_HW_QUEUES, .device = q[i].device };
         uint64_t saving = ss_replay_saving(r, &rx, 1);
-        char a[192], b[192], sa[96], sb[96], msg[1200], basis[256];
+        char a[192], b[192], sa[96], sb[96], msg[1200];
         const ss_gpu_op *x = &m->ops[q[i].example_op], *y = &m->ops[q[i].example_blocker];
         ss_op_label(m, q[i].example_op, a, sizeof a);
         ss_op_label(m, q[i].example_blocker, b, sizeof b);
@@ -39,12 +39,10 @@ static void run(const ss_model *m, ss_findings *out)
                  q[i].connections, q[i].delayed_ops, ss_ms(q[i].delay_ns), a,
                  ss_stream_describe(m, x->stream, sa, sizeof sa), ss_trace_ms(m, ss_replay_ready(r, q[i].example_op)),
                  b, ss_stream_describe(m, y->stream, sb, sizeof sb), ss_trace_ms(m, y->start));
-        snprintf(basis, sizeof basis,
-                 "what-if replay: the run with every stream in a queue of its own ends %.3f ms sooner", ss_ms(saving));
         ss_occurrence o = {
             .rule = "hw-queue-aliasing",
             .cost_ms = ss_ms(saving),
-            .cost_basis = basis,
+            .cost_basis = "what-if replay: how much sooner the run ends with every stream in a queue of its own",
             .message = msg,
             .fix = "Give each stream a hardware queue: set CUDA_DEVICE_MAX_CONNECTIONS=32 (the maximum) in the "
                    "environment before the process starts CUDA; or use no more streams than connections; or "

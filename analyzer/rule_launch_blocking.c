@@ -29,17 +29,15 @@ static void run(const ss_model *m, ss_findings *out)
     const ss_replay *r = ss_replay_of(m);
     ss_relax rx = { .kind = SS_RELAX_ASYNC_LAUNCHES };
     uint64_t saving = ss_replay_saving(r, &rx, 1);
-    char msg[512], basis[256];
+    char msg[512];
     snprintf(msg, sizeof msg,
              "CUDA_LAUNCH_BLOCKING=1 is set: each of the %u launches, asynchronous copies and memsets waited for "
              "its own work to finish before returning, so no stream overlapped another and the host never ran "
              "ahead of the GPU", launches);
-    snprintf(basis, sizeof basis, "what-if replay: the run with asynchronous launches ends %.3f ms sooner",
-             ss_ms(saving));
     ss_occurrence o = {
         .rule = "launch-blocking",
         .cost_ms = ss_ms(saving),
-        .cost_basis = basis,
+        .cost_basis = "what-if replay: how much sooner the run ends with asynchronous launches",
         .message = msg,
         .fix = "Unset CUDA_LAUNCH_BLOCKING (it is a debugging setting: use it to find which launch failed, not in "
                "runs that are timed or shipped).",

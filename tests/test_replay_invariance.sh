@@ -82,8 +82,8 @@ for seed in 1 2; do
     # baseline the shortcuts read must be the one pass's, as a digest; a
     # generated trace has values the replay does not reproduce (the JSON
     # report alone does not show them), so some chunk must be replayed again.
-    base1=$(sed -n 's/.*replay.build.record: 1 chunks, 0 replayed again in 0 rounds, baseline \([0-9a-f]*\)$/\1/p' "$OUT/ref.json.err")
-    line4=$(grep 'replay.build.record: .* chunks' "$OUT/var.json.err")
+    base1=$(sed -n 's/^syncsight: replay: the recording pass: 1 chunks, 0 replayed again in 0 rounds, baseline \([0-9a-f]*\)$/\1/p' "$OUT/ref.json.err")
+    line4=$(grep '^syncsight: replay: the recording pass: .* chunks' "$OUT/var.json.err")
     base4=${line4##* baseline }
     again=$(echo "$line4" | sed -n 's/.* chunks, \([0-9]*\) replayed again.*/\1/p')
     if [ -z "$base1" ] || [ "$base1" != "$base4" ] || [ "${again:-0}" -lt "$seed" ]; then
