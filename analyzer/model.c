@@ -939,6 +939,29 @@ static uint32_t alloc_kind_of(const char *base)
     return SS_MEM_DEVICE;
 }
 
+/* Each op's call by correlation id (-1: none) and that call's entry. */
+typedef struct join_job {
+    const ss_model *m;
+    const int32_t *corr_dense; uint32_t max_corr;   /* by id, when dense */
+    const ss_u64map *corr_call;                     /* else by map */
+    int32_t *call;
+    uint64_t *enter;
+} join_job;
+
+static void join_slice(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    (void)s;
+    join_job *j = ctx;
+    for (size_t i = from; i < to; i++) {
+        uint32_t corr = j->m->ops[i].rec->corr;
+        int64_t ci = !corr ? -1
+                   : j->corr_call ? ss_u64map_get(j->corr_call, corr, -1)
+                   : corr <= j->max_corr ? j->corr_dense[corr] : -1;
+        j->call[i] = (int32_t)ci;
+        j->enter[i] = ci >= 0 ? j->m->calls[ci].rec->t_enter : 0;
+    }
+}
+
 static void build_streams_and_joins(ss_model *m, loader *L)
 {
     /* A stream's device is its context's: the shim's stream records can carry
@@ -1040,14 +1063,17 @@ static void build_streams_and_joins(ss_model *m, loader *L)
             c->stream = resolve_handle(m, L, c, dev);
     }
 
-    /* 3. join GPU ops with their calls; learn handle <-> CUPTI stream id */
+    /* 3. join GPU ops with their calls; learn handle <-> CUPTI stream id.
+     * Each op's call and its entry first, on threads (reading them is a
+     * cache miss an op in the mapped trace; the maps are only read here) */
     int32_t *last_op = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(int32_t));
+    join_job jj = { m, corr_dense, max_corr, dense ? NULL : &corr_call,
+                    ss_xcalloc(m->nops + 1, sizeof(int32_t)), ss_xcalloc(m->nops + 1, sizeof(uint64_t)) };
+    ss_parallel_slices(m->nops, ss_slice_count(m->nops, SS_MIN_SLICE, L->threads), join_slice, &jj);
     for (uint32_t i = 0; i < m->nops; i++) {
         ss_gpu_op *op = &m->ops[i];
         const ss_gpu_common *g = op->rec;
-        int64_t ci = !g->corr ? -1
-                   : dense ? (g->corr <= max_corr ? corr_dense[g->corr] : -1)
-                           : ss_u64map_get(&corr_call, g->corr, -1);
+        int64_t ci = jj.call[i];
         int32_t s_by_id = -1;
         if (g->stream_id) {
             int64_t v = ss_u64map_get(&L->sid_map, g->stream_id, -1);
@@ -1057,7 +1083,7 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         if (ci >= 0) {
             ss_call *c = &m->calls[ci];
             op->call = (int32_t)ci;
-            op->submit = c->rec->t_enter;
+            op->submit = jj.enter[i];
             /* chain in start order: ops are already sorted by start */
             if (c->first_op < 0) c->first_op = (int32_t)i;
             else m->ops[last_op[ci]].next_of_call = (int32_t)i;
@@ -1087,6 +1113,8 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     ss_u64map_free(&ctx_device);
     free(corr_dense);
     free(last_op);
+    free(jj.call);
+    free(jj.enter);
 
     /* 4. compact the union-find into final indices */
     int32_t *final = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(int32_t));
