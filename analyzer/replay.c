@@ -129,7 +129,7 @@ struct ss_replay {
     uint32_t *die_off, *die;   /* per position: the values last read there */
     uint8_t *outlives;         /* per value: read after the item that makes it (a bit; whole
                                   64-bit words allocated, counted a word at a time) */
-    uint32_t *noninv; uint32_t nnoninv, cnoninv;   /* items not shifted with their inputs (below) */
+    uint32_t *noninv; uint32_t nnoninv;   /* items not shifted with their inputs (below) */
     uint64_t *blk_end;         /* per 64 items: the latest exit or operation end among them */
     uint32_t *drain_first;     /* per load barrier: the item that first asks for its drain */
     uint64_t *bdrain;
@@ -416,6 +416,12 @@ static uint64_t shifted(const pass *p, uint32_t pos, uint64_t base)
     return base - (uint64_t)shift_at(p, pos);
 }
 
+/* where value `slot` is made: its item, or a drain's first asker */
+static uint32_t value_born(const ss_replay *r, uint32_t slot)
+{
+    return slot < r->nitems ? slot : r->drain_first[slot - r->nitems];
+}
+
 /* Recording the baseline: the last reader of each value, and the items
  * that read a measured time (a value not replayed yet, a first call's
  * entry, a driver launch's start): those do not move with their inputs. */
@@ -423,8 +429,7 @@ static uint64_t shifted(const pass *p, uint32_t pos, uint64_t base)
  * records nothing) asks only whether to record */
 static __attribute__((noinline)) void note_read_recorded(const pass *p, uint32_t slot)
 {
-    const ss_replay *r = p->r;
-    if (p->xl && (slot < r->nitems ? slot : r->drain_first[slot - r->nitems]) < p->lo)
+    if (p->xl && value_born(p->r, slot) < p->lo)
         /* another chunk's value: its last reader is set after (record_chunks) */
         SS_PUSH(p->xl->v, p->xl->n, p->xl->cap, ((xread){ slot, p->cur }));
     else if (p->lastread[slot] < p->cur)
@@ -573,8 +578,7 @@ static uint64_t barrier_drain(pass *p, int32_t b)
     if (p->real) return r->lb[b].drain;
     /* computed by the first operation that asks, kept for the others: a
      * value of its own (slot nitems + b), born at that operation */
-    /* the one recording pass learns it here; chunks know it (record_chunks) */
-    uint32_t first = p->rec && !p->xl ? (p->drain[b] ? 0 : p->cur) : r->drain_first[b];
+    uint32_t first = r->drain_first[b];   /* known before the recording pass (record_baseline) */
     if (first < p->cur) {
         note_read(p, r->nitems + (uint32_t)b);
         if (p->rec) return first < p->lo && p->spec ? drain_measured(r, b) : p->drain[b];
@@ -586,10 +590,7 @@ static uint64_t barrier_drain(pass *p, int32_t b)
     for (uint32_t i = 0; i < d->nstreams; i++)
         v = max_u64(v, stream_done(p, d->streams[i], r->lb_key[b]));
     p->drain[b] = v ? v : 1;
-    if (p->rec) {
-        if (!p->xl) ((ss_replay *)r)->drain_first[b] = p->cur;   /* the baseline being recorded */
-        if (!v) note_abs(p);
-    }
+    if (p->rec && !v) note_abs(p);
     return v;
 }
 
@@ -1266,7 +1267,7 @@ static uint64_t chunk_sources(const record_job *j, uint32_t c)
     uint64_t bits = 0;
     for (uint32_t k = 0; k < j->log[c].n; k++) {
         uint32_t s = j->log[c].v[k].slot;
-        bits |= 1ull << chunk_of(j, s < r->nitems ? s : r->drain_first[s - r->nitems]);
+        bits |= 1ull << chunk_of(j, value_born(r, s));
     }
     return bits;
 }
@@ -1297,7 +1298,6 @@ _Static_assert(4 * SS_MAX_THREADS <= 64, "a chunk's sources are bits of a 64-bit
 
 static uint64_t record_chunks(ss_replay *r, uint64_t *drain, uint8_t *abs_read)
 {
-    const ss_model *m = r->m;
     unsigned threads = ss_thread_count();
     uint32_t nchunks = r->nitems / RECORD_CHUNK_MIN;
     if (nchunks > 4 * threads) nchunks = 4 * threads;
@@ -1307,12 +1307,6 @@ static uint64_t record_chunks(ss_replay *r, uint64_t *drain, uint8_t *abs_read)
     for (uint32_t c = 0; c <= nchunks; c++) j.lo[c] = (uint32_t)((uint64_t)r->nitems * c / nchunks);
     j.log = ss_xcalloc(nchunks, sizeof(xlog));
     j.end = ss_xcalloc(nchunks, sizeof(uint64_t));
-    /* each drain's first asker: the first start of an op behind the barrier
-     * (op_hw_ready asks for every op on a stream) */
-    for (uint32_t o = 0; o < m->nops; o++) {
-        int32_t b = r->op_barrier[o];
-        if (b >= 0 && m->ops[o].stream >= 0 && r->posS[o] < r->drain_first[b]) r->drain_first[b] = r->posS[o];
-    }
     ss_parallel_for(nchunks, threads, record_chunk, &j);
     /* Which chunks each one read values of (the same whatever the values),
      * then rounds: a chunk whose sources are all known is known when it
@@ -1418,7 +1412,6 @@ static void summarize_baseline(ss_replay *r, const uint8_t *abs_read)
     uint32_t n = 0;
     for (unsigned s = 0; s < slices; s++) n += nnoninv[s];
     r->noninv = ss_xcalloc(n + 1, sizeof(uint32_t));
-    r->cnoninv = n + 1;
     for (unsigned s = 0; s < slices; s++) {
         if (vmin[s] < r->vmin) r->vmin = vmin[s];
         if (vmax[s] > r->vmax) r->vmax = vmax[s];
@@ -1475,8 +1468,15 @@ static void record_baseline(ss_replay *r)
     r->bval = ss_xcalloc(r->nitems + 1, sizeof(uint64_t));
     r->blk_end = ss_xcalloc(r->nitems / 64 + 1, sizeof(uint64_t));
     r->lastread = ss_xcalloc(nv + 1, sizeof(uint32_t));
+    /* each drain's first asker, where the recording pass makes it: the
+     * first start of an op behind the barrier (op_hw_ready asks for every op
+     * on a stream); UINT32_MAX for none */
     r->drain_first = ss_xcalloc(r->nlb + 1, sizeof(uint32_t));
     for (uint32_t b = 0; b < r->nlb; b++) r->drain_first[b] = UINT32_MAX;
+    for (uint32_t o = 0; o < m->nops; o++) {
+        int32_t b = r->op_barrier[o];
+        if (b >= 0 && m->ops[o].stream >= 0 && r->posS[o] < r->drain_first[b]) r->drain_first[b] = r->posS[o];
+    }
     r->bdrain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     uint8_t *abs_read = ss_xcalloc(r->nitems + 1, 1);
     /* the drains as the pass makes them: 0 until asked */
@@ -1497,7 +1497,7 @@ static void record_baseline(ss_replay *r)
     r->outlives = ss_xcalloc(nv / 64 + 1, 8);
     uint32_t ndie = 0;
     for (uint32_t j = 0; j < nv; j++) {
-        uint32_t born = j < r->nitems ? j : r->drain_first[j - r->nitems];
+        uint32_t born = value_born(r, j);
         if (born >= r->nitems || r->lastread[j] <= born) continue;
         r->outlives[j >> 3] |= (uint8_t)(1u << (j & 7));
         r->die_off[r->lastread[j] + 1]++;
