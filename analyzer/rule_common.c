@@ -1,6 +1,5 @@
 /* What the rules share (declared in rule.h): GPU work in flight at a time,
  * the memory a call touches, labels of calls and ops. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,13 +210,17 @@ static int ranges_certainly_related(const mem_range *x, const mem_range *y)
  * quarter of the questions and resolved each call about 4 times).  A pure
  * function of the model, cached in it.
  *
- * The rules run on several threads at once (rules.c), so the cache is
- * filled concurrently: a call's slot is published, with release order, only
- * after its ranges are written, and ranges once written never move (blocks
- * of fixed size, never reallocated), so a reader needs no lock; resolving
- * is done outside the lock, and only the copy into a block is under it.
- * Two threads that ask for one unresolved call both resolve it and the
- * first to publish wins: the same answer either way. */
+ * The rules run on several threads at once (rules.c), and some compare on
+ * threads of their own, so the cache is filled concurrently, without a
+ * lock (a mutex here made tens of thousands of futex waits a second at
+ * 10 M records: the questions are mostly first questions).  A resolver
+ * reserves room for a call's ranges with one atomic add, creates the block
+ * it lands in if nobody has (compare-and-swap), writes the ranges and
+ * publishes the call's slot with release order; ranges once written never
+ * move (blocks of fixed size, never reallocated), so a reader needs no
+ * lock.  Two threads that ask for one unresolved call both resolve it and
+ * the first to publish wins (the other's room is left unused): the same
+ * answer either way. */
 #define RANGE_BLOCK_SHIFT 16u
 #define RANGE_BLOCK (1u << RANGE_BLOCK_SHIFT)          /* ranges per block */
 #define RANGE_BLOCKS 65536u                             /* at most 2^32 ranges */
@@ -227,18 +230,18 @@ struct ss_ranges_cache {
      * One word per call: the rules ask about calls far apart, and the
      * lookup's miss is most of its cost. */
     uint64_t *slot;
-    mem_range **block;          /* RANGE_BLOCKS pointers, filled in order */
-    uint32_t next;              /* index of the next free range */
-    pthread_mutex_t lock;       /* next and the blocks' creation */
+    mem_range **block;          /* RANGE_BLOCKS pointers, each created by its first user */
+    uint64_t next;              /* index of the next free range (atomic; 64 bits: never wraps) */
 };
 
 static void ranges_cache_free(struct ss_ranges_cache *c)
 {
     if (!c) return;
-    for (uint32_t b = 0; b < RANGE_BLOCKS && c->block[b]; b++) free(c->block[b]);
+    /* a block may be missing below one that exists (its reservations all
+     * left unused): every pointer is looked at */
+    for (uint32_t b = 0; b < RANGE_BLOCKS; b++) free(c->block[b]);
     free(c->block);
     free(c->slot);
-    pthread_mutex_destroy(&c->lock);
     free(c);
 }
 
@@ -251,7 +254,6 @@ static struct ss_ranges_cache *ranges_cache(const ss_model *m)
         struct ss_ranges_cache *c = ss_xcalloc(1, sizeof *c);
         c->slot = ss_xcalloc(m->ncalls + 1, sizeof *c->slot);
         c->block = ss_xcalloc(RANGE_BLOCKS, sizeof *c->block);
-        pthread_mutex_init(&c->lock, NULL);
         mm->ranges = c;
         mm->ranges_free = ranges_cache_free;
     }
@@ -262,7 +264,35 @@ static inline const mem_range *slot_ranges(const struct ss_ranges_cache *c, uint
 {
     *n = (uint32_t)(v >> 32) & 0xffffu;
     uint32_t at = (uint32_t)v;
-    return *n ? c->block[at >> RANGE_BLOCK_SHIFT] + (at & (RANGE_BLOCK - 1)) : NULL;
+    return *n ? __atomic_load_n(&c->block[at >> RANGE_BLOCK_SHIFT], __ATOMIC_RELAXED) + (at & (RANGE_BLOCK - 1))
+              : NULL;
+}
+
+/* Room for k ranges in one block: reserved, its block created if needed;
+ * a reservation that would straddle two blocks is left unused. */
+static mem_range *reserve_ranges(struct ss_ranges_cache *c, uint32_t k, uint32_t *at)
+{
+    uint64_t i;
+    do {
+        i = __atomic_fetch_add(&c->next, k, __ATOMIC_RELAXED);
+        if ((i >> RANGE_BLOCK_SHIFT) >= RANGE_BLOCKS) {
+            fputs("syncsight: out of memory (memory ranges)\n", stderr);
+            exit(2);
+        }
+    } while ((i & (RANGE_BLOCK - 1)) + k > RANGE_BLOCK);
+    mem_range **slot = &c->block[i >> RANGE_BLOCK_SHIFT];
+    mem_range *b = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!b) {
+        mem_range *mine = ss_xcalloc(RANGE_BLOCK, sizeof(mem_range)), *none = NULL;
+        if (__atomic_compare_exchange_n(slot, &none, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            b = mine;
+        } else {
+            free(mine);   /* another thread created it first */
+            b = none;
+        }
+    }
+    *at = (uint32_t)i;
+    return b + (i & (RANGE_BLOCK - 1));
 }
 
 /* The first question about a call: its ranges resolved and kept (out of
@@ -271,29 +301,12 @@ static __attribute__((noinline)) const mem_range *resolve_ranges(const ss_model 
 {
     struct ss_ranges_cache *c = ranges_cache(m);
     mem_range r[MAX_RANGES];
-    uint32_t k = call_ranges(m, &m->calls[call], r);
-    pthread_mutex_lock(&c->lock);
-    uint64_t v = __atomic_load_n(&c->slot[call], __ATOMIC_ACQUIRE);
-    if (!v) {
-        uint32_t at = 0;
-        if (k) {
-            /* a call's ranges lie in one block: a block's tail too short for them is left */
-            uint32_t room = RANGE_BLOCK - (c->next & (RANGE_BLOCK - 1));
-            if (k > room) c->next += room;
-            at = c->next;
-            uint32_t b = at >> RANGE_BLOCK_SHIFT;
-            if (b >= RANGE_BLOCKS) {
-                fputs("syncsight: out of memory (memory ranges)\n", stderr);
-                exit(2);
-            }
-            if (!c->block[b]) c->block[b] = ss_xcalloc(RANGE_BLOCK, sizeof(mem_range));
-            memcpy(c->block[b] + (at & (RANGE_BLOCK - 1)), r, k * sizeof(mem_range));
-            c->next += k;
-        }
-        v = 1ull << 63 | (uint64_t)k << 32 | at;
-        __atomic_store_n(&c->slot[call], v, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&c->lock);
+    uint32_t k = call_ranges(m, &m->calls[call], r), at = 0;
+    if (k) memcpy(reserve_ranges(c, k, &at), r, k * sizeof(mem_range));
+    uint64_t v = 1ull << 63 | (uint64_t)k << 32 | at, was = 0;
+    /* the ranges are written before the slot says where (release) */
+    if (!__atomic_compare_exchange_n(&c->slot[call], &was, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        v = was;   /* published first by another thread */
     return slot_ranges(c, v, n);
 }
 

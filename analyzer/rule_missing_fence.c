@@ -42,6 +42,7 @@
  * operations are fences, not accesses: the words they write and wait on are
  * never reported.  Cost 0 ms: a race costs correctness, not time.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,19 +397,46 @@ static void release_check(fence_state *f, int32_t ci)
     }
 }
 
+/* The accesses of a batch of calls, found ahead of the walk.  They are a
+ * pure function of the model (kernel_access.c's, the copy ranges), about
+ * half of the rule's time, and independent of one another; the walk that
+ * orders them (happens-before, the shadows) is in call order.  So they are
+ * gathered on threads, a batch at a time, while the walk takes the batch
+ * before: the same accesses in the same order as one thread finds them. */
+#define BATCH 32768u         /* calls per batch */
+#define SLICES 16u           /* jobs per batch */
+
+typedef struct found { access x; int32_t alloc; } found;   /* x.epoch: set by the walk */
+typedef struct found_slice { found *v; uint32_t n, cap; } found_slice;
+
+typedef struct batch {
+    const ss_model *m;
+    uint32_t first, n;           /* calls [first, first + n) */
+    uint32_t *off;               /* [BATCH]: where call first + i's accesses start in its slice (they end where
+                                    the next call's start, or at the slice's end) */
+    found_slice sl[SLICES];
+    pthread_t tid;
+    int running;
+} batch;
+
+static void add(found_slice *v, int32_t alloc, access x)
+{
+    found f = { x, alloc };
+    SS_PUSH(v->v, v->n, v->cap, f);
+}
+
 /* A 2D or 3D copy or memset touches rows of its width, a pitch apart; the
  * trace records width x height (x depth) bytes but not the pitches, so its
  * bytes are known only at the pointer: like a kernel's pointer argument, it
  * certainly touches that byte and may reach to the allocation's end.  (Tiles
  * of one pitched image on several streams interleave row by row: taken as
  * contiguous bytes from the pointer, they would seem to overlap.) */
-static void range_access(fence_state *f, int32_t ci, uint64_t p, uint64_t bytes, uint8_t kind, uint32_t epoch)
+static void range_access(found_slice *v, const ss_model *m, int32_t ci, uint64_t p, uint64_t bytes, uint8_t kind)
 {
-    const ss_call *c = &f->m->calls[ci];
+    const ss_call *c = &m->calls[ci];
     ss_kernel_mem k;
-    if (!ss_copy_range(f->m, c, p, bytes, c->rec->t_enter, kind != ACC_READ, &k, 1)) return;
-    access x = { k.lo, k.hi, k.reach, c->stream, epoch, ci, -1, kind, (uint8_t)!k.exact, 0 };
-    on_access(f, k.alloc, x);
+    if (!ss_copy_range(m, c, p, bytes, c->rec->t_enter, kind != ACC_READ, &k, 1)) return;
+    add(v, k.alloc, (access){ k.lo, k.hi, k.reach, c->stream, 0, ci, -1, kind, (uint8_t)!k.exact, 0 });
 }
 
 static uint8_t kind_of(const ss_kernel_mem *k)
@@ -418,62 +446,139 @@ static uint8_t kind_of(const ss_kernel_mem *k)
 
 /* Kernel launches: the accesses kernel_access.c derives (exact ranges in
  * exact-memory mode, else inferred from the pointer arguments). */
-static void kernel_accesses(fence_state *f, int32_t ci, uint32_t epoch)
+static void kernel_accesses(found_slice *v, const ss_model *m, int32_t ci)
 {
-    const ss_call *c = &f->m->calls[ci];
+    const ss_call *c = &m->calls[ci];
     ss_kernel_mem k[256];
-    if (ss_call_is_graph_launch(f->m, c)) {
+    if (ss_call_is_graph_launch(m, c)) {
         /* node by node: a finding names the replayed node */
-        for (int32_t o = c->first_op; o >= 0; o = f->m->ops[o].next_of_call) {
-            uint32_t n = ss_op_mem_accesses(f->m, o, k, 256);
-            for (uint32_t i = 0; i < n; i++) {
-                access x = { k[i].lo, k[i].hi, k[i].reach, c->stream, epoch, ci, o, kind_of(&k[i]),
-                             (uint8_t)!k[i].exact, (uint8_t)(k[i].exact && f->m->ops[o].kind == SS_OP_KERNEL) };
-                on_access(f, k[i].alloc, x);
-            }
+        for (int32_t o = c->first_op; o >= 0; o = m->ops[o].next_of_call) {
+            uint32_t n = ss_op_mem_accesses(m, o, k, 256);
+            for (uint32_t i = 0; i < n; i++)
+                add(v, k[i].alloc, (access){ k[i].lo, k[i].hi, k[i].reach, c->stream, 0, ci, o, kind_of(&k[i]),
+                                             (uint8_t)!k[i].exact,
+                                             (uint8_t)(k[i].exact && m->ops[o].kind == SS_OP_KERNEL) });
         }
         return;
     }
-    uint32_t n = ss_kernel_mem_accesses(f->m, c, k, 256);
-    for (uint32_t i = 0; i < n; i++) {
-        access x = { k[i].lo, k[i].hi, k[i].reach, c->stream, epoch, ci, -1, kind_of(&k[i]), (uint8_t)!k[i].exact,
-                     k[i].exact };
-        on_access(f, k[i].alloc, x);
+    uint32_t n = ss_kernel_mem_accesses(m, c, k, 256);
+    for (uint32_t i = 0; i < n; i++)
+        add(v, k[i].alloc, (access){ k[i].lo, k[i].hi, k[i].reach, c->stream, 0, ci, -1, kind_of(&k[i]),
+                                     (uint8_t)!k[i].exact, k[i].exact });
+}
+
+/* A call's accesses, whether or not it turns out to be a submission (the
+ * walk leaves out those of calls that are not). */
+static void call_accesses(found_slice *v, const ss_model *m, int32_t i)
+{
+    const ss_call *c = &m->calls[i];
+    switch (c->cls) {
+    case SS_API_COPY_SYNC: case SS_API_COPY_ASYNC:
+        range_access(v, m, i, c->rec->ptr2, c->rec->bytes, ACC_READ);
+        range_access(v, m, i, c->rec->ptr, c->rec->bytes, ACC_WRITE);
+        break;
+    case SS_API_MEMSET_SYNC: case SS_API_MEMSET_ASYNC:
+        range_access(v, m, i, c->rec->ptr, c->rec->bytes, ACC_WRITE);
+        break;
+    case SS_API_LAUNCH:
+        /* In an incomplete trace a launch whose kernel record never came
+         * cannot say which kernel ran: judged by nothing. */
+        if (m->incomplete_why && c->first_op < 0) break;
+        kernel_accesses(v, m, i);
+        break;
+    default: break;
     }
 }
+
+static void gather_slice(void *ctx, uint32_t s, unsigned worker)
+{
+    (void)worker;
+    batch *b = ctx;
+    uint32_t lo = b->n * s / SLICES, hi = b->n * (s + 1) / SLICES;
+    found_slice *v = &b->sl[s];
+    v->n = 0;
+    for (uint32_t i = lo; i < hi; i++) {
+        b->off[i] = v->n;
+        call_accesses(v, b->m, (int32_t)(b->first + i));
+    }
+}
+
+static void gather(batch *b) { ss_parallel_for(SLICES, ss_thread_count(), gather_slice, b); }
+
+static void *gather_main(void *arg)
+{
+    gather(arg);
+    return NULL;
+}
+
+/* Gather the accesses of calls [first, first + n): on a thread of its own
+ * when there are several, so that the walk goes on meanwhile; else now. */
+static void batch_start(batch *b, uint32_t first, uint32_t n)
+{
+    b->first = first;
+    b->n = n;
+    b->running = ss_thread_count() > 1 && pthread_create(&b->tid, NULL, gather_main, b) == 0;
+    if (!b->running) gather(b);
+}
+
+static void batch_wait(batch *b)
+{
+    if (b->running) pthread_join(b->tid, NULL);
+    b->running = 0;
+}
+
+/* Call i in the walk: its accesses (found ahead: acc[0 .. nacc)) once it is
+ * known to be a submission, ordered by its epoch; a release's check. */
+static void walk_call(fence_state *f, int32_t i, const found *acc, uint32_t nacc)
+{
+    const ss_model *m = f->m;
+    const ss_call *c = &m->calls[i];
+    uint32_t epoch = ss_hb_apply(f->hb, i);
+    if (epoch)
+        for (uint32_t q = 0; q < nacc; q++) {
+            access x = acc[q].x;
+            x.epoch = epoch;
+            on_access(f, acc[q].alloc, x);
+        }
+    if (c->cls == SS_API_FREE && !c->is_async && c->rec->ret == 0 && c->alloc >= 0 &&
+        ss_call_host_wait(m, c) == SS_WAIT_NONE)
+        release_check(f, i);
+    /* a freed allocation's history ends (the next one at the address is
+     * another allocation) */
+    if (c->cls == SS_API_FREE && c->rec->ret == 0 && c->alloc >= 0) f->sh[c->alloc].n = 0;
+}
+
+static uint32_t batch_size(uint32_t from, uint32_t n) { return n - from < BATCH ? n - from : BATCH; }
 
 static void run(const ss_model *m, ss_findings *out)
 {
     if (!m->nstreams || !m->nthreads) return;
     fence_state f = { m, ss_hb_new(m), NULL, out };
     f.sh = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(shadow));
-    for (uint32_t i = 0; i < m->ncalls; i++) {
-        const ss_call *c = &m->calls[i];
-        uint32_t epoch = ss_hb_apply(f.hb, (int32_t)i);
-        if (epoch) {
-            switch (c->cls) {
-            case SS_API_COPY_SYNC: case SS_API_COPY_ASYNC:
-                range_access(&f, (int32_t)i, c->rec->ptr2, c->rec->bytes, ACC_READ, epoch);
-                range_access(&f, (int32_t)i, c->rec->ptr, c->rec->bytes, ACC_WRITE, epoch);
-                break;
-            case SS_API_MEMSET_SYNC: case SS_API_MEMSET_ASYNC:
-                range_access(&f, (int32_t)i, c->rec->ptr, c->rec->bytes, ACC_WRITE, epoch);
-                break;
-            case SS_API_LAUNCH:
-                /* In an incomplete trace a launch whose kernel record never
-                 * came cannot say which kernel ran: judged by nothing. */
-                if (m->incomplete_why && c->first_op < 0) break;
-                kernel_accesses(&f, (int32_t)i, epoch);
-                break;
-            default: break;
+    batch bt[2];
+    memset(bt, 0, sizeof bt);
+    for (int k = 0; k < 2; k++) {
+        bt[k].m = m;
+        bt[k].off = ss_xcalloc(BATCH, sizeof(uint32_t));
+    }
+    if (m->ncalls) batch_start(&bt[0], 0, batch_size(0, m->ncalls));
+    for (uint32_t first = 0, cur = 0; first < m->ncalls; first += BATCH, cur ^= 1) {
+        batch *b = &bt[cur];
+        batch_wait(b);
+        if (first + b->n < m->ncalls) batch_start(&bt[cur ^ 1], first + b->n, batch_size(first + b->n, m->ncalls));
+        for (uint32_t sl = 0; sl < SLICES; sl++) {
+            const found_slice *v = &b->sl[sl];
+            uint32_t lo = b->n * sl / SLICES, hi = b->n * (sl + 1) / SLICES;
+            for (uint32_t j = lo; j < hi; j++) {
+                uint32_t end = j + 1 < hi ? b->off[j + 1] : v->n;
+                walk_call(&f, (int32_t)(first + j), end > b->off[j] ? v->v + b->off[j] : NULL, end - b->off[j]);
             }
         }
-        if (c->cls == SS_API_FREE && !c->is_async && c->rec->ret == 0 && c->alloc >= 0 &&
-            ss_call_host_wait(m, c) == SS_WAIT_NONE)
-            release_check(&f, (int32_t)i);
-        /* a freed allocation's history ends (the next one at the address is
-         * another allocation) */
-        if (c->cls == SS_API_FREE && c->rec->ret == 0 && c->alloc >= 0) f.sh[c->alloc].n = 0;
+    }
+    for (int k = 0; k < 2; k++) {
+        batch_wait(&bt[k]);
+        free(bt[k].off);
+        for (uint32_t s = 0; s < SLICES; s++) free(bt[k].sl[s].v);
     }
     for (uint32_t i = 0; i < m->nallocs; i++) free(f.sh[i].v);
     free(f.sh);
