@@ -42,7 +42,6 @@
  * operations are fences, not accesses: the words they write and wait on are
  * never reported.  Cost 0 ms: a race costs correctness, not time.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,8 +414,7 @@ typedef struct batch {
     uint32_t *off;               /* [BATCH]: where call first + i's accesses start in its slice (they end where
                                     the next call's start, or at the slice's end) */
     found_slice sl[SLICES];
-    pthread_t tid;
-    int running;
+    ss_beside job;               /* the gathering, beside the walk */
 } batch;
 
 static void add(found_slice *v, int32_t alloc, access x)
@@ -490,11 +488,14 @@ static void call_accesses(found_slice *v, const ss_model *m, int32_t i)
     }
 }
 
+/* slice s of a batch: calls first + [slice_start(s), slice_start(s + 1)) */
+static uint32_t slice_start(const batch *b, uint32_t s) { return b->n * s / SLICES; }
+
 static void gather_slice(void *ctx, uint32_t s, unsigned worker)
 {
     (void)worker;
     batch *b = ctx;
-    uint32_t lo = b->n * s / SLICES, hi = b->n * (s + 1) / SLICES;
+    uint32_t lo = slice_start(b, s), hi = slice_start(b, s + 1);
     found_slice *v = &b->sl[s];
     v->n = 0;
     for (uint32_t i = lo; i < hi; i++) {
@@ -503,29 +504,14 @@ static void gather_slice(void *ctx, uint32_t s, unsigned worker)
     }
 }
 
-/* on half the threads, as relies-on-legacy-sync compares: beside the build */
-static void gather(batch *b) { ss_parallel_for(SLICES, (ss_thread_count() + 1) / 2, gather_slice, b); }
+static void gather(void *ctx) { ss_parallel_for(SLICES, ss_side_pool_threads(), gather_slice, ctx); }
 
-static void *gather_main(void *arg)
-{
-    gather(arg);
-    return NULL;
-}
-
-/* Gather the accesses of calls [first, first + n): on a thread of its own
- * when there are several, so that the walk goes on meanwhile; else now. */
+/* Gather the accesses of calls [first, first + n), beside the walk. */
 static void batch_start(batch *b, uint32_t first, uint32_t n)
 {
     b->first = first;
     b->n = n;
-    b->running = ss_thread_count() > 1 && pthread_create(&b->tid, NULL, gather_main, b) == 0;
-    if (!b->running) gather(b);
-}
-
-static void batch_wait(batch *b)
-{
-    if (b->running) pthread_join(b->tid, NULL);
-    b->running = 0;
+    ss_beside_start(&b->job, gather, b);
 }
 
 /* Call i in the walk: its accesses (found ahead: acc[0 .. nacc)) once it is
@@ -565,11 +551,11 @@ static void run(const ss_model *m, ss_findings *out)
     if (m->ncalls) batch_start(&bt[0], 0, batch_size(0, m->ncalls));
     for (uint32_t first = 0, cur = 0; first < m->ncalls; first += BATCH, cur ^= 1) {
         batch *b = &bt[cur];
-        batch_wait(b);
+        ss_beside_join(&b->job);
         if (first + b->n < m->ncalls) batch_start(&bt[cur ^ 1], first + b->n, batch_size(first + b->n, m->ncalls));
         for (uint32_t sl = 0; sl < SLICES; sl++) {
             const found_slice *v = &b->sl[sl];
-            uint32_t lo = b->n * sl / SLICES, hi = b->n * (sl + 1) / SLICES;
+            uint32_t lo = slice_start(b, sl), hi = slice_start(b, sl + 1);
             for (uint32_t j = lo; j < hi; j++) {
                 uint32_t end = j + 1 < hi ? b->off[j + 1] : v->n;
                 walk_call(&f, (int32_t)(first + j), end > b->off[j] ? v->v + b->off[j] : NULL, end - b->off[j]);
@@ -577,7 +563,7 @@ static void run(const ss_model *m, ss_findings *out)
         }
     }
     for (int k = 0; k < 2; k++) {
-        batch_wait(&bt[k]);
+        ss_beside_join(&bt[k].job);
         free(bt[k].off);
         for (uint32_t s = 0; s < SLICES; s++) free(bt[k].sl[s].v);
     }

@@ -17,7 +17,6 @@
  * Each earlier submission is compared with a bounded number of consumers
  * per stream, so the cost stays linear in the trace.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,8 +96,7 @@ typedef struct batch {
     int32_t *first;          /* results: the producer named (-1: none) */
     uint32_t *ndeps, *nstreams;
     uint8_t *certain;
-    pthread_t tid;
-    int running;             /* compared on a thread of its own */
+    ss_beside job;           /* the comparisons, beside the walk */
 } batch;
 
 static void batch_init(batch *b, const ss_model *m)
@@ -151,33 +149,18 @@ static void compare_slice(void *ctx, uint32_t k, unsigned worker)
     for (uint32_t j = k * SLICE; j < b->n && j < (k + 1) * SLICE; j++) compare_one(b, j);
 }
 
-/* On half the threads: the rules run beside the replay's build, which is
- * the longer path, and a pool of its own size for each batch slowed the
- * build's steps on threads more than it sped this rule (10 M records on
- * 16 cores: the build 1.68-2.25 s with all, 1.68-1.80 s with half). */
-static void compare_batch(batch *b)
+static void compare_batch(void *ctx)
 {
-    ss_parallel_for((b->n + SLICE - 1) / SLICE, (ss_thread_count() + 1) / 2, compare_slice, b);
+    batch *b = ctx;
+    ss_parallel_for((b->n + SLICE - 1) / SLICE, ss_side_pool_threads(), compare_slice, b);
 }
 
-static void *compare_main(void *arg)
-{
-    compare_batch(arg);
-    return NULL;
-}
-
-/* Start comparing a gathered batch: on a thread of its own when there are
- * several, so that the walk goes on meanwhile; else here, now. */
-static void batch_start(batch *b)
-{
-    b->running = ss_thread_count() > 1 && pthread_create(&b->tid, NULL, compare_main, b) == 0;
-    if (!b->running) compare_batch(b);
-}
+/* Start comparing a gathered batch: beside the walk, which goes on meanwhile. */
+static void batch_start(batch *b) { ss_beside_start(&b->job, compare_batch, b); }
 
 static void batch_report(batch *b, ss_findings *out)
 {
-    if (b->running) pthread_join(b->tid, NULL);
-    b->running = 0;
+    ss_beside_join(&b->job);
     for (uint32_t j = 0; j < b->n; j++)
         if (b->first[j] >= 0)
             report(b->m, out, b->call[j], b->first[j], b->ndeps[j], b->nstreams[j], b->certain[j]);

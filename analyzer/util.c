@@ -111,6 +111,32 @@ void ss_parallel_for(uint32_t n, unsigned threads, void (*fn)(void *ctx, uint32_
     for (unsigned k = 1; k < started; k++) pthread_join(tid[k], NULL);
 }
 
+unsigned ss_side_pool_threads(void)
+{
+    return (ss_thread_count() + 1) / 2;
+}
+
+static void *beside_main(void *arg)
+{
+    ss_beside *j = arg;
+    j->fn(j->ctx);
+    return NULL;
+}
+
+void ss_beside_start(ss_beside *j, void (*fn)(void *ctx), void *ctx)
+{
+    j->fn = fn;
+    j->ctx = ctx;
+    j->running = ss_thread_count() > 1 && pthread_create(&j->tid, NULL, beside_main, j) == 0;
+    if (!j->running) fn(ctx);
+}
+
+void ss_beside_join(ss_beside *j)
+{
+    if (j->running) pthread_join(j->tid, NULL);
+    j->running = 0;
+}
+
 /* Records are moved and their keys read with memcpy: the caller's record
  * type is not known here (no aliasing of it through another struct). */
 static inline uint64_t key16(const unsigned char *v, size_t i)
