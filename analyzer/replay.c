@@ -47,8 +47,8 @@ static int64_t mark_key(const rmark *x) { return 2 * (int64_t)x->call + 1; }
 typedef struct rstream {
     int32_t *ops; uint32_t nops, cops;     /* by key */
     int64_t *opk;                          /* their keys, side by side: searched on every dependency */
-    int32_t *marks; uint32_t nmarks, cmarks;   /* rmark indexes, by key */
-    int64_t *mkk; uint32_t nmkk, cmkk;         /* their keys */
+    int32_t *marks; uint32_t nmarks;       /* rmark indexes, by key */
+    int64_t *mkk;                          /* their keys */
     wait_dep *waits; uint32_t nwaits, cwaits;
     int32_t device;
     uint8_t kind;
@@ -149,6 +149,9 @@ struct ss_replay {
 
 static iref item_at(const ss_replay *r, uint32_t i) { return (iref){ r->irank[i], r->iidx[i] }; }
 
+/* the slices of a loop over n records (calls, ops, items) on the threads */
+static unsigned build_slices(size_t n) { return ss_slice_count(n, SS_MIN_SLICE, ss_thread_count()); }
+
 /* item i's measured time, the key it was sorted by */
 static uint64_t item_time(const ss_replay *r, uint32_t i)
 {
@@ -175,6 +178,8 @@ typedef struct memo {
 typedef struct pass {
     const ss_replay *r;
     int real;                  /* measured times, no replay */
+    struct mk_deps *deps;      /* real: the unmeasured markers it reads are listed here (the build's
+                                  unmeasured_slice) */
     uint64_t *E, *X, *S;       /* replayed times (NULL in the real pass); an operation's end is its
                                   start plus its measured duration, as the replay keeps it */
     uint64_t *M;               /* replayed marker completions */
@@ -508,9 +513,18 @@ static int32_t last_mark_before(const ss_replay *r, int32_t s, int64_t bound)
     return lo ? st->marks[lo - 1] : -1;
 }
 
+/* the markers of no measured completion one marker's readiness reads */
+typedef struct mk_deps {
+    const uint64_t *measured;  /* per marker: its measured completion, 0 none */
+    uint32_t *v; uint32_t n, cap;
+} mk_deps;
+
 static uint64_t mark_end(const pass *p, int32_t k)
 {
-    if (p->real) return p->r->mk_real[k];
+    if (p->real) {
+        if (p->deps && !p->deps->measured[k]) SS_PUSH(p->deps->v, p->deps->n, p->deps->cap, (uint32_t)k);
+        return p->r->mk_real[k];
+    }
     uint32_t pos = p->r->posM[k];
     if (pos >= p->cur) { note_abs(p); return p->r->mk_real[k]; }
     note_read(p, pos);
@@ -1447,6 +1461,61 @@ static uint64_t digest(uint64_t h, const void *v, size_t n, int wide)
     return ss_hash64(h ^ n);
 }
 
+/* The values' lifetimes (record_baseline): which values outlive the item
+ * that makes it, and per position the values last read there, on slices.
+ * Counts are atomic adds (positions are shared between slices); the lists
+ * come out in one order whatever the threads did (lifetimes_order). */
+typedef struct lifetime_job {
+    ss_replay *r;
+    uint32_t nv;
+    uint32_t ndie;
+} lifetime_job;
+
+static void lifetimes_count(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    lifetime_job *lj = ctx;
+    ss_replay *r = lj->r;
+    uint32_t n = 0, hi = to * 64 < lj->nv ? (uint32_t)(to * 64) : lj->nv;
+    for (uint32_t j = (uint32_t)(from * 64); j < hi; j++) {
+        uint32_t born = value_born(r, j);
+        if (born >= r->nitems || r->lastread[j] <= born) continue;
+        r->outlives[j >> 3] |= (uint8_t)(1u << (j & 7));
+        __atomic_fetch_add(&r->die_off[r->lastread[j] + 1], 1, __ATOMIC_RELAXED);
+        n++;
+    }
+    __atomic_fetch_add(&lj->ndie, n, __ATOMIC_RELAXED);
+}
+
+static void lifetimes_place(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    lifetime_job *lj = ctx;
+    ss_replay *r = lj->r;
+    uint32_t hi = to * 64 < lj->nv ? (uint32_t)(to * 64) : lj->nv;
+    for (uint32_t j = (uint32_t)(from * 64); j < hi; j++) {
+        if (!((r->outlives[j >> 3] >> (j & 7)) & 1)) continue;
+        uint32_t at = __atomic_sub_fetch(&r->die_off[r->lastread[j] + 1], 1, __ATOMIC_RELAXED);
+        r->die[at] = j;
+    }
+}
+
+/* each position's list, highest value first (a list is a few values) */
+static void lifetimes_order(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    lifetime_job *lj = ctx;
+    ss_replay *r = lj->r;
+    for (size_t q = from; q < to; q++) {
+        uint32_t *v = r->die + r->die_off[q], n = r->die_off[q + 1] - r->die_off[q];
+        for (uint32_t a = 1; a < n; a++) {
+            uint32_t x = v[a], b = a;
+            for (; b > 0 && v[b - 1] < x; b--) v[b] = v[b - 1];
+            v[b] = x;
+        }
+    }
+}
+
 /* The replay with nothing removed, recorded for the shortcuts: positions,
  * values, last readers, and per position the values live there and those
  * whose last reader it is. */
@@ -1495,24 +1564,20 @@ static void record_baseline(ss_replay *r)
      * counts are allocated (the build's peak: one array per position less) */
     r->die_off = ss_xcalloc(r->nitems + 2, sizeof(uint32_t));
     r->outlives = ss_xcalloc(nv / 64 + 1, 8);
-    uint32_t ndie = 0;
-    for (uint32_t j = 0; j < nv; j++) {
-        uint32_t born = value_born(r, j);
-        if (born >= r->nitems || r->lastread[j] <= born) continue;
-        r->outlives[j >> 3] |= (uint8_t)(1u << (j & 7));
-        r->die_off[r->lastread[j] + 1]++;
-        ndie++;
-    }
+    lifetime_job lj = { r, nv, 0 };
+    /* slices of whole 64-value words: a slice sets the bits of its own bytes */
+    uint32_t nwords = nv / 64 + 1;
+    ss_parallel_slices(nwords, build_slices((size_t)nwords * 64), lifetimes_count, &lj);
     for (uint32_t i = 0; i <= r->nitems; i++) r->die_off[i + 1] += r->die_off[i];
-    /* filled from each position's end down to its start; then one place
-     * down, the array gives each position's start */
-    r->die = ss_xcalloc(ndie + 1, sizeof(uint32_t));
-    for (uint32_t j = 0; j < nv; j++) {
-        if (!((r->outlives[j >> 3] >> (j & 7)) & 1)) continue;
-        r->die[--r->die_off[r->lastread[j] + 1]] = j;
-    }
+    /* each slice takes its values' places from the end of their positions'
+     * lists down, in whatever order the threads come; then each list is put
+     * in the order one pass in value order gives it (the values last read
+     * at a position, highest first) */
+    r->die = ss_xcalloc(lj.ndie + 1, sizeof(uint32_t));
+    ss_parallel_slices(nwords, build_slices((size_t)nwords * 64), lifetimes_place, &lj);
     memmove(r->die_off, r->die_off + 1, (r->nitems + 1) * sizeof(uint32_t));
-    r->die_off[r->nitems + 1] = ndie;
+    r->die_off[r->nitems + 1] = lj.ndie;
+    ss_parallel_slices((size_t)r->nitems + 1, build_slices((size_t)r->nitems + 1), lifetimes_order, &lj);
     /* from here only whether a value outlives the item that makes it */
     free(r->lastread);
     r->lastread = NULL;
@@ -1801,8 +1866,6 @@ static void xheap_down(xhead *h, uint32_t n, uint32_t i)
         i = s;
     }
 }
-
-static unsigned build_slices(size_t n) { return ss_slice_count(n, SS_MIN_SLICE, ss_thread_count()); }
 
 /* The four runs merge into one order: by time, at one time by rank, then
  * in each run's order (the exits' heap: by call).  So the items of a time
@@ -2193,6 +2256,22 @@ typedef struct build_loop {
     uint64_t *mk_measured;        /* per marker */
     int32_t *ndev;                /* per slice: 1 + the highest device number of its ops */
     uint64_t *mk_enter;           /* per marker: its call's entry */
+    /* the unmeasured markers: per marker, its readiness from what is known
+     * (mk_local) and where its list of unmeasured markers read ends in its
+     * slice's (dep_end); per slice, those lists and its markers */
+    uint64_t *mk_local;
+    uint32_t *dep_end;
+    uint32_t *udeps[SS_MAX_THREADS];
+    size_t ufrom[SS_MAX_THREADS], uto[SS_MAX_THREADS];
+    /* the calls' loop: per slice of calls, its calls that record or wait on
+     * an event (counted, then written from sl_ev0 on) and its host waits
+     * (counted, then written from sl_cw0 on) */
+    int fill;
+    uint32_t sl_nev[SS_MAX_THREADS], sl_ev0[SS_MAX_THREADS];
+    uint32_t sl_ncw[SS_MAX_THREADS], sl_cw0[SS_MAX_THREADS];
+    int32_t *evcall;              /* those calls, in call order */
+    int32_t *ev_stream;           /* per such call: the stream of its event's last record before it, -1 */
+    int64_t *ev_bound;            /* and that record's key + 1 */
 } build_loop;
 
 /* a stream's ops in key order */
@@ -2285,6 +2364,31 @@ static void marker_delay_slice(void *ctx, uint32_t sl, size_t from, size_t to)
     real_pass_free(&real);
 }
 
+/* An unmeasured marker's completion is its readiness: the latest of its
+ * call's entry and the completions of the work it follows, a maximum with
+ * nothing added.  What it reads is the same whatever the values (the last
+ * operation and marker before a key), so each marker's readiness from what
+ * is known (operations' ends, measured completions; 0 for the others) is
+ * found on slices, with the unmeasured markers it read; then, in key order,
+ * the maximum of that and their completions, the same value as reading
+ * them. */
+static void unmeasured_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    build_loop *b = ctx;
+    ss_replay *r = b->r;
+    pass real = real_pass_of(r);
+    mk_deps d = { .measured = b->mk_measured };
+    real.deps = &d;
+    for (size_t k = from; k < to; k++) {
+        if (!b->mk_measured[k]) b->mk_local[k] = mark_ready_from(&real, (int32_t)k, b->mk_enter[k]);
+        b->dep_end[k] = d.n;
+    }
+    b->udeps[sl] = d.v;
+    b->ufrom[sl] = from;
+    b->uto[sl] = to;
+    real_pass_free(&real);
+}
+
 /* what the model alone says each op waited for */
 static void ready_slice(void *ctx, uint32_t sl, size_t from, size_t to)
 {
@@ -2374,6 +2478,220 @@ static void host_wait_slice(void *ctx, uint32_t sl, size_t from, size_t to)
     }
 }
 
+/* A call whose event the build follows (events_walk): it records an event
+ * on a stream, waits on one on a stream, or waits on one from the host. */
+static int uses_event(const ss_call *call, uint8_t hw)
+{
+    if (hw == CALL_SKIP || call->event < 0) return 0;
+    if ((call->cls == SS_API_EVENT_RECORD || call->cls == SS_API_STREAM_WAIT) && call->stream >= 0) return 1;
+    return hw == SS_WAIT_EVENT;
+}
+
+static void event_calls_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    build_loop *b = ctx;
+    const ss_model *m = b->r->m;
+    uint32_t n = 0, at = b->fill ? b->sl_ev0[sl] : 0;
+    for (size_t c = from; c < to; c++) {
+        if (!uses_event(&m->calls[c], b->chw[c])) continue;
+        if (b->fill) b->evcall[at + n] = (int32_t)c;
+        n++;
+    }
+    if (!b->fill) b->sl_nev[sl] = n;
+}
+
+/* call c's host wait (kind W_NONE: none); its event's last record from
+ * events_walk (stream -1: none before it) */
+static cwait host_wait_of(const ss_replay *r, int32_t c, uint8_t hw, int32_t ev_stream, int64_t ev_bound)
+{
+    const ss_model *m = r->m;
+    const ss_call *call = &m->calls[c];
+    int64_t key = 2 * (int64_t)c + 1;
+    int32_t s = call->stream;
+    cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE, .wait_op = -1 };
+    switch ((ss_host_wait)hw) {
+    case SS_WAIT_STREAM:
+    case SS_WAIT_STREAM_PRIOR:
+        if (s < 0) break;
+        w.stream = s;
+        w.bound = hw == SS_WAIT_STREAM ? key + 1 : key;
+        w.device = device_index(m->streams[s].device, r->ndev);
+        w.kind = m->streams[s].kind == SS_STREAM_LEGACY_NULL ? W_GROUP : W_STREAM;
+        break;
+    case SS_WAIT_EVENT:
+        if (call->event >= 0 && ev_stream >= 0) {
+            w.kind = W_EVENT;
+            w.stream = ev_stream;
+            w.bound = ev_bound;
+        }
+        break;
+    case SS_WAIT_DEVICE:
+        w.kind = W_DEVICE;
+        w.device = device_index(ss_model_call_device(m, call), r->ndev);
+        w.bound = key;
+        break;
+    default:
+        break;
+    }
+    return w;
+}
+
+/* the host waits of a slice of calls: counted, then (fill) written at the
+ * slice's place in call order; an event's record comes from events_walk
+ * (the slice's calls that use one are its stretch of evcall, in order) */
+static void host_waits_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    build_loop *b = ctx;
+    ss_replay *r = b->r;
+    const ss_model *m = r->m;
+    uint32_t n = 0, ev = b->sl_ev0[sl];
+    for (size_t c = from; c < to; c++) {
+        uint8_t hw = b->chw[c];
+        if (hw == CALL_SKIP) continue;
+        int32_t es = -1;
+        int64_t eb = 0;
+        if (uses_event(&m->calls[c], hw)) {
+            es = b->ev_stream[ev];
+            eb = b->ev_bound[ev];
+            ev++;
+        }
+        if (hw == SS_WAIT_NONE) continue;
+        cwait w = host_wait_of(r, (int32_t)c, hw, es, eb);
+        if (w.kind == W_NONE) continue;
+        if (b->fill) {
+            r->cwi[c] = b->sl_cw0[sl] + n;
+            r->cws[b->sl_cw0[sl] + n] = w;
+        }
+        n++;
+    }
+    if (!b->fill) b->sl_ncw[sl] = n;
+}
+
+/* ---- events' records and waits, on slices -----------------------------------
+ * What a wait on an event waits for is the event's last record before it
+ * (in call order, the call itself included).  Each slice of the calls that
+ * use an event (bl->evcall) finds it among its own calls first; the last
+ * record of each event before each slice is then carried from slice to
+ * slice, and the waits that found none in their slice take it.  Then each
+ * record is a marker, and so is each stream wait that found a record (a
+ * wait_dep of its stream): counted per slice, and placed at their place in
+ * call order.  Slices keep a table of every event: fewer slices where the
+ * program made very many events. */
+enum { EV_UNSEEN = -2 };       /* no record of the event before it in its slice */
+
+typedef struct events_job {
+    build_loop *b;
+    uint32_t nev, nevents, nstreams;
+    int fill;
+    int32_t *loc_stream;       /* [slice][event]: its last record in the slice (EV_UNSEEN none), */
+    int64_t *loc_key;          /* then (carried) its last record before the slice (stream -1 none) */
+    uint32_t nmk[SS_MAX_THREADS], mk0[SS_MAX_THREADS];
+    uint32_t *nwait;           /* [slice][stream]: its waits, counted, then where the slice's first goes */
+} events_job;
+
+static int is_record(const ss_call *call) { return call->cls == SS_API_EVENT_RECORD && call->stream >= 0; }
+static int is_stream_wait(const ss_call *call) { return call->cls == SS_API_STREAM_WAIT && call->stream >= 0; }
+
+static void events_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    events_job *j = ctx;
+    build_loop *b = j->b;
+    ss_replay *r = b->r;
+    const ss_model *m = r->m;
+    int32_t *ls = j->loc_stream + (size_t)sl * j->nevents;
+    int64_t *lk = j->loc_key + (size_t)sl * j->nevents;
+    if (j->fill == 0) {
+        for (uint32_t e = 0; e < j->nevents; e++) ls[e] = EV_UNSEEN;
+        for (size_t i = from; i < to; i++) {
+            int32_t c = b->evcall[i];
+            const ss_call *call = &m->calls[c];
+            int32_t e = call->event;
+            if (is_record(call)) {
+                ls[e] = call->stream;
+                lk[e] = 2 * (int64_t)c + 2;
+            }
+            b->ev_stream[i] = ls[e];
+            b->ev_bound[i] = lk[e];
+        }
+        return;
+    }
+    uint32_t *nw = j->nwait + (size_t)sl * j->nstreams;
+    uint32_t nmk = 0;
+    for (size_t i = from; i < to; i++) {
+        const ss_call *call = &m->calls[b->evcall[i]];
+        int32_t e = call->event;
+        if (j->fill == 1) {
+            /* before the slice (carried), where the slice had none */
+            if (b->ev_stream[i] == EV_UNSEEN) {
+                b->ev_stream[i] = ls[e];
+                b->ev_bound[i] = lk[e];
+            }
+            if (is_record(call)) nmk++;
+            else if (is_stream_wait(call) && b->ev_stream[i] >= 0) { nmk++; nw[call->stream]++; }
+            continue;
+        }
+        int32_t c = b->evcall[i], s = call->stream;
+        if (!is_record(call) && !(is_stream_wait(call) && b->ev_stream[i] >= 0)) continue;
+        r->mk[j->mk0[sl] + nmk++] = (rmark){ c, s, 0, 0 };
+        if (is_stream_wait(call))
+            r->st[s].waits[nw[s]++] = (wait_dep){ 2 * (int64_t)c + 1, b->ev_stream[i], b->ev_bound[i] };
+    }
+    if (j->fill == 1) j->nmk[sl] = nmk;
+}
+
+/* Markers and stream waits of the calls that use events (bl->evcall), and
+ * for each such call its event's last record (bl->ev_stream, ev_bound). */
+static void events_walk(build_loop *bl, uint32_t nev)
+{
+    ss_replay *r = bl->r;
+    const ss_model *m = r->m;
+    unsigned slices = build_slices(nev);
+    while (slices > 1 && (size_t)slices * m->nevents > ((size_t)1 << 20)) slices--;
+    events_job j = { .b = bl, .nev = nev, .nevents = m->nevents, .nstreams = m->nstreams };
+    j.loc_stream = ss_xcalloc((size_t)slices * m->nevents + 1, sizeof(int32_t));
+    j.loc_key = ss_xcalloc((size_t)slices * m->nevents + 1, sizeof(int64_t));
+    j.nwait = ss_xcalloc((size_t)slices * m->nstreams + 1, sizeof(uint32_t));
+    ss_parallel_slices(nev, slices, events_slice, &j);
+    /* each slice's table becomes the last records before it */
+    int32_t *gs = ss_xcalloc(m->nevents + 1, sizeof(int32_t));
+    int64_t *gk = ss_xcalloc(m->nevents + 1, sizeof(int64_t));
+    for (uint32_t e = 0; e < m->nevents; e++) gs[e] = -1;
+    for (unsigned k = 0; k < slices; k++) {
+        int32_t *ls = j.loc_stream + (size_t)k * m->nevents;
+        int64_t *lk = j.loc_key + (size_t)k * m->nevents;
+        for (uint32_t e = 0; e < m->nevents; e++) {
+            int32_t st = ls[e];
+            int64_t key = lk[e];
+            ls[e] = gs[e];
+            lk[e] = gk[e];
+            if (st != EV_UNSEEN) { gs[e] = st; gk[e] = key; }
+        }
+    }
+    free(gs);
+    free(gk);
+    j.fill = 1;
+    ss_parallel_slices(nev, slices, events_slice, &j);
+    for (unsigned k = 0; k < slices; k++) { j.mk0[k] = r->nmk; r->nmk += j.nmk[k]; }
+    r->cmk = r->nmk + 1;
+    r->mk = ss_xcalloc(r->cmk, sizeof(rmark));
+    for (uint32_t s = 0; s < m->nstreams; s++) {
+        rstream *st = &r->st[s];
+        for (unsigned k = 0; k < slices; k++) {
+            uint32_t *x = &j.nwait[(size_t)k * m->nstreams + s], n = *x;
+            *x = st->nwaits;
+            st->nwaits += n;
+        }
+        if (!st->nwaits) continue;
+        st->cwaits = st->nwaits;
+        st->waits = ss_xcalloc(st->nwaits, sizeof(wait_dep));
+    }
+    j.fill = 2;
+    ss_parallel_slices(nev, slices, events_slice, &j);
+    free(j.loc_stream);
+    free(j.loc_key);
+    free(j.nwait);
+}
+
 static ss_replay *build(const ss_model *m)
 {
     double t_build = ss_seconds(), t = t_build;
@@ -2444,9 +2762,6 @@ static ss_replay *build(const ss_model *m)
     ss_timing("replay.build.streams", t);
     t = ss_seconds();
     /* event records and waits, host waits, per call */
-    int32_t *rec_stream = ss_xcalloc(m->nevents + 1, sizeof(int32_t));
-    int64_t *rec_key = ss_xcalloc(m->nevents + 1, sizeof(int64_t));
-    for (uint32_t e = 0; e < m->nevents; e++) rec_stream[e] = -1;
     /* the previous call of each call's thread: its thread's list, in the
      * calls' order (every call is in its thread's list; -1 for a first) */
     for (uint32_t c = 0; c < m->ncalls; c++) r->call_prev[c] = -1;
@@ -2465,63 +2780,39 @@ static ss_replay *build(const ss_model *m)
     bl.event_ts = event_ts + unknown;
     bl.nevent_ts = m->ncuda_events - unknown;
     ss_parallel_slices(m->ncalls, build_slices(m->ncalls), host_wait_slice, &bl);
-    for (uint32_t c = 0; c < m->ncalls; c++) {
-        const ss_call *call = &m->calls[c];
-        int64_t key = 2 * (int64_t)c + 1;
-        if (bl.chw[c] == CALL_SKIP) continue;
-        int32_t s = call->stream;
-        /* an event's completion is its record's marker: bounds that name
-         * an event record include it (key + 1).  Stream memory operations
-         * (cuStreamWaitValue*, cuStreamWriteValue*, cuStreamBatchMemOp) are
-         * neither operations nor markers here: CUPTI records no GPU activity
-         * for them, and a wait-value is no wait_dep.  What an op behind a
-         * wait-value waited for stays in its measured delay (lat: start -
-         * modelled readiness), which every what-if keeps: the replay assumes
-         * the value arrives when it did, and does not move that op when a
-         * what-if moves the writer. */
-        if (call->cls == SS_API_EVENT_RECORD && call->event >= 0 && s >= 0) {
-            rec_stream[call->event] = s;
-            rec_key[call->event] = key + 1;
-            rmark x = { (int32_t)c, s, 0, 0 };
-            SS_PUSH(r->mk, r->nmk, r->cmk, x);
-        } else if (call->cls == SS_API_STREAM_WAIT && s >= 0 && call->event >= 0 && rec_stream[call->event] >= 0) {
-            rstream *st = &r->st[s];
-            wait_dep w = { key, rec_stream[call->event], rec_key[call->event] };
-            SS_PUSH(st->waits, st->nwaits, st->cwaits, w);
-            rmark x = { (int32_t)c, s, 0, 0 };
-            SS_PUSH(r->mk, r->nmk, r->cmk, x);
-        }
-        cwait w = { .bound = 0, .stream = -1, .device = -1, .kind = W_NONE, .wait_op = -1 };
-        ss_host_wait hw = (ss_host_wait)bl.chw[c];
-        switch (hw) {
-        case SS_WAIT_STREAM:
-        case SS_WAIT_STREAM_PRIOR:
-            if (s < 0) break;
-            w.stream = s;
-            w.bound = hw == SS_WAIT_STREAM ? key + 1 : key;
-            w.device = device_index(m->streams[s].device, r->ndev);
-            w.kind = m->streams[s].kind == SS_STREAM_LEGACY_NULL ? W_GROUP : W_STREAM;
-            break;
-        case SS_WAIT_EVENT:
-            if (call->event >= 0 && rec_stream[call->event] >= 0) {
-                w.kind = W_EVENT;
-                w.stream = rec_stream[call->event];
-                w.bound = rec_key[call->event];
-            }
-            break;
-        case SS_WAIT_DEVICE:
-            w.kind = W_DEVICE;
-            w.device = device_index(ss_model_call_device(m, call), r->ndev);
-            w.bound = key;
-            break;
-        default:
-            break;
-        }
-        if (w.kind != W_NONE) {
-            r->cwi[c] = r->ncws;
-            SS_PUSH(r->cws, r->ncws, r->ccws, w);
-        }
-    }
+    /* The calls that record an event, wait on one on a stream or from the
+     * host, found on slices; then their events' records and waits
+     * (events_walk); then each call's host wait, counted and written on
+     * slices at its place in call order. */
+    unsigned csl = build_slices(m->ncalls);
+    ss_parallel_slices(m->ncalls, csl, event_calls_slice, &bl);
+    uint32_t nev = 0;
+    for (unsigned k = 0; k < csl; k++) { uint32_t x = bl.sl_nev[k]; bl.sl_ev0[k] = nev; nev += x; }
+    bl.evcall = ss_xcalloc(nev + 1, sizeof(int32_t));
+    bl.ev_stream = ss_xcalloc(nev + 1, sizeof(int32_t));
+    bl.ev_bound = ss_xcalloc(nev + 1, sizeof(int64_t));
+    bl.fill = 1;
+    ss_parallel_slices(m->ncalls, csl, event_calls_slice, &bl);
+    /* an event's completion is its record's marker: bounds that name an
+     * event record include it (key + 1).  Stream memory operations
+     * (cuStreamWaitValue*, cuStreamWriteValue*, cuStreamBatchMemOp) are
+     * neither operations nor markers here: CUPTI records no GPU activity
+     * for them, and a wait-value is no wait_dep.  What an op behind a
+     * wait-value waited for stays in its measured delay (lat: start -
+     * modelled readiness), which every what-if keeps: the replay assumes
+     * the value arrives when it did, and does not move that op when a
+     * what-if moves the writer. */
+    events_walk(&bl, nev);
+    bl.fill = 0;
+    ss_parallel_slices(m->ncalls, csl, host_waits_slice, &bl);
+    for (unsigned k = 0; k < csl; k++) { uint32_t x = bl.sl_ncw[k]; bl.sl_cw0[k] = r->ncws; r->ncws += x; }
+    r->cws = ss_xcalloc(r->ncws + 1, sizeof(cwait));
+    r->ccws = r->ncws + 1;
+    bl.fill = 1;
+    ss_parallel_slices(m->ncalls, csl, host_waits_slice, &bl);
+    free(bl.evcall);
+    free(bl.ev_stream);
+    free(bl.ev_bound);
     free(bl.chw);
     bl.chw = NULL;
     /* per marker: its completion on the device (CUPTI's event record
@@ -2532,8 +2823,6 @@ static ss_replay *build(const ss_model *m)
     ss_parallel_slices(r->nmk, build_slices(r->nmk), measured_slice, &bl);
     free(event_ts);
     bl.event_ts = NULL;
-    free(rec_stream);
-    free(rec_key);
 
     ss_parallel_for(m->nstreams, ss_thread_count(), stream_waits_job, r);
 
@@ -2548,10 +2837,18 @@ static ss_replay *build(const ss_model *m)
      * stream's markers (in key order: the markers are) */
     bl.mk_enter = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
     ss_parallel_slices(r->nmk, build_slices(r->nmk), marker_slice, &bl);
+    for (uint32_t k = 0; k < r->nmk; k++) r->st[r->mk[k].stream].nmarks++;
+    for (uint32_t s = 0; s < m->nstreams; s++) {
+        rstream *st = &r->st[s];
+        if (!st->nmarks) continue;
+        st->marks = ss_xcalloc(st->nmarks, sizeof(int32_t));
+        st->mkk = ss_xcalloc(st->nmarks, sizeof(int64_t));
+        st->nmarks = 0;
+    }
     for (uint32_t k = 0; k < r->nmk; k++) {
         rstream *st = &r->st[r->mk[k].stream];
-        SS_PUSH(st->marks, st->nmarks, st->cmarks, (int32_t)k);
-        SS_PUSH(st->mkk, st->nmkk, st->cmkk, mark_key(&r->mk[k]));
+        st->marks[st->nmarks] = (int32_t)k;
+        st->mkk[st->nmarks++] = mark_key(&r->mk[k]);
     }
     /* Their completions.  A marker's readiness reads the completions of
      * markers before it in key order only (a stream's searches for markers
@@ -2560,8 +2857,25 @@ static ss_replay *build(const ss_model *m)
      * (each is its readiness, from earlier ones), then the measured ones'
      * delays, from their readiness, on threads. */
     for (uint32_t k = 0; k < r->nmk; k++) r->mk_real[k] = mk_measured[k];
-    for (uint32_t k = 0; k < r->nmk; k++)
-        if (!mk_measured[k]) r->mk_real[k] = mark_ready_from(&real, (int32_t)k, bl.mk_enter[k]);
+    unsigned msl = build_slices(r->nmk);
+    bl.mk_local = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
+    bl.dep_end = ss_xcalloc(r->nmk + 1, sizeof(uint32_t));
+    ss_parallel_slices(r->nmk, msl, unmeasured_slice, &bl);
+    for (unsigned sl = 0; sl < msl; sl++) {
+        uint32_t at = 0;
+        for (size_t k = bl.ufrom[sl]; k < bl.uto[sl]; k++) {
+            uint32_t end = bl.dep_end[k];
+            if (!mk_measured[k]) {
+                uint64_t v = bl.mk_local[k];
+                for (; at < end; at++) v = max_u64(v, r->mk_real[bl.udeps[sl][at]]);
+                r->mk_real[k] = v;
+            }
+            at = end;
+        }
+        free(bl.udeps[sl]);
+    }
+    free(bl.mk_local);
+    free(bl.dep_end);
     ss_parallel_slices(r->nmk, build_slices(r->nmk), marker_delay_slice, &bl);
     free(mk_measured);
     free(bl.mk_enter);

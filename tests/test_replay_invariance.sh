@@ -94,6 +94,21 @@ for seed in 1 2; do
     fi
 done
 
+# Large enough for several slices of the calls that record or wait on events
+# (the build's events_walk: at least SS_MIN_SLICE each, ~29% of a generated
+# trace's records): 1 and 4 threads, the report and the baseline's digest.
+"$BUILD/ss-gen-trace" -n 700000 --seed 3 -o "$OUT/gen700k.sstrace" 2>/dev/null || exit 1
+ref=$(run "$OUT/ref.json" "$OUT/gen700k.sstrace" SYNCSIGHT_THREADS=1 SYNCSIGHT_TIMINGS=1)
+rc=$(run "$OUT/var.json" "$OUT/gen700k.sstrace" SYNCSIGHT_THREADS=4 SYNCSIGHT_TIMINGS=1)
+n=$((n + 1))
+base1=$(sed -n 's/^syncsight: replay: the recording pass: .* baseline \([0-9a-f]*\)$/\1/p' "$OUT/ref.json.err")
+base4=$(sed -n 's/^syncsight: replay: the recording pass: .* baseline \([0-9a-f]*\)$/\1/p' "$OUT/var.json.err")
+if [ "$ref" -ne "$rc" ] || ! cmp -s "$OUT/ref.json" "$OUT/var.json" || [ -z "$base1" ] || [ "$base1" != "$base4" ]; then
+    echo "FAIL generated-700k-seed3: 4 threads gave another report or baseline than 1 (exit $ref vs $rc, baseline $base1 vs $base4)"
+    diff "$OUT/ref.json" "$OUT/var.json" | head -n 20 | sed 's/^/    /'
+    fail=1
+fi
+
 # the comparison means something only where there were savings to compare
 if [ "$savings" -lt 100 ]; then
     echo "FAIL only $savings savings in $n reports: nothing was compared"
