@@ -49,7 +49,7 @@ typedef struct rstream {
     int64_t *opk;                          /* their keys, side by side: searched on every dependency */
     int32_t *marks; uint32_t nmarks;       /* rmark indexes, by key */
     int64_t *mkk;                          /* their keys */
-    wait_dep *waits; uint32_t nwaits, cwaits;
+    wait_dep *waits; uint32_t nwaits;
     int32_t device;
     uint8_t kind;
 } rstream;
@@ -98,7 +98,7 @@ struct ss_replay {
     uint64_t *ready;
     int64_t *lat;
     uint32_t *cwi;             /* per call: its cwait in cws, NO_WAIT none */
-    cwait *cws; uint32_t ncws, ccws;
+    cwait *cws; uint32_t ncws;
     uint64_t *wake;            /* per op: the host's release after its end where a call waited for it (UINT64_MAX: none) */
     int32_t *call_prev;        /* previous call of the same thread, -1 */
     /* the measured order of events (items, sorted by time), kept as two
@@ -108,7 +108,7 @@ struct ss_replay {
     ss_hwq_device *hwq; uint32_t nhwq;
     ss_load_barrier *lb; uint32_t nlb;
     int64_t *lb_key;
-    rmark *mk; uint32_t nmk, cmk;
+    rmark *mk; uint32_t nmk;
     uint64_t *mk_real;         /* per marker: its completion in the measured run (measured, else modelled) */
     int64_t *mk_lat;           /* per marker: measured completion - modelled readiness (0 unknown) */
     int launch_blocking;
@@ -2581,7 +2581,7 @@ enum { EV_UNSEEN = -2 };       /* no record of the event before it in its slice 
 
 typedef struct events_job {
     build_loop *b;
-    uint32_t nev, nevents, nstreams;
+    uint32_t nevents, nstreams;
     int fill;
     int32_t *loc_stream;       /* [slice][event]: its last record in the slice (EV_UNSEEN none), */
     int64_t *loc_key;          /* then (carried) its last record before the slice (stream -1 none) */
@@ -2647,7 +2647,7 @@ static void events_walk(build_loop *bl, uint32_t nev)
     const ss_model *m = r->m;
     unsigned slices = build_slices(nev);
     while (slices > 1 && (size_t)slices * m->nevents > ((size_t)1 << 20)) slices--;
-    events_job j = { .b = bl, .nev = nev, .nevents = m->nevents, .nstreams = m->nstreams };
+    events_job j = { .b = bl, .nevents = m->nevents, .nstreams = m->nstreams };
     j.loc_stream = ss_xcalloc((size_t)slices * m->nevents + 1, sizeof(int32_t));
     j.loc_key = ss_xcalloc((size_t)slices * m->nevents + 1, sizeof(int64_t));
     j.nwait = ss_xcalloc((size_t)slices * m->nstreams + 1, sizeof(uint32_t));
@@ -2672,8 +2672,7 @@ static void events_walk(build_loop *bl, uint32_t nev)
     j.fill = 1;
     ss_parallel_slices(nev, slices, events_slice, &j);
     for (unsigned k = 0; k < slices; k++) { j.mk0[k] = r->nmk; r->nmk += j.nmk[k]; }
-    r->cmk = r->nmk + 1;
-    r->mk = ss_xcalloc(r->cmk, sizeof(rmark));
+    r->mk = ss_xcalloc(r->nmk + 1, sizeof(rmark));
     for (uint32_t s = 0; s < m->nstreams; s++) {
         rstream *st = &r->st[s];
         for (unsigned k = 0; k < slices; k++) {
@@ -2682,7 +2681,6 @@ static void events_walk(build_loop *bl, uint32_t nev)
             st->nwaits += n;
         }
         if (!st->nwaits) continue;
-        st->cwaits = st->nwaits;
         st->waits = ss_xcalloc(st->nwaits, sizeof(wait_dep));
     }
     j.fill = 2;
@@ -2807,7 +2805,6 @@ static ss_replay *build(const ss_model *m)
     ss_parallel_slices(m->ncalls, csl, host_waits_slice, &bl);
     for (unsigned k = 0; k < csl; k++) { uint32_t x = bl.sl_ncw[k]; bl.sl_cw0[k] = r->ncws; r->ncws += x; }
     r->cws = ss_xcalloc(r->ncws + 1, sizeof(cwait));
-    r->ccws = r->ncws + 1;
     bl.fill = 1;
     ss_parallel_slices(m->ncalls, csl, host_waits_slice, &bl);
     free(bl.evcall);

@@ -69,10 +69,12 @@ unsigned ss_slice_count(size_t n, size_t min_slice, unsigned threads);
 void ss_parallel_slices(size_t n, unsigned slices, void (*fn)(void *ctx, uint32_t s, size_t from, size_t to), void *ctx);
 
 /* A pool a rule starts of its own (its comparisons, its look-ahead) runs
- * while the other rules and the replay's build run too, and the build is
- * the longer path: such a pool takes half the threads.  With all of them
- * the build slowed more than the rule sped up (10 M records on 16 cores:
- * the build 1.68-2.25 s against 1.68-1.80 s). */
+ * while the other rules and the replay's build run too: such a pool takes
+ * half the threads.  With all of them the build slowed more than the rule
+ * sped up while the build was the longer path (10 M records on 16 cores:
+ * the build 1.68-2.25 s against 1.68-1.80 s); with the build shorter, all
+ * of them still ended no sooner and took 1-2 s more CPU (docs/performance.md,
+ * 2026-11-25). */
 unsigned ss_side_pool_threads(void);
 
 /* fn(ctx) beside the caller: on a thread of its own when there are several
