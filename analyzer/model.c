@@ -946,27 +946,69 @@ typedef struct join_job {
     const ss_u64map *corr_call;                     /* else by map */
     int32_t *call;
     uint64_t *enter;
+    uint32_t *sid;                                  /* per op: its CUPTI stream id */
+    uint32_t max_sid[SS_MAX_THREADS];               /* per slice: the largest */
 } join_job;
 
 static void join_slice(void *ctx, uint32_t s, size_t from, size_t to)
 {
-    (void)s;
     join_job *j = ctx;
+    uint32_t max_sid = 0;
     for (size_t i = from; i < to; i++) {
-        uint32_t corr = j->m->ops[i].rec->corr;
+        const ss_gpu_common *g = j->m->ops[i].rec;
+        uint32_t corr = g->corr;
         int64_t ci = !corr ? -1
                    : j->corr_call ? ss_u64map_get(j->corr_call, corr, -1)
                    : corr <= j->max_corr ? j->corr_dense[corr] : -1;
         j->call[i] = (int32_t)ci;
         j->enter[i] = ci >= 0 ? j->m->calls[ci].rec->t_enter : 0;
+        j->sid[i] = g->stream_id;
+        if (g->stream_id > max_sid) max_sid = g->stream_id;
     }
+    j->max_sid[s] = max_sid;
 }
+
+/* CUPTI stream id -> stream while the ops are joined: the loader's map,
+ * read through a table by id where the ids are small (they are CUPTI's
+ * running count), so that each op's lookup and update is an array access;
+ * an id's entry is taken from the map the first time it is asked for.  The
+ * map is not read after the join, so the table's updates stay in it. */
+typedef struct sid_table { ss_u64map *map; int64_t *v; uint32_t n; } sid_table;
+#define SID_UNREAD INT64_MIN
+
+static int64_t sid_get(sid_table *t, uint32_t sid)
+{
+    if (sid >= t->n) return ss_u64map_get(t->map, sid, -1);
+    if (t->v[sid] == SID_UNREAD) t->v[sid] = ss_u64map_get(t->map, sid, -1);
+    return t->v[sid];
+}
+
+static void sid_put(sid_table *t, uint32_t sid, int64_t s)
+{
+    if (sid < t->n) t->v[sid] = s;
+    else ss_u64map_put(t->map, sid, s);
+}
+
+/* the largest correlation id of a slice of the calls */
+typedef struct corr_job { const ss_model *m; uint32_t max[SS_MAX_THREADS]; } corr_job;
+static void max_corr_slice(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    corr_job *j = ctx;
+    uint32_t mx = 0;
+    for (size_t i = from; i < to; i++)
+        if (j->m->calls[i].rec->corr > mx) mx = j->m->calls[i].rec->corr;
+    j->max[s] = mx;
+}
+
+/* how many calls ahead a loop over the calls asks for their records */
+#define CALL_PREFETCH 16
 
 static void build_streams_and_joins(ss_model *m, loader *L)
 {
     /* A stream's device is its context's: the shim's stream records can carry
      * the device that was current on the thread when the record was written,
      * which is not the stream's in a multi-GPU process. */
+    double t_step = ss_seconds();
     ss_u64map ctx_device = { 0 };
     for (uint32_t i = 0; i < m->ncontexts; i++)
         if (m->contexts[i]->context_id)
@@ -1023,13 +1065,16 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         ss_u64map_put(&L->legacy_map, c->device, s);
     }
 
+    ss_timing("load.streams_and_joins.shim", t_step); t_step = ss_seconds();
     /* 2. calls in time order: creation (handles can be reused after a
      * destroy, so the mapping at the time of each call is what counts) */
     /* correlation ids are CUPTI's running counter: dense, so a plain array
      * indexed by id is used when it is small enough (else a hash map) */
+    corr_job cj = { m, { 0 } };
+    unsigned corr_slices = ss_slice_count(m->ncalls, SS_MIN_SLICE, L->threads);
+    ss_parallel_slices(m->ncalls, corr_slices, max_corr_slice, &cj);
     uint32_t max_corr = 0;
-    for (uint32_t i = 0; i < m->ncalls; i++)
-        if (m->calls[i].rec->corr > max_corr) max_corr = m->calls[i].rec->corr;
+    for (unsigned sl = 0; sl < corr_slices; sl++) if (cj.max[sl] > max_corr) max_corr = cj.max[sl];
     int dense = (uint64_t)max_corr <= 4ull * m->ncalls + 4096;
     int32_t *corr_dense = dense ? ss_xcalloc((size_t)max_corr + 1, sizeof(int32_t)) : NULL;
     if (dense) for (uint32_t k = 0; k <= max_corr; k++) corr_dense[k] = -1;
@@ -1037,6 +1082,8 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     for (uint32_t i = 0; i < m->ncalls; i++) {
         ss_call *c = &m->calls[i];
         const ss_api_rec *r = c->rec;
+        /* each call reads its record, in the mapped trace: asked for ahead */
+        if (i + CALL_PREFETCH < m->ncalls) __builtin_prefetch(m->calls[i + CALL_PREFETCH].rec);
         if (r->corr) {
             if (dense) corr_dense[r->corr] = (int32_t)i;
             else ss_u64map_put(&corr_call, r->corr, i);
@@ -1063,20 +1110,32 @@ static void build_streams_and_joins(ss_model *m, loader *L)
             c->stream = resolve_handle(m, L, c, dev);
     }
 
+    ss_timing("load.streams_and_joins.calls", t_step); t_step = ss_seconds();
     /* 3. join GPU ops with their calls; learn handle <-> CUPTI stream id.
      * Each op's call and its entry first, on threads (reading them is a
      * cache miss an op in the mapped trace; the maps are only read here) */
     int32_t *last_op = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(int32_t));
     join_job jj = { m, corr_dense, max_corr, dense ? NULL : &corr_call,
-                    ss_xcalloc(m->nops + 1, sizeof(int32_t)), ss_xcalloc(m->nops + 1, sizeof(uint64_t)) };
-    ss_parallel_slices(m->nops, ss_slice_count(m->nops, SS_MIN_SLICE, L->threads), join_slice, &jj);
+                    ss_xcalloc(m->nops + 1, sizeof(int32_t)), ss_xcalloc(m->nops + 1, sizeof(uint64_t)),
+                    ss_xcalloc(m->nops + 1, sizeof(uint32_t)), { 0 } };
+    unsigned join_slices = ss_slice_count(m->nops, SS_MIN_SLICE, L->threads);
+    ss_parallel_slices(m->nops, join_slices, join_slice, &jj);
+    uint32_t max_sid = 0;
+    for (unsigned sl = 0; sl < join_slices; sl++) if (jj.max_sid[sl] > max_sid) max_sid = jj.max_sid[sl];
+    sid_table sids = { &L->sid_map, NULL, 0 };
+    if ((uint64_t)max_sid <= 4ull * m->nops + 4096) {
+        sids.n = max_sid + 1;
+        sids.v = ss_xcalloc(sids.n, sizeof(int64_t));
+        for (uint32_t k = 0; k < sids.n; k++) sids.v[k] = SID_UNREAD;
+    }
     for (uint32_t i = 0; i < m->nops; i++) {
         ss_gpu_op *op = &m->ops[i];
-        const ss_gpu_common *g = op->rec;
+        const ss_gpu_common *g = op->rec;   /* read only where a stream lacks a field (rare) */
+        uint32_t sid = jj.sid[i];
         int64_t ci = jj.call[i];
         int32_t s_by_id = -1;
-        if (g->stream_id) {
-            int64_t v = ss_u64map_get(&L->sid_map, g->stream_id, -1);
+        if (sid) {
+            int64_t v = sid_get(&sids, sid);
             if (v >= 0) s_by_id = sfind(L, (int32_t)v);
         }
         int32_t s = s_by_id;
@@ -1091,9 +1150,9 @@ static void build_streams_and_joins(ss_model *m, loader *L)
             if (c->stream >= 0) {
                 int32_t cs = sfind(L, c->stream);
                 uint32_t cs_id = m->streams[cs].stream_id;
-                if (s_by_id < 0 && (!cs_id || cs_id == g->stream_id)) {
+                if (s_by_id < 0 && (!cs_id || cs_id == sid)) {
                     s = cs;
-                } else if (s_by_id >= 0 && s_by_id != cs && (!cs_id || cs_id == g->stream_id)) {
+                } else if (s_by_id >= 0 && s_by_id != cs && (!cs_id || cs_id == sid)) {
                     s = sunion(m, L, s_by_id, cs);
                 }
             }
@@ -1103,12 +1162,14 @@ static void build_streams_and_joins(ss_model *m, loader *L)
             m->streams[s].device = (int32_t)g->device;
         }
         s = sfind(L, s);
-        if (!m->streams[s].stream_id && g->stream_id) m->streams[s].stream_id = g->stream_id;
+        if (!m->streams[s].stream_id && sid) m->streams[s].stream_id = sid;
         if (m->streams[s].device < 0) m->streams[s].device = (int32_t)g->device;
         if (!m->streams[s].context_id) m->streams[s].context_id = g->context_id;
-        if (g->stream_id) ss_u64map_put(&L->sid_map, g->stream_id, s);
+        if (sid) sid_put(&sids, sid, s);
         op->stream = s;
     }
+    free(sids.v);
+    free(jj.sid);
     ss_u64map_free(&corr_call);
     ss_u64map_free(&ctx_device);
     free(corr_dense);
@@ -1116,6 +1177,7 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     free(jj.call);
     free(jj.enter);
 
+    ss_timing("load.streams_and_joins.ops", t_step); t_step = ss_seconds();
     /* 4. compact the union-find into final indices */
     int32_t *final = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(int32_t));
     uint32_t nfinal = 0;
@@ -1133,6 +1195,7 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     m->streams = streams;
     m->nstreams = nfinal;
 
+    ss_timing("load.streams_and_joins.compact", t_step);
     /* 5. names the program gave streams (NVTX), in the order given: a name
      * goes to the stream that had the handle then -- the latest created
      * before it (handles are reused after cudaStreamDestroy); handle 0 names
@@ -1201,6 +1264,17 @@ static int32_t map_unmap(ss_model *m, live_maps *maps, uint32_t *cap_al, uint64_
     return -1;
 }
 
+/* the classes whose records build_events_allocs reads */
+static int uses_event_or_alloc(uint8_t cls)
+{
+    switch (cls) {
+    case SS_API_EVENT_CREATE: case SS_API_EVENT_RECORD: case SS_API_STREAM_WAIT: case SS_API_EVENT_SYNC:
+    case SS_API_EVENT_QUERY: case SS_API_EVENT_DESTROY: case SS_API_ALLOC: case SS_API_FREE:
+        return 1;
+    default: return 0;
+    }
+}
+
 static void build_events_allocs(ss_model *m)
 {
     ss_u64map ev = { 0 }, live = { 0 };
@@ -1209,6 +1283,9 @@ static void build_events_allocs(ss_model *m)
     for (uint32_t i = 0; i < m->ncalls; i++) {
         ss_call *c = &m->calls[i];
         const ss_api_rec *r = c->rec;
+        /* the records of the calls read below, asked for ahead */
+        if (i + CALL_PREFETCH < m->ncalls && uses_event_or_alloc(m->calls[i + CALL_PREFETCH].cls))
+            __builtin_prefetch(m->calls[i + CALL_PREFETCH].rec);
         switch (c->cls) {
         case SS_API_EVENT_CREATE: {
             if (r->ret != 0 || !r->event) break;
@@ -1307,8 +1384,46 @@ int ss_call_is_graph_launch(const ss_model *m, const ss_call *c)
  * shim's SS_API_F_CAPTURING flag is honoured too, but it is not always set
  * (a CUPTI-only recording cannot ask the runtime), so the state is rebuilt
  * here from the calls themselves. */
-static void build_capture(ss_model *m)
+typedef struct capture_job { ss_model *m; uint8_t *begins; } capture_job;
+
+/* the classes a capture records into a graph instead of running */
+static int capturable(uint8_t cls)
 {
+    switch (cls) {
+    case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
+    case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
+    case SS_API_ALLOC: case SS_API_FREE:   /* stream-ordered cudaMallocAsync/cudaFreeAsync */
+    case SS_API_EVENT_RECORD: case SS_API_STREAM_WAIT:
+        return 1;
+    default: return 0;
+    }
+}
+
+/* The calls the shim flagged as captured, on slices (their flags are in
+ * the mapped trace: a cache miss a call); and whether a slice holds a
+ * call that begins or ends a capture. */
+static void capture_flag_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    capture_job *j = ctx;
+    for (size_t i = from; i < to; i++) {
+        ss_call *c = &j->m->calls[i];
+        if (c->cls == SS_API_CAPTURE) j->begins[sl] = 1;
+        else if (capturable(c->cls) && (c->rec->flags & SS_API_F_CAPTURING)) c->captured = 1;
+    }
+}
+
+static void build_capture(ss_model *m, unsigned threads)
+{
+    /* Without a call that begins or ends a capture, no stream is ever
+     * capturing (below, a stream joins a capture only from a stream that
+     * began one), so the flags are all: the walk is left out. */
+    unsigned slices = ss_slice_count(m->ncalls, SS_MIN_SLICE, threads);
+    uint8_t begins[SS_MAX_THREADS] = { 0 };
+    capture_job cj = { m, begins };
+    ss_parallel_slices(m->ncalls, slices, capture_flag_slice, &cj);
+    int any = 0;
+    for (unsigned sl = 0; sl < slices; sl++) any |= begins[sl];
+    if (!any) return;
     uint32_t *stream_capture = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(uint32_t));
     uint32_t *event_capture = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(uint32_t));
     uint32_t next_capture = 0;
@@ -1331,11 +1446,11 @@ static void build_capture(ss_model *m)
         switch (c->cls) {
         case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
         case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
-        case SS_API_ALLOC: case SS_API_FREE:   /* stream-ordered cudaMallocAsync/cudaFreeAsync */
-            if (cap || (r->flags & SS_API_F_CAPTURING)) c->captured = 1;
+        case SS_API_ALLOC: case SS_API_FREE:
+            if (cap) c->captured = 1;   /* flagged ones: above */
             break;
         case SS_API_EVENT_RECORD:
-            if (cap || (r->flags & SS_API_F_CAPTURING)) c->captured = 1;
+            if (cap) c->captured = 1;
             if (c->event >= 0 && r->ret == 0) event_capture[c->event] = cap;
             break;
         case SS_API_STREAM_WAIT:
@@ -1343,7 +1458,7 @@ static void build_capture(ss_model *m)
                 stream_capture[s] = event_capture[c->event];
                 cap = stream_capture[s];
             }
-            if (cap || (r->flags & SS_API_F_CAPTURING)) c->captured = 1;
+            if (cap) c->captured = 1;
             break;
         default: break;
         }
@@ -1459,6 +1574,49 @@ static int32_t thread_index(const ss_model *m, uint32_t tid, int32_t *last)
     return *last;
 }
 
+/* Each call's thread index and each thread's calls, on slices: a slice
+ * counts its calls per thread and sums their blocked time, then writes its
+ * calls where the counts before it end (the order one loop gives). */
+typedef struct threads_job {
+    ss_model *m;
+    uint32_t *tid;             /* per call: its thread id, then its index in m->threads */
+    uint32_t nthreads;
+    uint32_t *count;           /* [slice * nthreads + thread] */
+    uint64_t *blocked;         /* [slice * nthreads + thread]: time inside its blocking calls */
+} threads_job;
+
+static void thread_count_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    threads_job *j = ctx;
+    const ss_model *m = j->m;
+    uint32_t *count = j->count + (size_t)sl * j->nthreads;
+    uint64_t *blocked = j->blocked + (size_t)sl * j->nthreads;
+    int32_t last = -1;
+    for (size_t i = from; i < to; i++) {
+        uint32_t t = (uint32_t)thread_index(m, j->tid[i], &last);   /* every call's thread was listed */
+        j->tid[i] = t;
+        count[t]++;
+        const ss_call *c = &m->calls[i];
+        switch (c->cls) {
+        case SS_API_DEVICE_SYNC: case SS_API_STREAM_SYNC: case SS_API_EVENT_SYNC:
+        case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
+            if (c->rec->t_exit > c->rec->t_enter) blocked[t] += c->rec->t_exit - c->rec->t_enter;
+            break;
+        default: break;
+        }
+    }
+}
+
+static void thread_place_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    threads_job *j = ctx;
+    uint32_t *at = j->count + (size_t)sl * j->nthreads;
+    for (size_t i = from; i < to; i++) {
+        ss_thread *t = &j->m->threads[j->tid[i]];
+        t->calls[at[j->tid[i]]++] = (int32_t)i;
+    }
+}
+
 static void build_threads(ss_model *m, loader *L)
 {
     uint32_t *tid = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(uint32_t));
@@ -1492,28 +1650,27 @@ static void build_threads(ss_model *m, loader *L)
         while (j > 0 && m->threads[j - 1].tid > t.tid) { m->threads[j] = m->threads[j - 1]; j--; }
         m->threads[j] = t;
     }
-    /* from here, tid[i] is the call's index in m->threads */
-    int32_t last = -1;
-    for (uint32_t i = 0; i < m->ncalls; i++) {
-        tid[i] = (uint32_t)thread_index(m, tid[i], &last);
-        m->threads[tid[i]].ncalls++;
-    }
-    for (uint32_t i = 0; i < m->nthreads; i++) {
-        m->threads[i].calls = ss_xcalloc(m->threads[i].ncalls, sizeof(int32_t));
-        m->threads[i].ncalls = 0;
-    }
-    for (uint32_t i = 0; i < m->ncalls; i++) {
-        ss_call *c = &m->calls[i];
-        ss_thread *t = &m->threads[tid[i]];
-        t->calls[t->ncalls++] = (int32_t)i;
-        switch (c->cls) {
-        case SS_API_DEVICE_SYNC: case SS_API_STREAM_SYNC: case SS_API_EVENT_SYNC:
-        case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
-            if (c->rec->t_exit > c->rec->t_enter) t->blocked_ns += c->rec->t_exit - c->rec->t_enter;
-            break;
-        default: break;
+    /* from here, tid[i] is the call's index in m->threads; each thread's
+     * calls are counted per slice, placed, and its blocked time summed */
+    unsigned slices = ss_slice_count(m->ncalls, SS_MIN_SLICE, L->threads);
+    threads_job tj2 = { m, tid, m->nthreads, ss_xcalloc((size_t)slices * m->nthreads + 1, sizeof(uint32_t)),
+                        ss_xcalloc((size_t)slices * m->nthreads + 1, sizeof(uint64_t)) };
+    ss_parallel_slices(m->ncalls, slices, thread_count_slice, &tj2);
+    for (uint32_t t = 0; t < m->nthreads; t++) {
+        uint32_t at = 0;
+        for (unsigned sl = 0; sl < slices; sl++) {
+            size_t k = (size_t)sl * m->nthreads + t;
+            uint32_t c = tj2.count[k];
+            tj2.count[k] = at;   /* from here: where the slice's next call of thread t goes */
+            at += c;
+            m->threads[t].blocked_ns += tj2.blocked[k];
         }
+        m->threads[t].ncalls = at;
+        m->threads[t].calls = ss_xcalloc(at ? at : 1, sizeof(int32_t));
     }
+    ss_parallel_slices(m->ncalls, slices, thread_place_slice, &tj2);
+    free(tj2.count);
+    free(tj2.blocked);
     free(tid);
     for (uint32_t i = 0; i < L->nthr; i++) {
         const ss_thread_rec *r = L->thr[i];
@@ -1894,14 +2051,46 @@ static void make_call_slice(void *ctx, uint32_t s, size_t from, size_t to)
  * moved, not a 32-byte call) and the calls made in that order, after the
  * names of unnamed callbacks were added in file order (their indices do not
  * depend on the sort). */
+typedef struct unnamed_job {
+    loader *L;
+    uint32_t *v[SS_MAX_THREADS], n[SS_MAX_THREADS];   /* per slice: its unnamed callback ids, first seen first */
+} unnamed_job;
+
+/* The callback ids of a slice of the records (file order) that have no
+ * name record, each once, in the order they first appear: each record's id
+ * is in the mapped trace (a cache miss a call), so they are read on slices,
+ * the names map only read. */
+static void unnamed_slice(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    unnamed_job *j = ctx;
+    const loader *L = j->L;
+    ss_u64map seen = { 0 };
+    uint32_t cap = 0;
+    for (size_t i = from; i < to; i++) {
+        uint32_t cbid = L->api[i]->cbid;
+        if (ss_u64map_get(&L->cbid_name, cbid, -1) >= 0 || ss_u64map_get(&seen, cbid, -1) >= 0) continue;
+        ss_u64map_put(&seen, cbid, 1);
+        SS_PUSH(j->v[s], j->n[s], cap, cbid);
+    }
+    ss_u64map_free(&seen);
+}
+
 static void make_calls(ss_model *m, loader *L)
 {
-    for (uint32_t i = 0; i < L->napi; i++) {
-        uint32_t cbid = L->api[i]->cbid;
-        if (ss_u64map_get(&L->cbid_name, cbid, -1) >= 0) continue;
-        char name[32];
-        snprintf(name, sizeof name, "cbid_%u", cbid);
-        ss_u64map_put(&L->cbid_name, cbid, add_api_name(m, L, name, (uint32_t)strlen(name)));
+    /* a name for each unnamed callback id, in the order the ids first
+     * appear in the file: the slices' lists in slice order */
+    unnamed_job uj = { L, { 0 }, { 0 } };
+    unsigned slices = ss_slice_count(L->napi, SS_MIN_SLICE, L->threads);
+    ss_parallel_slices(L->napi, slices, unnamed_slice, &uj);
+    for (unsigned sl = 0; sl < slices; sl++) {
+        for (uint32_t k = 0; k < uj.n[sl]; k++) {
+            uint32_t cbid = uj.v[sl][k];
+            if (ss_u64map_get(&L->cbid_name, cbid, -1) >= 0) continue;
+            char name[32];
+            snprintf(name, sizeof name, "cbid_%u", cbid);
+            ss_u64map_put(&L->cbid_name, cbid, add_api_name(m, L, name, (uint32_t)strlen(name)));
+        }
+        free(uj.v[sl]);
     }
     if (L->napi > 1) {
         const ss_api_rec **api = sorted_by_time(L->api, L->napi, sizeof *L->api, api_time, cmp_api_ptr, L->threads);
@@ -1955,7 +2144,7 @@ static void derive_from_calls(ss_model *m, loader *L)
     double t = ss_seconds();
     build_events_allocs(m);
     ss_timing("load.derive.events_allocs", t); t = ss_seconds();
-    build_capture(m);
+    build_capture(m, L->threads);
     build_threads(m, L);
     ss_timing("load.derive.capture_threads", t); t = ss_seconds();
     build_graph_nodes(m);
