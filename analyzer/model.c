@@ -1376,14 +1376,6 @@ int ss_call_is_graph_launch(const ss_model *m, const ss_call *c)
     return c->cls == SS_API_LAUNCH && info && !strcmp(info->tab_class, "graph-launch");
 }
 
-/* Stream capture: calls on a stream between cudaStreamBeginCapture and
- * cudaStreamEndCapture build graph nodes and execute nothing.  A capture
- * spreads to other streams through events: cudaStreamWaitEvent on an event
- * recorded in a capturing stream makes the waiting stream join that capture
- * (the fork/join pattern), until the origin stream ends the capture.  The
- * shim's SS_API_F_CAPTURING flag is honoured too, but it is not always set
- * (a CUPTI-only recording cannot ask the runtime), so the state is rebuilt
- * here from the calls themselves. */
 typedef struct capture_job { ss_model *m; uint8_t *begins; } capture_job;
 
 /* the classes a capture records into a graph instead of running */
@@ -1412,6 +1404,14 @@ static void capture_flag_slice(void *ctx, uint32_t sl, size_t from, size_t to)
     }
 }
 
+/* Stream capture: calls on a stream between cudaStreamBeginCapture and
+ * cudaStreamEndCapture build graph nodes and execute nothing.  A capture
+ * spreads to other streams through events: cudaStreamWaitEvent on an event
+ * recorded in a capturing stream makes the waiting stream join that capture
+ * (the fork/join pattern), until the origin stream ends the capture.  The
+ * shim's SS_API_F_CAPTURING flag is honoured too, but it is not always set
+ * (a CUPTI-only recording cannot ask the runtime), so the state is rebuilt
+ * here from the calls themselves. */
 static void build_capture(ss_model *m, unsigned threads)
 {
     /* Without a call that begins or ends a capture, no stream is ever
@@ -1653,24 +1653,24 @@ static void build_threads(ss_model *m, loader *L)
     /* from here, tid[i] is the call's index in m->threads; each thread's
      * calls are counted per slice, placed, and its blocked time summed */
     unsigned slices = ss_slice_count(m->ncalls, SS_MIN_SLICE, L->threads);
-    threads_job tj2 = { m, tid, m->nthreads, ss_xcalloc((size_t)slices * m->nthreads + 1, sizeof(uint32_t)),
-                        ss_xcalloc((size_t)slices * m->nthreads + 1, sizeof(uint64_t)) };
-    ss_parallel_slices(m->ncalls, slices, thread_count_slice, &tj2);
+    threads_job per_thread = { m, tid, m->nthreads, ss_xcalloc((size_t)slices * m->nthreads + 1, sizeof(uint32_t)),
+                               ss_xcalloc((size_t)slices * m->nthreads + 1, sizeof(uint64_t)) };
+    ss_parallel_slices(m->ncalls, slices, thread_count_slice, &per_thread);
     for (uint32_t t = 0; t < m->nthreads; t++) {
         uint32_t at = 0;
         for (unsigned sl = 0; sl < slices; sl++) {
             size_t k = (size_t)sl * m->nthreads + t;
-            uint32_t c = tj2.count[k];
-            tj2.count[k] = at;   /* from here: where the slice's next call of thread t goes */
+            uint32_t c = per_thread.count[k];
+            per_thread.count[k] = at;   /* from here: where the slice's next call of thread t goes */
             at += c;
-            m->threads[t].blocked_ns += tj2.blocked[k];
+            m->threads[t].blocked_ns += per_thread.blocked[k];
         }
         m->threads[t].ncalls = at;
         m->threads[t].calls = ss_xcalloc(at ? at : 1, sizeof(int32_t));
     }
-    ss_parallel_slices(m->ncalls, slices, thread_place_slice, &tj2);
-    free(tj2.count);
-    free(tj2.blocked);
+    ss_parallel_slices(m->ncalls, slices, thread_place_slice, &per_thread);
+    free(per_thread.count);
+    free(per_thread.blocked);
     free(tid);
     for (uint32_t i = 0; i < L->nthr; i++) {
         const ss_thread_rec *r = L->thr[i];
@@ -2047,10 +2047,6 @@ static void make_call_slice(void *ctx, uint32_t s, size_t from, size_t to)
     }
 }
 
-/* The calls, sorted by time: their records' pointers are sorted (8 bytes
- * moved, not a 32-byte call) and the calls made in that order, after the
- * names of unnamed callbacks were added in file order (their indices do not
- * depend on the sort). */
 typedef struct unnamed_job {
     loader *L;
     uint32_t *v[SS_MAX_THREADS], n[SS_MAX_THREADS];   /* per slice: its unnamed callback ids, first seen first */
@@ -2075,6 +2071,10 @@ static void unnamed_slice(void *ctx, uint32_t s, size_t from, size_t to)
     ss_u64map_free(&seen);
 }
 
+/* The calls, sorted by time: their records' pointers are sorted (8 bytes
+ * moved, not a 32-byte call) and the calls made in that order, after the
+ * names of unnamed callbacks were added in file order (their indices do not
+ * depend on the sort). */
 static void make_calls(ss_model *m, loader *L)
 {
     /* a name for each unnamed callback id, in the order the ids first
