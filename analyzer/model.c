@@ -972,7 +972,8 @@ static void join_slice(void *ctx, uint32_t s, size_t from, size_t to)
  * read through a table by id where the ids are small (they are CUPTI's
  * running count), so that each op's lookup and update is an array access;
  * an id's entry is taken from the map the first time it is asked for.  The
- * map is not read after the join, so the table's updates stay in it. */
+ * map is not read after the join, so the table's updates are not copied
+ * back into it. */
 typedef struct sid_table { ss_u64map *map; int64_t *v; uint32_t n; } sid_table;
 #define SID_UNREAD INT64_MIN
 
@@ -999,9 +1000,6 @@ static void max_corr_slice(void *ctx, uint32_t s, size_t from, size_t to)
         if (j->m->calls[i].rec->corr > mx) mx = j->m->calls[i].rec->corr;
     j->max[s] = mx;
 }
-
-/* how many calls ahead a loop over the calls asks for their records */
-#define CALL_PREFETCH 16
 
 static void build_streams_and_joins(ss_model *m, loader *L)
 {
@@ -1082,8 +1080,6 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     for (uint32_t i = 0; i < m->ncalls; i++) {
         ss_call *c = &m->calls[i];
         const ss_api_rec *r = c->rec;
-        /* each call reads its record, in the mapped trace: asked for ahead */
-        if (i + CALL_PREFETCH < m->ncalls) __builtin_prefetch(m->calls[i + CALL_PREFETCH].rec);
         if (r->corr) {
             if (dense) corr_dense[r->corr] = (int32_t)i;
             else ss_u64map_put(&corr_call, r->corr, i);
@@ -1264,17 +1260,6 @@ static int32_t map_unmap(ss_model *m, live_maps *maps, uint32_t *cap_al, uint64_
     return -1;
 }
 
-/* the classes whose records build_events_allocs reads */
-static int uses_event_or_alloc(uint8_t cls)
-{
-    switch (cls) {
-    case SS_API_EVENT_CREATE: case SS_API_EVENT_RECORD: case SS_API_STREAM_WAIT: case SS_API_EVENT_SYNC:
-    case SS_API_EVENT_QUERY: case SS_API_EVENT_DESTROY: case SS_API_ALLOC: case SS_API_FREE:
-        return 1;
-    default: return 0;
-    }
-}
-
 static void build_events_allocs(ss_model *m)
 {
     ss_u64map ev = { 0 }, live = { 0 };
@@ -1283,9 +1268,6 @@ static void build_events_allocs(ss_model *m)
     for (uint32_t i = 0; i < m->ncalls; i++) {
         ss_call *c = &m->calls[i];
         const ss_api_rec *r = c->rec;
-        /* the records of the calls read below, asked for ahead */
-        if (i + CALL_PREFETCH < m->ncalls && uses_event_or_alloc(m->calls[i + CALL_PREFETCH].cls))
-            __builtin_prefetch(m->calls[i + CALL_PREFETCH].rec);
         switch (c->cls) {
         case SS_API_EVENT_CREATE: {
             if (r->ret != 0 || !r->event) break;
@@ -1376,7 +1358,7 @@ int ss_call_is_graph_launch(const ss_model *m, const ss_call *c)
     return c->cls == SS_API_LAUNCH && info && !strcmp(info->tab_class, "graph-launch");
 }
 
-typedef struct capture_job { ss_model *m; uint8_t *begins; } capture_job;
+typedef struct capture_job { ss_model *m; uint8_t begins[SS_MAX_THREADS]; } capture_job;
 
 /* the classes a capture records into a graph instead of running */
 static int capturable(uint8_t cls)
@@ -1418,11 +1400,10 @@ static void build_capture(ss_model *m, unsigned threads)
      * capturing (below, a stream joins a capture only from a stream that
      * began one), so the flags are all: the walk is left out. */
     unsigned slices = ss_slice_count(m->ncalls, SS_MIN_SLICE, threads);
-    uint8_t begins[SS_MAX_THREADS] = { 0 };
-    capture_job cj = { m, begins };
+    capture_job cj = { m, { 0 } };
     ss_parallel_slices(m->ncalls, slices, capture_flag_slice, &cj);
     int any = 0;
-    for (unsigned sl = 0; sl < slices; sl++) any |= begins[sl];
+    for (unsigned sl = 0; sl < slices; sl++) any |= cj.begins[sl];
     if (!any) return;
     uint32_t *stream_capture = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(uint32_t));
     uint32_t *event_capture = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(uint32_t));
@@ -1580,7 +1561,6 @@ static int32_t thread_index(const ss_model *m, uint32_t tid, int32_t *last)
 typedef struct threads_job {
     ss_model *m;
     uint32_t *tid;             /* per call: its thread id, then its index in m->threads */
-    uint32_t nthreads;
     uint32_t *count;           /* [slice * nthreads + thread] */
     uint64_t *blocked;         /* [slice * nthreads + thread]: time inside its blocking calls */
 } threads_job;
@@ -1589,8 +1569,8 @@ static void thread_count_slice(void *ctx, uint32_t sl, size_t from, size_t to)
 {
     threads_job *j = ctx;
     const ss_model *m = j->m;
-    uint32_t *count = j->count + (size_t)sl * j->nthreads;
-    uint64_t *blocked = j->blocked + (size_t)sl * j->nthreads;
+    uint32_t *count = j->count + (size_t)sl * m->nthreads;
+    uint64_t *blocked = j->blocked + (size_t)sl * m->nthreads;
     int32_t last = -1;
     for (size_t i = from; i < to; i++) {
         uint32_t t = (uint32_t)thread_index(m, j->tid[i], &last);   /* every call's thread was listed */
@@ -1610,7 +1590,7 @@ static void thread_count_slice(void *ctx, uint32_t sl, size_t from, size_t to)
 static void thread_place_slice(void *ctx, uint32_t sl, size_t from, size_t to)
 {
     threads_job *j = ctx;
-    uint32_t *at = j->count + (size_t)sl * j->nthreads;
+    uint32_t *at = j->count + (size_t)sl * j->m->nthreads;
     for (size_t i = from; i < to; i++) {
         ss_thread *t = &j->m->threads[j->tid[i]];
         t->calls[at[j->tid[i]]++] = (int32_t)i;
@@ -1653,7 +1633,7 @@ static void build_threads(ss_model *m, loader *L)
     /* from here, tid[i] is the call's index in m->threads; each thread's
      * calls are counted per slice, placed, and its blocked time summed */
     unsigned slices = ss_slice_count(m->ncalls, SS_MIN_SLICE, L->threads);
-    threads_job per_thread = { m, tid, m->nthreads, ss_xcalloc((size_t)slices * m->nthreads + 1, sizeof(uint32_t)),
+    threads_job per_thread = { m, tid, ss_xcalloc((size_t)slices * m->nthreads + 1, sizeof(uint32_t)),
                                ss_xcalloc((size_t)slices * m->nthreads + 1, sizeof(uint64_t)) };
     ss_parallel_slices(m->ncalls, slices, thread_count_slice, &per_thread);
     for (uint32_t t = 0; t < m->nthreads; t++) {

@@ -47,9 +47,8 @@ static inline void *ss_xcalloc(size_t n, size_t sz)
  * SYNCSIGHT_THREADS environment variable when it is a number >= 1, else the
  * online CPUs; at most SS_MAX_THREADS.  1 runs every job on the calling
  * thread. */
-/* (a -DSS_MAX_THREADS=16 build measures more; 12 or 16 threads on the
- * 16-core machine ended no sooner, docs/performance.md) */
-#ifndef SS_MAX_THREADS
+#ifndef SS_MAX_THREADS   /* settable at build time to measure more: 12 or 16 threads on the
+                            16-core machine ended no sooner (docs/performance.md, 2026-11-25) */
 #define SS_MAX_THREADS 8
 #endif
 unsigned ss_thread_count(void);
