@@ -286,6 +286,63 @@ static int cmp_finding(const void *a, const void *b)
     return r ? r : strcmp(x->fold_key, y->fold_key);
 }
 
+/* The what-ifs of findings v[0..n): one per finding with causes, in order
+ * (nper of them), then one per model, every cause of its findings at once. */
+typedef struct whatifs {
+    ss_whatif *w; uint32_t nw, nper;
+    ss_relax **alls; uint32_t nalls;   /* the lists of every cause, owned */
+} whatifs;
+
+static whatifs whatifs_of(ss_finding *const *v, uint32_t n)
+{
+    whatifs q = { 0 };
+    uint32_t cw = 0, calls_ = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const ss_finding *x = v[i];
+        if (!x->nrelax) continue;
+        ss_whatif one = { ss_replay_of(x->model), x->relax, x->nrelax, 0 };
+        SS_PUSH(q.w, q.nw, cw, one);
+    }
+    q.nper = q.nw;
+    for (uint32_t i = 0; i < n; i++) {
+        const ss_model *m = v[i]->model;
+        int first = 1;
+        for (uint32_t j = 0; j < i; j++) if (v[j]->model == m) { first = 0; break; }
+        if (!first) continue;
+        ss_relax *all = NULL;
+        uint32_t nall = 0, call = 0;
+        for (uint32_t j = i; j < n; j++)
+            if (v[j]->model == m)
+                for (uint32_t k = 0; k < v[j]->nrelax; k++) SS_PUSH(all, nall, call, v[j]->relax[k]);
+        if (!nall) continue;
+        SS_PUSH(q.alls, q.nalls, calls_, all);
+        ss_whatif every = { ss_replay_of(m), all, nall, 0 };
+        SS_PUSH(q.w, q.nw, cw, every);
+    }
+    return q;
+}
+
+static void whatifs_free(whatifs *q)
+{
+    for (uint32_t k = 0; k < q->nalls; k++) free(q->alls[k]);
+    free(q->alls);
+    free(q->w);
+}
+
+void ss_findings_replay_ahead(ss_findings *const *sets, uint32_t nsets)
+{
+    ss_finding **v = NULL;
+    uint32_t n = 0, cap = 0;
+    for (uint32_t s = 0; s < nsets; s++)
+        for (uint32_t i = 0; i < sets[s]->n; i++) SS_PUSH(v, n, cap, &sets[s]->v[i]);
+    whatifs q = whatifs_of(v, n);
+    free(v);
+    double t = ss_seconds();
+    ss_replay_savings(q.w, q.nw);
+    ss_timing("whatifs.ahead", t);
+    whatifs_free(&q);
+}
+
 void ss_findings_finish(ss_findings *f, uint64_t wall_ns)
 {
     double wall_ms = (double)wall_ns / 1e6;
@@ -311,48 +368,25 @@ void ss_findings_finish(ss_findings *f, uint64_t wall_ns)
      * (ss_replay_savings), each result going to its own finding. */
     f->saving_total_ms = 0;
     f->saving_total_known = 0;
-    ss_whatif *w = NULL;
-    ss_relax **alls = NULL;
-    uint32_t nw = 0, cw = 0, nalls = 0, calls_ = 0;
-    for (uint32_t i = 0; i < f->n; i++) {
-        ss_finding *x = &f->v[i];
-        if (!x->nrelax) continue;
-        ss_whatif q = { ss_replay_of(x->model), x->relax, x->nrelax, 0 };
-        SS_PUSH(w, nw, cw, q);
-    }
-    uint32_t nper = nw;
-    for (uint32_t i = 0; i < f->n; i++) {
-        const ss_model *m = f->v[i].model;
-        int first = 1;
-        for (uint32_t j = 0; j < i; j++) if (f->v[j].model == m) { first = 0; break; }
-        if (!first) continue;
-        ss_relax *all = NULL;
-        uint32_t nall = 0, call = 0;
-        for (uint32_t j = i; j < f->n; j++)
-            if (f->v[j].model == m)
-                for (uint32_t k = 0; k < f->v[j].nrelax; k++) SS_PUSH(all, nall, call, f->v[j].relax[k]);
-        if (!nall) continue;
-        SS_PUSH(alls, nalls, calls_, all);
-        ss_whatif q = { ss_replay_of(m), all, nall, 0 };
-        SS_PUSH(w, nw, cw, q);
-    }
+    ss_finding **v = ss_xcalloc(f->n + 1, sizeof *v);
+    for (uint32_t i = 0; i < f->n; i++) v[i] = &f->v[i];
+    whatifs q = whatifs_of(v, f->n);
+    free(v);
     double t = ss_seconds();
-    ss_replay_savings(w, nw);
+    ss_replay_savings(q.w, q.nw);
     ss_timing("whatifs", t);
     for (uint32_t i = 0, k = 0; i < f->n; i++) {
         ss_finding *x = &f->v[i];
         if (!x->nrelax) continue;
-        x->saving_ms = ns_to_ms(w[k++].saving);
+        x->saving_ms = ns_to_ms(q.w[k++].saving);
         x->saving_known = 1;
     }
-    for (uint32_t k = nper; k < nw; k++) {
-        double s = ns_to_ms(w[k].saving);
+    for (uint32_t k = q.nper; k < q.nw; k++) {
+        double s = ns_to_ms(q.w[k].saving);
         if (s > f->saving_total_ms) f->saving_total_ms = s;
         f->saving_total_known = 1;
     }
-    for (uint32_t k = 0; k < nalls; k++) free(alls[k]);
-    free(alls);
-    free(w);
+    whatifs_free(&q);
     ss_qsort(f->v, f->n, sizeof(ss_finding), cmp_finding);
     /* the fold map indexes are stale after sorting: no adds after finish */
     ss_u64map_free(&f->fold->map);

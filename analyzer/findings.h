@@ -118,6 +118,11 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o);
  * counts as info.  Correctness findings keep their severity in every phase.
  * Sort: folded last, then severity, then saving, then cost, descending. */
 void ss_findings_finish(ss_findings *f, uint64_t wall_ns);
+/* Replays now the what-ifs that ss_findings_finish will ask of the findings
+ * of these sets, joined in this order (ss_findings_absorb): the replay keeps
+ * their ends, and finish finds them answered.  The rules call it once every
+ * rule that gives causes has run, while the others still run (rules.c). */
+void ss_findings_replay_ahead(ss_findings *const *sets, uint32_t nsets);
 
 /* For a rule that judges its findings once it has seen every occurrence (how
  * often a site occurred): keep() sees each finding from index `from` on --

@@ -2544,6 +2544,9 @@ static void demangle_kernel_names(ss_model *m)
 void ss_model_free(ss_model *m)
 {
     if (!m) return;
+    /* the replay's build may still be recording its baseline from the
+     * model's tables (replay.c): joined before they go */
+    if (m->replay_job && m->replay_job_free) m->replay_job_free(m);
     free(m->calls); free(m->ops); free(m->syncs); free(m->cuda_events); free(m->streams);
     free(m->events); free(m->allocs); free(m->nvtx);
     for (uint32_t i = 0; i < m->nthreads; i++) free(m->threads[i].calls);
@@ -2565,7 +2568,6 @@ void ss_model_free(ss_model *m)
     if (m->kaccess && m->kaccess_free) m->kaccess_free(m->kaccess);
     ss_symbolizer_free(m->symbolizer);
     if (m->library_cache_free) m->library_cache_free(m->library_cache);
-    if (m->replay_job && m->replay_job_free) m->replay_job_free(m);
     if (m->replay && m->replay_free) m->replay_free(m->replay);
     if (m->ranges && m->ranges_free) m->ranges_free(m->ranges);
     if (m->iterations && m->iterations_free) m->iterations_free(m->iterations);

@@ -138,7 +138,11 @@ struct ss_replay {
      * a pass reads only what it wrote (proc), so they are never cleared (a
      * what-if touching 2% of the run pays for 2% of them) */
     struct scratch { uint64_t *E, *X, *S, *M; } sc[SS_MAX_THREADS];
-    int shortcuts;             /* the record above is complete */
+    /* Built on its own thread (ss_replay_prefetch), the replay is handed
+     * out once everything but the recorded baseline is made: the rules
+     * and the what-ifs that replay the whole run need no more.  What reads
+     * the baseline waits for it (wait_baseline). */
+    int baseline_ready;        /* under replay_of_lock */
     uint32_t record_chunks, record_again, record_rounds;   /* the recording pass's chunks, those replayed
                                                              again, in how many rounds */
     /* What-ifs already replayed, by their relaxations with repeats removed:
@@ -148,6 +152,7 @@ struct ss_replay {
 };
 
 static iref item_at(const ss_replay *r, uint32_t i) { return (iref){ r->irank[i], r->iidx[i] }; }
+static void wait_baseline(const ss_replay *r);
 
 /* the slices of a loop over n records (calls, ops, items) on the threads */
 static unsigned build_slices(size_t n) { return ss_slice_count(n, SS_MIN_SLICE, ss_thread_count()); }
@@ -967,7 +972,7 @@ static HOT_INLINE uint64_t evaluate(pass *p, const uint32_t *rpos, uint32_t nrpo
         for (uint32_t s = 0; s < p->cap->nspans; s++) p->bank[s] = UINT64_MAX;
     }
     uint32_t ri = 0, ni = 0;
-    {   /* first item at or after p0 that does not move with its inputs */
+    if (jumps) {   /* first item at or after p0 that does not move with its inputs */
         uint32_t lo = 0, hi = r->nnoninv;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
@@ -1096,9 +1101,47 @@ static uint32_t first_acting_item(const ss_replay *r, const ss_relax *x)
     }
 }
 
+/* A cause that acts on items no position can list (all a device's
+ * barriers or queues, a loading barrier's drain, every launch): no
+ * segment of a what-if removing it is the baseline shifted. */
+static int stops_jumps(const ss_replay *r, const ss_relax *x)
+{
+    switch (x->kind) {
+    case SS_RELAX_LEGACY_BARRIERS:
+        if (x->index >= 0 && (uint32_t)x->index < r->m->nops) return 0;
+        return x->device >= 0 && x->device < r->ndev;
+    case SS_RELAX_HW_QUEUES:
+        return x->device >= 0 && x->device < r->ndev;
+    case SS_RELAX_LOAD_BARRIER:
+        return x->index >= 0 && (uint32_t)x->index < r->nlb;
+    case SS_RELAX_ASYNC_LAUNCHES:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* A what-if that replays the whole run even with the baseline recorded
+ * (no shortcut, differing from item 0): it reads nothing of the baseline,
+ * so it can run while the baseline is recorded. */
+static int replays_whole_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
+{
+    if (r->full || ss_capture_sampled(r->m)) return 1;
+    int jumps = 1;
+    uint32_t p0 = r->nitems;
+    for (uint32_t i = 0; i < n; i++) {
+        if (stops_jumps(r, &rx[i])) jumps = 0;
+        uint32_t q = first_acting_item(r, &rx[i]);
+        if (q < p0) p0 = q;
+    }
+    return !jumps && p0 == 0;
+}
+
 /* One what-if on worker `worker`'s scratch times (only that worker uses
- * them; everything else of the replay is read-only here). */
-static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, unsigned worker)
+ * them; everything else of the replay is read-only here).  baseline: the
+ * baseline is recorded and its shortcuts may be taken; without, the whole
+ * run is replayed (the same end: the shortcuts are exact). */
+static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, unsigned worker, int baseline)
 {
     const ss_model *m = r->m;
     pass p = { .r = r, .rx = rx, .nrx = n, .with_hw = 1 };
@@ -1118,7 +1161,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, uns
     /* where each removed cause first acts; device-wide ones act anywhere */
     uint32_t *rpos = ss_xcalloc(n + 1, sizeof(uint32_t)), nrpos = 0;
     uint32_t p0 = r->nitems, jump_limit = r->nitems;
-    int jumps = r->shortcuts && !r->full;
+    int jumps = baseline && !r->full;
     for (uint32_t i = 0; i < n; i++) {
         const ss_relax *x = &rx[i];
         switch (x->kind) {
@@ -1144,15 +1187,13 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, uns
             uint8_t **arr = x->kind == SS_RELAX_LEGACY_BARRIERS ? &p.no_legacy : &p.no_queue;
             if (!*arr) *arr = ss_xcalloc((size_t)r->ndev, 1);
             (*arr)[x->device] = 1;
-            jumps = 0;
             break;
         }
         case SS_RELAX_LOAD_BARRIER:
             if (x->index < 0 || (uint32_t)x->index >= r->nlb) break;
             if (!p.no_barrier) p.no_barrier = ss_xcalloc(r->nlb, 1);
             p.no_barrier[x->index] = 1;
-            /* its drain is no value of this pass: no shift to keep */
-            jumps = 0;
+            /* its drain is no value of this pass: no shift to keep (stops_jumps) */
             break;
         case SS_RELAX_HOST_TIME:
             if (x->t1 > x->t0 && r->iidx) {
@@ -1162,17 +1203,17 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, uns
             break;
         case SS_RELAX_ASYNC_LAUNCHES:
             p.async_launches = 1;
-            jumps = 0;
             break;
         default:
             break;
         }
+        if (stops_jumps(r, x)) jumps = 0;
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t q = first_acting_item(r, &rx[i]);
         if (q < p0) p0 = q;
     }
-    if (r->full || !r->shortcuts) p0 = 0;
+    if (r->full || !baseline) p0 = 0;
     if (ss_capture_sampled(m)) {
         /* Sampled traces (pin_to_window): a window's first calls and the
          * waits on unseen work read measured times, and the savings banked
@@ -1197,7 +1238,8 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, uns
 
 uint64_t ss_replay_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
 {
-    return run_pass(r, rx, n, 0);
+    wait_baseline(r);
+    return run_pass(r, rx, n, 0, 1);
 }
 
 /* ---- the recording pass ----------------------------------------------------
@@ -1516,14 +1558,11 @@ static void lifetimes_order(void *ctx, uint32_t sl, size_t from, size_t to)
     }
 }
 
-/* The replay with nothing removed, recorded for the shortcuts: positions,
- * values, last readers, and per position the values live there and those
- * whose last reader it is. */
-static void record_baseline(ss_replay *r)
+/* Where each value is made in the measured order: every pass reads
+ * through these, the whole-run what-ifs too (before the baseline). */
+static void index_positions(ss_replay *r)
 {
-    double t = ss_seconds();
     const ss_model *m = r->m;
-    uint32_t nv = r->nitems + r->nlb;
     r->posE = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
     r->posX = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
     r->posS = ss_xcalloc(m->nops + 1, sizeof(uint32_t));
@@ -1534,9 +1573,6 @@ static void record_baseline(ss_replay *r)
                       : it.rank == I_ENTER ? r->posE : r->posX;
         pos[it.idx] = i;
     }
-    r->bval = ss_xcalloc(r->nitems + 1, sizeof(uint64_t));
-    r->blk_end = ss_xcalloc(r->nitems / 64 + 1, sizeof(uint64_t));
-    r->lastread = ss_xcalloc(nv + 1, sizeof(uint32_t));
     /* each drain's first asker, where the recording pass makes it: the
      * first start of an op behind the barrier (op_hw_ready asks for every op
      * on a stream); UINT32_MAX for none */
@@ -1546,6 +1582,19 @@ static void record_baseline(ss_replay *r)
         int32_t b = r->op_barrier[o];
         if (b >= 0 && m->ops[o].stream >= 0 && r->posS[o] < r->drain_first[b]) r->drain_first[b] = r->posS[o];
     }
+}
+
+/* The replay with nothing removed, recorded for the shortcuts: its values
+ * and last readers, and per position the values live there and those whose
+ * last reader it is. */
+static void record_baseline(ss_replay *r)
+{
+    double t = ss_seconds();
+    const ss_model *m = r->m;
+    uint32_t nv = r->nitems + r->nlb;
+    r->bval = ss_xcalloc(r->nitems + 1, sizeof(uint64_t));
+    r->blk_end = ss_xcalloc(r->nitems / 64 + 1, sizeof(uint64_t));
+    r->lastread = ss_xcalloc(nv + 1, sizeof(uint32_t));
     r->bdrain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     uint8_t *abs_read = ss_xcalloc(r->nitems + 1, 1);
     /* the drains as the pass makes them: 0 until asked */
@@ -1599,7 +1648,6 @@ static void record_baseline(ss_replay *r)
         if ((r->outlives[j >> 3] >> (j & 7)) & 1) r->dborn[r->ndborn++] = r->drain_first[b];
     }
     qsort(r->dborn, r->ndborn, sizeof(uint32_t), cmp_u32);
-    r->shortcuts = 1;
     ss_timing("replay.build.lifetimes", t);
     if (ss_timings_on()) {
         /* what the shortcuts read, as one number: the same however many
@@ -1664,7 +1712,7 @@ static uint32_t relax_unique(const ss_relax *rx, uint32_t n, ss_relax *out)
  * used to start the longest what-ifs first. */
 static uint32_t whatif_cost(const ss_replay *r, const ss_relax *rx, uint32_t n)
 {
-    if (r->full || !r->shortcuts || ss_capture_sampled(r->m)) return r->nitems;
+    if (r->full || ss_capture_sampled(r->m)) return r->nitems;
     uint32_t p0 = r->nitems;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t q = first_acting_item(r, &rx[i]);
@@ -1689,6 +1737,7 @@ typedef struct wjob {
     uint64_t hash;
     int32_t same;              /* an earlier job of the batch asking the same what-if, -1 */
     int pending;               /* to replay (not in the memo) */
+    int whole;                 /* it replays the whole run: it starts before the baseline is recorded */
     uint64_t end;              /* replayed end */
 } wjob;
 
@@ -1702,7 +1751,8 @@ static void run_job(void *ctx, uint32_t i, unsigned worker)
 {
     wbatch *b = ctx;
     uint32_t j = b->run[i];
-    b->job[j].end = run_pass(b->w[j].r, b->job[j].u, b->job[j].nu, worker);
+    if (!b->job[j].whole) wait_baseline(b->w[j].r);
+    b->job[j].end = run_pass(b->w[j].r, b->job[j].u, b->job[j].nu, worker, !b->job[j].whole);
 }
 
 typedef struct cost_key { uint32_t cost, job; } cost_key;
@@ -1767,12 +1817,12 @@ static void replay_savings_locked(ss_whatif *w, uint32_t n)
                 if (j->same < 0) {
                     free(j->u);
                     j->u = NULL;
-                    w[i].saving = j->end < r->base_end ? r->base_end - j->end : 0;
                 }
                 continue;
             }
         }
         j->pending = 1;
+        j->whole = replays_whole_run(r, j->u, j->nu);
         order[nrun++] = (cost_key){ whatif_cost(r, j->u, j->nu), i };
     }
     /* The longest first, so that one long replay does not start last; the
@@ -1785,7 +1835,13 @@ static void replay_savings_locked(ss_whatif *w, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         wjob *j = &b.job[i];
         ss_replay *r = (ss_replay *)w[i].r;
-        if (!j->pending && j->same < 0) continue;   /* answered by the memo, or asked nothing */
+        if (!w[i].n) continue;   /* asked nothing */
+        /* a saving is against the baseline's end */
+        wait_baseline(r);
+        if (!j->pending && j->same < 0) {   /* answered by the memo */
+            w[i].saving = j->end < r->base_end ? r->base_end - j->end : 0;
+            continue;
+        }
         if (j->same >= 0) {
             j->end = b.job[j->same].end;
             free(j->u);
@@ -2690,9 +2746,9 @@ static void events_walk(build_loop *bl, uint32_t nev)
     free(j.nwait);
 }
 
-static ss_replay *build(const ss_model *m)
+static ss_replay *build_structure(const ss_model *m)
 {
-    double t_build = ss_seconds(), t = t_build;
+    double t = ss_seconds();
     ss_replay *r = ss_xcalloc(1, sizeof *r);
     r->m = m;
     r->opkey = ss_xcalloc(m->nops + 1, sizeof(int64_t));
@@ -2930,22 +2986,57 @@ static ss_replay *build(const ss_model *m)
     t = ss_seconds();
     /* the measured order of events */
     sort_items(r);
+    index_positions(r);
     ss_timing("replay.build.order", t);
+    return r;
+}
+
+/* The whole replay on this thread: its structure, then the baseline. */
+static ss_replay *build(const ss_model *m)
+{
+    double t = ss_seconds();
+    ss_replay *r = build_structure(m);
     record_baseline(r);
-    ss_timing("replay.build", t_build);
+    r->baseline_ready = 1;
+    ss_timing("replay.build", t);
     return r;
 }
 
 /* The build on its own thread: it reads the model's loaded tables and
  * writes only the replay it makes, so the rules can run meanwhile (they
- * write other fields of the model: their own caches). */
+ * write other fields of the model: their own caches).  The replay is handed
+ * out (ss_replay_of) once its structure is made; the thread goes on to
+ * record the baseline, which what reads it waits for (wait_baseline). */
 typedef struct prefetch { pthread_t tid; const ss_model *m; ss_replay *r; } prefetch;
+
+/* Several rules ask for the replay from their threads at once (rules.c):
+ * the first joins the build (or builds), the others wait for it here. */
+static pthread_mutex_t replay_of_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t replay_stage = PTHREAD_COND_INITIALIZER;   /* a structure or a baseline made */
 
 static void *prefetch_main(void *arg)
 {
     prefetch *p = arg;
-    p->r = build(p->m);
+    double t = ss_seconds();
+    ss_replay *r = build_structure(p->m);
+    pthread_mutex_lock(&replay_of_lock);
+    p->r = r;
+    pthread_cond_broadcast(&replay_stage);
+    pthread_mutex_unlock(&replay_of_lock);
+    record_baseline(r);
+    pthread_mutex_lock(&replay_of_lock);
+    r->baseline_ready = 1;
+    pthread_cond_broadcast(&replay_stage);
+    pthread_mutex_unlock(&replay_of_lock);
+    ss_timing("replay.build", t);
     return NULL;
+}
+
+static void wait_baseline(const ss_replay *r)
+{
+    pthread_mutex_lock(&replay_of_lock);
+    while (!r->baseline_ready) pthread_cond_wait(&replay_stage, &replay_of_lock);
+    pthread_mutex_unlock(&replay_of_lock);
 }
 
 static void prefetch_join(ss_model *mm)
@@ -2954,7 +3045,7 @@ static void prefetch_join(ss_model *mm)
     if (!p) return;
     pthread_join(p->tid, NULL);
     mm->replay_job = NULL;
-    /* ss_replay_of joins before it builds: the model has no replay yet */
+    /* ss_replay_of builds only without a job: the model has no other replay */
     mm->replay = p->r;
     mm->replay_free = ss_replay_free;
     free(p);
@@ -2974,15 +3065,16 @@ void ss_replay_prefetch(const ss_model *m)
     mm->replay_job_free = prefetch_join;   /* the model frees the replay it leaves */
 }
 
-/* Several rules ask for the replay from their threads at once (rules.c):
- * the first joins the build (or builds), the others wait for it here. */
-static pthread_mutex_t replay_of_lock = PTHREAD_MUTEX_INITIALIZER;
-
 const ss_replay *ss_replay_of(const ss_model *m)
 {
     ss_model *mm = (ss_model *)m;   /* a cache the model owns and frees, like kaccess */
     pthread_mutex_lock(&replay_of_lock);
-    if (mm->replay_job) prefetch_join(mm);
+    prefetch *p = mm->replay_job;
+    if (!mm->replay && p) {
+        while (!p->r) pthread_cond_wait(&replay_stage, &replay_of_lock);
+        mm->replay = p->r;
+        mm->replay_free = ss_replay_free;
+    }
     if (!mm->replay) {
         mm->replay = build(m);
         mm->replay_free = ss_replay_free;

@@ -87,9 +87,11 @@ typedef struct ss_load_barrier {
  * impossible: it aborts like every analyzer allocation). */
 const ss_replay *ss_replay_of(const ss_model *m);
 /* Starts building it on another thread, when ss_thread_count() > 1, so that
- * it is ready (or nearly) when first used: ss_replay_of waits for it.  The
- * same replay as one built on first use; the model must not change meanwhile
- * except for the rules' own caches. */
+ * it is ready (or nearly) when first used: ss_replay_of waits for its
+ * structure, the what-ifs for its recorded baseline where they read it (the
+ * thread goes on to record it; ss_model_free joins it).  The same replay as
+ * one built on first use; the model must not change meanwhile except for
+ * the rules' own caches. */
 void ss_replay_prefetch(const ss_model *m);
 void ss_replay_free(ss_replay *r);
 

@@ -28,6 +28,11 @@ typedef struct ss_rule {
     /* 1: it asks for the what-if replay (ss_replay_of), which is built on
      * its own thread meanwhile: such rules are handed out last. */
     unsigned asks_replay;
+    /* 1: its findings carry causes for the what-if replay (ss_relax).  Once
+     * every such rule has run, the findings' what-ifs are replayed while the
+     * other rules still run (ss_findings_replay_ahead); a rule that gives
+     * causes without saying so gets the same savings, replayed after. */
+    unsigned removes_causes;
 } ss_rule;
 
 extern const ss_rule ss_rule_implicit_sync;

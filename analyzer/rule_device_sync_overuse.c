@@ -297,4 +297,5 @@ const ss_rule ss_rule_device_sync_overuse = {
     SS_SAMPLED_SETTLED | SS_SAMPLED_OWN_WAIT | SS_SAMPLED_NEXT,
     1,   /* asks_memory */
     0,   /* asks_replay */
+    1,   /* removes_causes */
 };

@@ -204,4 +204,5 @@ const ss_rule ss_rule_event_timing_gap = {
     SS_SAMPLED_HEAD,
     0,   /* asks_memory */
     0,   /* asks_replay */
+    0,   /* removes_causes */
 };

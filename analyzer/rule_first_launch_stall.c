@@ -136,4 +136,5 @@ const ss_rule ss_rule_first_launch_stall = {
     SS_SAMPLED_HEAD,
     0,   /* asks_memory */
     1,   /* asks_replay */
+    1,   /* removes_causes */
 };

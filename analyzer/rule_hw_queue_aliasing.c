@@ -63,4 +63,5 @@ const ss_rule ss_rule_hw_queue_aliasing = {
     SS_SAMPLED_SETTLED,
     0,   /* asks_memory */
     1,   /* asks_replay */
+    1,   /* removes_causes */
 };

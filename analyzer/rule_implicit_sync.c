@@ -397,4 +397,5 @@ const ss_rule ss_rule_implicit_sync = {
     SS_SAMPLED_OWN_WAIT,
     0,   /* asks_memory */
     0,   /* asks_replay */
+    1,   /* removes_causes */
 };

@@ -580,4 +580,5 @@ const ss_rule ss_rule_incomplete_sync = {
     SS_SAMPLED_OWN_WAIT,
     0,   /* asks_memory */
     0,   /* asks_replay */
+    0,   /* removes_causes */
 };

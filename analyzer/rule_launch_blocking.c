@@ -55,4 +55,5 @@ const ss_rule ss_rule_launch_blocking = {
     SS_SAMPLED_SETTLED,
     0,   /* asks_memory */
     1,   /* asks_replay */
+    1,   /* removes_causes */
 };

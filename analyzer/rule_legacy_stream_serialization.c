@@ -181,4 +181,5 @@ const ss_rule ss_rule_legacy_stream_serialization = {
     SS_SAMPLED_SETTLED,
     1,   /* asks_memory */
     0,   /* asks_replay */
+    1,   /* removes_causes */
 };

@@ -577,4 +577,5 @@ const ss_rule ss_rule_missing_fence = {
     SS_SAMPLED_SPAN,
     0,   /* asks_memory */
     0,   /* asks_replay */
+    0,   /* removes_causes */
 };

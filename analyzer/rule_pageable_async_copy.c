@@ -148,4 +148,5 @@ const ss_rule ss_rule_pageable_async_copy = {
     SS_SAMPLED_NEXT,
     0,   /* asks_memory */
     0,   /* asks_replay */
+    1,   /* removes_causes */
 };

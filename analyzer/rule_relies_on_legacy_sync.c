@@ -250,4 +250,5 @@ const ss_rule ss_rule_relies_on_legacy_sync = {
     SS_SAMPLED_SPAN,
     1,   /* asks_memory */
     0,   /* asks_replay */
+    0,   /* removes_causes */
 };

@@ -55,4 +55,5 @@ const ss_rule ss_rule_unrecorded_event_wait = {
     SS_SAMPLED_HEAD,
     0,   /* asks_memory */
     0,   /* asks_replay */
+    0,   /* removes_causes */
 };

@@ -30,7 +30,23 @@ typedef struct rules_job {
     ss_findings *found;      /* per rule, by registry index */
     uint32_t *order;         /* registry indexes, in the order handed out */
     int forget_after;        /* registry index of the rule after which the memory ranges go, or -1 */
+    int ahead;               /* replay the what-ifs ahead (several threads) */
+    uint32_t causes_left;    /* rules that remove causes still running (atomic) */
 } rules_job;
+
+/* Once the last rule that gives causes has run, their findings' what-ifs
+ * are replayed on its thread while the other rules (those that judge
+ * correctness and take longest) still run: ss_findings_finish then finds
+ * them answered.  Every finding with causes comes from these rules, so the
+ * batch is the one finish asks for, in the same order. */
+static void replay_ahead(rules_job *j)
+{
+    ss_findings *sets[64];
+    uint32_t n = 0;
+    for (uint32_t i = 0; ss_rules[i] && n < 64; i++)
+        if (ss_rules[i]->removes_causes) sets[n++] = &j->found[i];
+    ss_findings_replay_ahead(sets, n);
+}
 
 static void run_rule(void *ctx, uint32_t k, unsigned worker)
 {
@@ -47,6 +63,9 @@ static void run_rule(void *ctx, uint32_t k, unsigned worker)
         snprintf(step, sizeof step, "rule.%s", ss_rules[i]->id);
         ss_timing(step, t);
     }
+    if (ss_rules[i]->removes_causes && j->ahead &&
+        __atomic_sub_fetch(&j->causes_left, 1, __ATOMIC_ACQ_REL) == 0)
+        replay_ahead(j);
 }
 
 void ss_rules_run_all(const ss_model *m, ss_findings *out)
@@ -73,7 +92,7 @@ void ss_rules_run_all(const ss_model *m, ss_findings *out)
     uint32_t n = 0;
     while (ss_rules[n]) n++;
     unsigned threads = ss_thread_count();
-    rules_job j = { m, ss_xcalloc(n, sizeof(ss_findings)), ss_xcalloc(n, sizeof(uint32_t)), -1 };
+    rules_job j = { m, ss_xcalloc(n, sizeof(ss_findings)), ss_xcalloc(n, sizeof(uint32_t)), -1, 0, 0 };
     uint32_t k = 0;
     for (int replay = 0; replay <= 1; replay++)
         for (uint32_t i = 0; i < n; i++)
@@ -84,6 +103,10 @@ void ss_rules_run_all(const ss_model *m, ss_findings *out)
     for (uint32_t i = 0; i < n && threads < 2; i++)
         if (ss_rules[j.order[i]]->asks_memory) j.forget_after = (int)j.order[i];
     for (uint32_t i = 0; i < n; i++) ss_findings_init(&j.found[i]);
+    /* On one thread the rules that give causes run last anyway (those
+     * that ask for the replay): finish replays their what-ifs as before. */
+    j.ahead = threads > 1;
+    for (uint32_t i = 0; i < n; i++) j.causes_left += ss_rules[i]->removes_causes;
     ss_parallel_for(n, threads, run_rule, &j);
     for (uint32_t i = 0; i < n; i++) ss_findings_absorb(out, &j.found[i]);
     free(j.found);
