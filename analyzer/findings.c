@@ -373,8 +373,10 @@ void ss_findings_finish(ss_findings *f, uint64_t wall_ns)
     whatifs q = whatifs_of(v, f->n);
     free(v);
     double t = ss_seconds();
-    ss_replay_savings(q.w, q.nw);
+    uint32_t late = ss_replay_savings(q.w, q.nw);
     ss_timing("whatifs", t);
+    if (ss_timings_on() && q.nw)
+        fprintf(stderr, "syncsight: whatifs: %u asked, %u replayed at the end (the others ahead, or repeats)\n", q.nw, late);
     for (uint32_t i = 0, k = 0; i < f->n; i++) {
         ss_finding *x = &f->v[i];
         if (!x->nrelax) continue;

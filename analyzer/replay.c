@@ -1768,16 +1768,17 @@ static int cmp_cost(const void *a, const void *b)
  * own (rules.c).  A batch's own replays still run in parallel. */
 static pthread_mutex_t savings_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void replay_savings_locked(ss_whatif *w, uint32_t n);
+static uint32_t replay_savings_locked(ss_whatif *w, uint32_t n);
 
-void ss_replay_savings(ss_whatif *w, uint32_t n)
+uint32_t ss_replay_savings(ss_whatif *w, uint32_t n)
 {
     pthread_mutex_lock(&savings_lock);
-    replay_savings_locked(w, n);
+    uint32_t replayed = replay_savings_locked(w, n);
     pthread_mutex_unlock(&savings_lock);
+    return replayed;
 }
 
-static void replay_savings_locked(ss_whatif *w, uint32_t n)
+static uint32_t replay_savings_locked(ss_whatif *w, uint32_t n)
 {
     wbatch b = { w, ss_xcalloc(n, sizeof(wjob)), ss_xcalloc(n, sizeof(uint32_t)) };
     cost_key *order = ss_xcalloc(n, sizeof *order);
@@ -1855,6 +1856,7 @@ static void replay_savings_locked(ss_whatif *w, uint32_t n)
     }
     free(b.job);
     free(b.run);
+    return nrun;
 }
 
 uint64_t ss_replay_saving(const ss_replay *r, const ss_relax *rx, uint32_t n)

@@ -114,7 +114,9 @@ typedef struct ss_whatif {
     uint32_t n;
     uint64_t saving;          /* out */
 } ss_whatif;
-void ss_replay_savings(ss_whatif *w, uint32_t n);
+/* Returns how many it replayed (not answered by the memo or the batch's
+ * repeats). */
+uint32_t ss_replay_savings(ss_whatif *w, uint32_t n);
 
 /* When an operation could have started from what the model orders it after
  * (submission, stream order, events, legacy barriers), before hardware queues

@@ -210,6 +210,26 @@ grep -q "timing" "$T/plain.json" && fail "timings in the report itself"
 "$S" report tests/fixtures/legacy_stream.sstrace 2>&1 >/dev/null | grep -q "timing" && fail "timings without SYNCSIGHT_TIMINGS"
 echo "ok: SYNCSIGHT_TIMINGS=1 times each step on stderr, the report unchanged"
 
+# On several threads the findings' what-ifs are replayed while the last rules
+# run (rule.h's removes_causes): finish finds every one answered.  A rule
+# that gives causes without saying so leaves its what-ifs for the end.
+SYNCSIGHT_TIMINGS=1 SYNCSIGHT_THREADS=1 "$S" report tests/fixtures/legacy_stream.sstrace 2>&1 >/dev/null |
+    grep -Eq "^syncsight: whatifs: [1-9][0-9]* asked, [1-9][0-9]* replayed at the end" ||
+    fail "on one thread the what-ifs are not replayed at the end"
+asked=0
+for f in tests/fixtures/*.sstrace; do
+    SYNCSIGHT_TIMINGS=1 SYNCSIGHT_THREADS=2 SYNCSIGHT_SYMBOL_PATH=tests/fixtures/bin "$S" report "$f" \
+        > /dev/null 2> "$T/ahead.err"
+    line=$(grep "^syncsight: whatifs: " "$T/ahead.err") || continue
+    asked=$((asked + 1))
+    case "$line" in
+    *" 0 replayed at the end"*) ;;
+    *) fail "$f: what-ifs left for the end: $line" ;;
+    esac
+done
+[ "$asked" -ge 20 ] || fail "only $asked fixtures asked for what-ifs"
+echo "ok: the what-ifs of $asked fixtures replayed beside the last rules"
+
 # A call made by a library the program called (cublasDestroy's device
 # synchronizations) is said to be the library's, in the text and in JSON;
 # calls the program made itself are not.
