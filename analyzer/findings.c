@@ -338,7 +338,7 @@ void ss_findings_replay_ahead(ss_findings *const *sets, uint32_t nsets)
     whatifs q = whatifs_of(v, n);
     free(v);
     double t = ss_seconds();
-    ss_replay_savings(q.w, q.nw);
+    ss_replay_savings_ahead(q.w, q.nw);
     ss_timing("whatifs.ahead", t);
     whatifs_free(&q);
 }

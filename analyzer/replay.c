@@ -101,6 +101,11 @@ struct ss_replay {
     cwait *cws; uint32_t ncws;
     uint64_t *wake;            /* per op: the host's release after its end where a call waited for it (UINT64_MAX: none) */
     int32_t *call_prev;        /* previous call of the same thread, -1 */
+    /* per call: its measured entry and exit (an exit before the entry taken
+     * as the entry), side by side: every pass reads them at each call's
+     * items, where the call's record in the mapped trace was a miss of its
+     * own behind the model's call */
+    struct ctime { uint64_t enter, exit; } *ct;
     /* the measured order of events (items, sorted by time), kept as two
      * arrays: 5 bytes an item where the sorted items are 16 (their times
      * are asked for only by first_item_after: item_time finds them) */
@@ -163,11 +168,8 @@ static uint64_t item_time(const ss_replay *r, uint32_t i)
     int32_t x = r->iidx[i];
     switch (r->irank[i]) {
     case I_MARK: return r->mk_real[x];
-    case I_EXIT: {
-        uint64_t e = r->m->calls[x].rec->t_enter, t = r->m->calls[x].rec->t_exit;
-        return t < e ? e : t;
-    }
-    case I_ENTER: return r->m->calls[x].rec->t_enter;
+    case I_EXIT: return r->ct[x].exit;
+    case I_ENTER: return r->ct[x].enter;
     default: return r->m->ops[x].start;
     }
 }
@@ -491,9 +493,9 @@ static uint64_t op_end(const pass *p, int32_t o)
 
 static uint64_t call_enter(const pass *p, int32_t c)
 {
-    if (p->real) return p->r->m->calls[c].rec->t_enter;
+    if (p->real) return p->r->ct[c].enter;
     uint32_t pos = p->r->posE[c];
-    if (pos >= p->cur) { note_abs(p); return p->r->m->calls[c].rec->t_enter; }
+    if (pos >= p->cur) { note_abs(p); return p->r->ct[c].enter; }
     note_read(p, pos);
     return value_at(p, pos, p->E, c);
 }
@@ -759,10 +761,12 @@ static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
     }
 }
 
-/* Host time of thread tid in [a, b) that a HOST_TIME relaxation removes. */
-static uint64_t removed_host_time(const pass *p, uint32_t tid, uint64_t a, uint64_t b)
+/* Host time of call c's thread in [a, b) that a HOST_TIME relaxation
+ * removes (its record read only then). */
+static uint64_t removed_host_time(const pass *p, const ss_call *c, uint64_t a, uint64_t b)
 {
-    if (b <= a) return 0;
+    if (b <= a || !p->ncuts) return 0;
+    uint32_t tid = c->rec->tid;
     for (uint32_t k = 0; k < p->ncuts; k++)
         if (p->cuts[k].tid == tid) return cut_below(&p->cuts[k], b) - cut_below(&p->cuts[k], a);
     return 0;
@@ -828,18 +832,17 @@ static HOT_INLINE uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
         return v;
     }
     const ss_call *c = &m->calls[k];
-    uint64_t E = c->rec->t_enter, X = c->rec->t_exit < E ? E : c->rec->t_exit;
+    uint64_t E = r->ct[k].enter, X = r->ct[k].exit;
     if (it.rank == I_ENTER) {
         int32_t prev = r->call_prev[k];
         uint64_t e;
         if (prev < 0) {
             note_abs(p);
-            e = E - removed_host_time(p, c->rec->tid, 0, E);
+            e = E - removed_host_time(p, c, 0, E);
         } else {
-            const ss_call *pc = &m->calls[prev];
-            uint64_t px = pc->rec->t_exit < pc->rec->t_enter ? pc->rec->t_enter : pc->rec->t_exit;
+            uint64_t px = r->ct[prev].exit;
             uint64_t gap = E > px ? E - px : 0;
-            uint64_t cut = removed_host_time(p, c->rec->tid, px, E);
+            uint64_t cut = removed_host_time(p, c, px, E);
             uint64_t base = call_exit(p, prev, px);
             e = base + (gap > cut ? gap - cut : 0);
         }
@@ -851,7 +854,7 @@ static HOT_INLINE uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
     /* what it did when it did not wait: its measured duration */
     const cwait *cw = cwait_of(r, k);
     uint64_t post = cw->post, own = X - E;
-    uint64_t cut = removed_host_time(p, c->rec->tid, E, X);
+    uint64_t cut = removed_host_time(p, c, E, X);
     own = own > cut ? own - cut : 0;
     uint64_t nowait = cw->waited ? post : own;
     uint64_t x = Ek + nowait;
@@ -1859,6 +1862,14 @@ static uint32_t replay_savings_locked(ss_whatif *w, uint32_t n)
     return nrun;
 }
 
+void ss_replay_savings_ahead(ss_whatif *w, uint32_t n)
+{
+    /* SYNCSIGHT_REPLAY_FULL=1 keeps no answer: each is replayed when asked */
+    for (uint32_t i = 0; i < n; i++)
+        if (w[i].r->full) return;
+    ss_replay_savings(w, n);
+}
+
 uint64_t ss_replay_saving(const ss_replay *r, const ss_relax *rx, uint32_t n)
 {
     ss_whatif w = { r, rx, n, 0 };
@@ -2381,6 +2392,17 @@ static void marker_slice(void *ctx, uint32_t sl, size_t from, size_t to)
     }
 }
 
+static void call_times_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    ss_replay *r = ctx;
+    for (size_t c = from; c < to; c++) {
+        const ss_api_rec *rec = r->m->calls[c].rec;
+        r->ct[c].enter = rec->t_enter;
+        r->ct[c].exit = rec->t_exit < rec->t_enter ? rec->t_enter : rec->t_exit;
+    }
+}
+
 static void op_devices_slice(void *ctx, uint32_t sl, size_t from, size_t to)
 {
     build_loop *b = ctx;
@@ -2765,6 +2787,8 @@ static ss_replay *build_structure(const ss_model *m)
     r->cwi = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
     for (uint32_t c = 0; c <= m->ncalls; c++) r->cwi[c] = NO_WAIT;
     r->call_prev = ss_xcalloc(m->ncalls + 1, sizeof(int32_t));
+    r->ct = ss_xcalloc(m->ncalls + 1, sizeof *r->ct);
+    ss_parallel_slices(m->ncalls, build_slices(m->ncalls), call_times_slice, r);
     char buf[16];
     const char *lb = ss_model_env(m, "CUDA_LAUNCH_BLOCKING", buf, sizeof buf);
     r->launch_blocking = lb && lb[0] == '1';
@@ -3101,7 +3125,7 @@ void ss_replay_free(ss_replay *r)
     }
     free(r->st); free(r->dev); free(r->opkey); free(r->op_pred); free(r->op_wbeg); free(r->op_wend);
     free(r->op_qpred); free(r->op_barrier); free(r->ready); free(r->lat); free(r->cwi); free(r->cws); free(r->call_prev);
-    free(r->wake);
+    free(r->wake); free(r->ct);
     free(r->iidx); free(r->irank); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
     free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);

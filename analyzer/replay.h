@@ -117,6 +117,10 @@ typedef struct ss_whatif {
 /* Returns how many it replayed (not answered by the memo or the batch's
  * repeats). */
 uint32_t ss_replay_savings(ss_whatif *w, uint32_t n);
+/* The same what-ifs replayed ahead of the batch that will ask them, whose
+ * answers the replay keeps (its memo): nothing with SYNCSIGHT_REPLAY_FULL=1,
+ * which keeps none. */
+void ss_replay_savings_ahead(ss_whatif *w, uint32_t n);
 
 /* When an operation could have started from what the model orders it after
  * (submission, stream order, events, legacy barriers), before hardware queues
