@@ -1561,6 +1561,20 @@ static void lifetimes_order(void *ctx, uint32_t sl, size_t from, size_t to)
     }
 }
 
+/* items [from, to) at their places: each item is one call's entry or exit,
+ * one op's start or one marker's completion, so no two write one entry */
+static void positions_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    ss_replay *r = ctx;
+    for (size_t i = from; i < to; i++) {
+        const iref it = item_at(r, (uint32_t)i);
+        uint32_t *pos = it.rank == I_MARK ? r->posM : it.rank == I_START ? r->posS
+                      : it.rank == I_ENTER ? r->posE : r->posX;
+        pos[it.idx] = (uint32_t)i;
+    }
+}
+
 /* Where each value is made in the measured order: every pass reads
  * through these, the whole-run what-ifs too (before the baseline). */
 static void index_positions(ss_replay *r)
@@ -1570,12 +1584,7 @@ static void index_positions(ss_replay *r)
     r->posX = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
     r->posS = ss_xcalloc(m->nops + 1, sizeof(uint32_t));
     r->posM = ss_xcalloc(r->nmk + 1, sizeof(uint32_t));
-    for (uint32_t i = 0; i < r->nitems; i++) {
-        const iref it = item_at(r, i);
-        uint32_t *pos = it.rank == I_MARK ? r->posM : it.rank == I_START ? r->posS
-                      : it.rank == I_ENTER ? r->posE : r->posX;
-        pos[it.idx] = i;
-    }
+    ss_parallel_slices(r->nitems, build_slices(r->nitems), positions_slice, r);
     /* each drain's first asker, where the recording pass makes it: the
      * first start of an op behind the barrier (op_hw_ready asks for every op
      * on a stream); UINT32_MAX for none */
