@@ -187,6 +187,20 @@ static void parse_sample(const char *v)
             SS_SAMPLE_DEFAULT_HEAD, SS_SAMPLE_DEFAULT_WINDOW_MS, SS_SAMPLE_DEFAULT_PERIOD_MS, SS_SAMPLE_DEFAULT_SPREAD);
 }
 
+/* SYNCSIGHT_SWITCH_KINDS: kernel (default: the memcpy, memset and event
+ * kinds stay on all along), hot (switched with every window, as until
+ * 2026-11-24: CUPTI kills programs; for reproducing that). */
+static void parse_switch_kinds(const char *v)
+{
+    ss_cfg.switch_kinds = SS_SWITCH_KERNEL_ONLY;
+    if (!v || !*v || strcmp(v, "kernel") == 0)
+        return;
+    if (strcmp(v, "hot") == 0)
+        ss_cfg.switch_kinds = SS_SWITCH_HOT;
+    else
+        fprintf(stderr, "syncsight: SYNCSIGHT_SWITCH_KINDS='%.40s' is neither kernel nor hot: using kernel\n", v);
+}
+
 void ss_settings_read(void)
 {
     ss_cfg.disabled = ss_env_int("SYNCSIGHT_DISABLE", 0) != 0;
@@ -209,6 +223,7 @@ void ss_settings_read(void)
     int image = ss_env_int("SYNCSIGHT_CUBIN_IMAGE_MB", 8);
     ss_cfg.cubin_image_mb = image < 1 ? 8 : (image > 15 ? 15 : (uint32_t)image);
     parse_sample(getenv("SYNCSIGHT_SAMPLE"));
+    parse_switch_kinds(getenv("SYNCSIGHT_SWITCH_KINDS"));
 }
 
 /* The leading fields of glibc's struct dl_find_object: the same offsets on

@@ -37,6 +37,10 @@ SS_HIDDEN void     ss_tid_reset(void);          /* fork child: a new tid */
 SS_HIDDEN int ss_object_of(const void *addr, const char **name, const void **start);
 
 /* Settings read once from the environment (documented in docs/shim.md). */
+/* SYNCSIGHT_SWITCH_KINDS: the memcpy, memset and CUDA-event activity kinds
+ * under sampled recording (docs/shim.md) */
+enum { SS_SWITCH_KERNEL_ONLY, SS_SWITCH_HOT };
+
 typedef struct ss_settings {
     int      disabled;       /* SYNCSIGHT_DISABLE=1: no recording, no handlers, no file */
     int      cupti;          /* SYNCSIGHT_CUPTI: 0 = never subscribe */
@@ -46,6 +50,8 @@ typedef struct ss_settings {
     uint32_t flush_ms;       /* SYNCSIGHT_FLUSH_MS, default 200 */
     uint32_t buffer_mb;      /* SYNCSIGHT_BUFFER_MB: the record buffer pool, 4..4096 */
     uint32_t activity_mask;  /* SYNCSIGHT_ACTIVITY: bit per SS_ACT_* */
+    int switch_kinds;        /* SYNCSIGHT_SWITCH_KINDS: what sampling does to the memcpy, memset and
+                              * event activity kinds (SS_SWITCH_*; preload/cupti.c) */
     uint32_t cubin_mb;       /* SYNCSIGHT_CUBIN_MB: module images per process, MiB; 0 = none */
     uint32_t cubin_image_mb; /* SYNCSIGHT_CUBIN_IMAGE_MB: largest image recorded, MiB */
     /* SYNCSIGHT_SAMPLE (docs/sampling.md): sampled recording of the hot

@@ -44,7 +44,8 @@
     X(cuptiActivityEnableCudaEventDeviceTimestamps, 0)      \
     X(cuptiGetStreamIdEx, 0)                                \
     X(cuptiGetContextId, 0)                                 \
-    X(cuptiGetDeviceId, 0)
+    X(cuptiGetDeviceId, 0)                                  \
+    X(cuptiGetVersion, 0)
 
 #define SS_DECLARE_PTR(name, required) static __typeof__(&name) p_##name;
 SS_CUPTI_FUNCS(SS_DECLARE_PTR)
@@ -55,7 +56,7 @@ static CUpti_SubscriberHandle subscriber;
 static int               subscribed;
 static int               activity_on;
 static uint32_t          kinds_enabled;     /* bit i: kinds[i] below was enabled */
-static char              status[320] = "not loaded";
+static char              status[512] = "not loaded";
 static _Atomic uint64_t  dropped_activity;
 
 #define ACTIVITY_BUFFER_BYTES (4u << 20)
@@ -448,7 +449,9 @@ static CUptiResult subscribe(char *holder, size_t holder_len)
  *                   (their records of work submitted while OFF have no API
  *                   record; the analyzer leaves them out);
  *   KIND_HOT        off while recording is OFF, on again in each window;
- *   KIND_HEAD_ONLY  off at the end of the head and never on again.
+ *   KIND_HEAD_ONLY  off at the end of the head and never on again;
+ *   KIND_HOT_WORK   memcpy, memset and event: KIND_ALWAYS, or KIND_HOT under
+ *                   SYNCSIGHT_SWITCH_KINDS=hot (to reproduce the crash below).
  * Only CONCURRENT_KERNEL is switched with the windows.  With the five kinds
  * of hot work switched at each switch, a PyTorch Transformer run died in a
  * thread of CUPTI's own (SIGSEGV, or glibc's "double free or corruption"):
@@ -458,6 +461,10 @@ static CUptiResult subscribe(char *holder, size_t holder_len)
  * 2026-11-24; docs/sampling.md).  The price: the memcpy, memset and event
  * kinds on while OFF cost a launch-bound loop ~30% (docs/performance.md);
  * SYNCSIGHT_ACTIVITY without them takes it back, with no copy records.
+ * Newer CUPTIs die the same way (2026-11-28, H200: 13.2 5 of 12 runs, 13.5
+ * 1 of 1, 13.0.1 4 of 18), and not through our buffers: with completed
+ * buffers held back under a canary, none was written after completion or
+ * completed twice, and 6 of 14 runs still died (bench/results).
  * Tried and not usable: a forced flush before switching, CUPTI's global
  * activity buffers (still dies), per-context switching (CUDA_EVENT refused,
  * and no cheaper on a launch-bound loop; docs/performance.md).
@@ -466,16 +473,16 @@ static CUptiResult subscribe(char *holder, size_t holder_len)
  * 12-25% slower than before the window (H100, CUDA 13, 2026-11-22; the
  * other kinds toggled alone left no such cost, docs/performance.md).  No
  * rule reads its records; the head keeps them for `dump`. */
-enum { KIND_ALWAYS, KIND_HOT, KIND_HEAD_ONLY };
+enum { KIND_ALWAYS, KIND_HOT, KIND_HEAD_ONLY, KIND_HOT_WORK };
 static const struct { uint32_t bit; CUpti_ActivityKind kind; int sampled; } kinds[] = {
     /* CONCURRENT_KERNEL, never KERNEL: KERNEL serializes every kernel and
      * would create the very serialization syncsight diagnoses. */
     { SS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, KIND_HOT },
-    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, KIND_ALWAYS },
-    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, KIND_ALWAYS },
-    { SS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, KIND_ALWAYS },
+    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, KIND_HOT_WORK },
+    { SS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, KIND_HOT_WORK },
+    { SS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, KIND_HOT_WORK },
     { SS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, KIND_HEAD_ONLY },
-    { SS_ACT_EVENT, CUPTI_ACTIVITY_KIND_CUDA_EVENT, KIND_ALWAYS },
+    { SS_ACT_EVENT, CUPTI_ACTIVITY_KIND_CUDA_EVENT, KIND_HOT_WORK },
     { SS_ACT_STREAM, CUPTI_ACTIVITY_KIND_STREAM, KIND_ALWAYS },
     { SS_ACT_CONTEXT, CUPTI_ACTIVITY_KIND_CONTEXT, KIND_ALWAYS },
     /* JIT compilations of PTX at a kernel's first launch: rare, and the
@@ -580,7 +587,17 @@ void ss_cupti_start(ss_startup_note *note)
         p_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, ids[i]);
     p_cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
     enable_activity();
-    snprintf(status, sizeof status, "ok%s", activity_on ? "" : " (callbacks only: no activity kind enabled)");
+    /* Which CUPTI serves the process (the first libcupti.so.13 loaded, ours
+     * or the program's: cuda-facts.md) and what sampling switches: the
+     * first things to know when a program dies inside CUPTI. */
+    uint32_t api = 0;
+    Dl_info where;
+    const char *path = dladdr((void *)p_cuptiSubscribe, &where) && where.dli_fname ? where.dli_fname : "?";
+    if (!p_cuptiGetVersion || p_cuptiGetVersion(&api) != CUPTI_SUCCESS)
+        api = 0;
+    snprintf(status, sizeof status, "ok%s; CUPTI API %u at %.200s; switched with the windows: %s",
+             activity_on ? "" : " (callbacks only: no activity kind enabled)", api, path,
+             ss_cfg.switch_kinds == SS_SWITCH_HOT ? "kernel, memcpy, memset, event" : "kernel");
 }
 
 /* ------------------------------------------------------------ sampling */
@@ -588,6 +605,14 @@ void ss_cupti_start(ss_startup_note *note)
 /* Measured (H100, CUDA 13): with these kinds and callbacks off the
  * launch-bound loop costs what it costs without CUPTI; a switch takes less
  * than 0.1 ms.  Only what start-up enabled comes back on. */
+/* what sampling does to a kind, SYNCSIGHT_SWITCH_KINDS applied */
+static int kind_sampling(int sampled)
+{
+    if (sampled != KIND_HOT_WORK)
+        return sampled;
+    return ss_cfg.switch_kinds == SS_SWITCH_HOT ? KIND_HOT : KIND_ALWAYS;
+}
+
 void ss_cupti_set_hot(int on)
 {
     if (!subscribed)
@@ -600,13 +625,14 @@ void ss_cupti_set_hot(int on)
                                   driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, ids[i]);
     }
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        if (kinds[i].sampled == KIND_ALWAYS || !(kinds_enabled & (1u << i)))
+        int sampled = kind_sampling(kinds[i].sampled);
+        if (sampled == KIND_ALWAYS || !(kinds_enabled & (1u << i)))
             continue;
         if (on) {
             p_cuptiActivityEnable(kinds[i].kind);
         } else {
             p_cuptiActivityDisable(kinds[i].kind);
-            if (kinds[i].sampled == KIND_HEAD_ONLY)
+            if (sampled == KIND_HEAD_ONLY)
                 kinds_enabled &= ~(1u << i);      /* off for good */
         }
     }

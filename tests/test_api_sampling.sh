@@ -45,7 +45,7 @@ $CC $W -O1 -o "$T/prog" tests/api_sampling_prog.c -Wl,--no-as-needed "$T/lib/lib
 # run NAME SAMPLE [ARG]: one traced run; its values, stderr and trace in $T.
 run() {
     mkdir "$T/$1"
-    if ! env SYNCSIGHT_OUTPUT_DIR="$T/$1" SYNCSIGHT_CUPTI_LIB="$T/lib/libcupti.so.13" SYNCSIGHT_SAMPLE="$2" \
+    if ! env ${RUN_ENV:-} SYNCSIGHT_OUTPUT_DIR="$T/$1" SYNCSIGHT_CUPTI_LIB="$T/lib/libcupti.so.13" SYNCSIGHT_SAMPLE="$2" \
             LD_PRELOAD="$SHIM" "$T/prog" ${3:-} > "$T/$1.values" 2> "$T/$1.stderr"; then
         echo "FAIL ($1): the program failed under the shim:"; cat "$T/$1.stderr"; exit 1
     fi
@@ -55,6 +55,8 @@ run sampled 50,20,100
 run full off full
 run spread 10,5,20,2 full
 run malformed 50,x full
+RUN_ENV=SYNCSIGHT_SWITCH_KINDS=hot run switch_hot 50,20,100
+RUN_ENV=SYNCSIGHT_SWITCH_KINDS=sometimes run switch_bad off full
 
 "$PYTHON" - "$T" <<'PY'
 import glob, os, struct, sys
@@ -202,6 +204,10 @@ check(on == 0 and en == 1 and dis == 1, "kind SYNCHRONIZATION: on %d, enabled %d
 for k in ("STREAM", "CONTEXT"):
     on, en, dis = v["kind_" + k]
     check(on == 1 and en == 1 and dis == 0, "kind %s switched: %s" % (k, v["kind_" + k]))
+# which CUPTI served and what is switched, for whoever reads a crashed run
+check(meta.get("cupti", "").startswith("ok; CUPTI API ") and
+      meta.get("cupti", "").endswith("/libcupti.so.13; switched with the windows: kernel"),
+      "META cupti %r" % meta.get("cupti"))
 for k in ("cb_runtime_hot", "cb_driver_hot"):
     check(v[k][2] >= 2 and v[k][1] >= 2, "%s: switched on %d, off %d times" % (k, v[k][1], v[k][2]))
 check(v["cb_runtime_structural"] == [1] and v["cb_driver_structural"] == [1], "a structural callback was disabled")
@@ -241,9 +247,28 @@ err = open(os.path.join(T, "malformed.stderr")).read()
 check(err.count("SYNCSIGHT_SAMPLE") == 1 and "3000,100,2000,32" in err, "malformed: stderr %r" % err)
 check(meta.get("sampling") == "3000,100,2000,32" and not caps, "malformed: META %r, %d CAPTURE" % (meta.get("sampling"), len(caps)))
 
+# ---- SYNCSIGHT_SWITCH_KINDS: hot switches the memcpy, memset and event kinds
+# with every window as it does the kernel kind; anything else is the default,
+# said once on stderr.
+meta, _, caps, _ = read_trace(glob.glob(os.path.join(T, "switch_hot", "*.sstrace"))[0])
+v = values("switch_hot")
+kern = v["kind_CONCURRENT_KERNEL"]
+check(kern[2] >= 2 and kern[1] >= 3, "switch_hot: kind CONCURRENT_KERNEL %s" % kern)
+for k in ("MEMCPY", "MEMCPY2", "MEMSET", "CUDA_EVENT"):
+    on, en, dis = v["kind_" + k]
+    check(en == kern[1] and dis == kern[2], "switch_hot: kind %s enabled %d, disabled %d times, kernel %s"
+          % (k, en, dis, kern))
+check(meta.get("cupti", "").endswith("switched with the windows: kernel, memcpy, memset, event"),
+      "switch_hot: META cupti %r" % meta.get("cupti"))
+meta, _, _, _ = read_trace(glob.glob(os.path.join(T, "switch_bad", "*.sstrace"))[0])
+err = open(os.path.join(T, "switch_bad.stderr")).read()
+check(err.count("SYNCSIGHT_SWITCH_KINDS='sometimes' is neither kernel nor hot: using kernel") == 1,
+      "switch_bad: stderr %r" % err)
+check(meta.get("cupti", "").endswith("switched with the windows: kernel"), "switch_bad: META cupti %r" % meta.get("cupti"))
+
 if fails:
     print("FAIL:\n  " + "\n  ".join(fails))
     sys.exit(1)
 print("ok")
 PY
-echo "PASS: sampled recording: exact head, windows, captures held on, CUPTI switched, structural calls kept"
+echo "PASS: sampled recording: exact head, windows, captures held on, CUPTI switched (SYNCSIGHT_SWITCH_KINDS too), structural calls kept"
