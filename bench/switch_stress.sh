@@ -24,7 +24,6 @@ for i in $(seq 1 "$runs"); do
         died=$((died + 1))
         echo "$label run $i rc=$rc: $(grep -v '^syncsight' "$work/out$i" | tail -1 | cut -c1-160)"
     fi
-    grep -h '^syncsight: CUPTI' "$work/out$i" | sort | uniq -c | sed "s/^/$label run $i: /" | head -3
     if [ "$i" = 1 ]; then
         f=$(ls "$work"/t1/*.sstrace 2>/dev/null | head -1)
         if [ -n "$f" ]; then

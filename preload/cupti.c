@@ -590,11 +590,11 @@ void ss_cupti_start(ss_startup_note *note)
     /* Which CUPTI serves the process (the first libcupti.so.13 loaded, ours
      * or the program's: cuda-facts.md) and what sampling switches: the
      * first things to know when a program dies inside CUPTI. */
-    uint32_t api = 0;
+    uint32_t api = 0;   /* 0: unknown */
+    if (p_cuptiGetVersion && p_cuptiGetVersion(&api) != CUPTI_SUCCESS)
+        api = 0;
     Dl_info where;
     const char *path = dladdr((void *)p_cuptiSubscribe, &where) && where.dli_fname ? where.dli_fname : "?";
-    if (!p_cuptiGetVersion || p_cuptiGetVersion(&api) != CUPTI_SUCCESS)
-        api = 0;
     snprintf(status, sizeof status, "ok%s; CUPTI API %u at %.200s; switched with the windows: %s",
              activity_on ? "" : " (callbacks only: no activity kind enabled)", api, path,
              ss_cfg.switch_kinds == SS_SWITCH_HOT ? "kernel, memcpy, memset, event" : "kernel");
@@ -602,9 +602,6 @@ void ss_cupti_start(ss_startup_note *note)
 
 /* ------------------------------------------------------------ sampling */
 
-/* Measured (H100, CUDA 13): with these kinds and callbacks off the
- * launch-bound loop costs what it costs without CUPTI; a switch takes less
- * than 0.1 ms.  Only what start-up enabled comes back on. */
 /* what sampling does to a kind, SYNCSIGHT_SWITCH_KINDS applied */
 static int kind_sampling(int sampled)
 {
@@ -613,6 +610,9 @@ static int kind_sampling(int sampled)
     return ss_cfg.switch_kinds == SS_SWITCH_HOT ? KIND_HOT : KIND_ALWAYS;
 }
 
+/* Measured (H100, CUDA 13): with these kinds and callbacks off the
+ * launch-bound loop costs what it costs without CUPTI; a switch takes less
+ * than 0.1 ms.  Only what start-up enabled comes back on. */
 void ss_cupti_set_hot(int on)
 {
     if (!subscribed)

@@ -106,7 +106,7 @@ for v in static shared; do
     gm() { grep -q "$1" "$T/$v/summary"; }
     [ $rc = 0 ] && grep -qx done "$T/$v/stdout" || fail "$v: program failed rc $rc"
     [ -s "$T/$v/stderr" ] && fail "$v: stderr not empty: $(cat "$T/$v/stderr")"
-    gm "^meta cupti=ok" || fail "$v: CUPTI not ok: $(grep 'meta cupti' "$T/$v/summary")"
+    gm "^meta cupti=ok; " || fail "$v: CUPTI not ok: $(grep 'meta cupti' "$T/$v/summary")"
     gm "^type5 [1-9]" || fail "$v: no kernel records"
     gm "^type6 [1-9]" || fail "$v: no memcpy records"
     gm "^type7 [1-9]" || fail "$v: no memset records"
