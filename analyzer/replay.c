@@ -1750,6 +1750,7 @@ typedef struct wjob {
     int32_t same;              /* an earlier job of the batch asking the same what-if, -1 */
     int pending;               /* to replay (not in the memo) */
     int whole;                 /* it replays the whole run: it starts before the baseline is recorded */
+    uint32_t cost;             /* the items from its first change on (whatif_cost) */
     uint64_t end;              /* replayed end */
 } wjob;
 
@@ -1757,14 +1758,26 @@ typedef struct wbatch {
     ss_whatif *w;
     wjob *job;
     uint32_t *run;             /* the jobs to replay, longest first */
+    uint32_t nrun;
 } wbatch;
 
 static void run_job(void *ctx, uint32_t i, unsigned worker)
 {
     wbatch *b = ctx;
     uint32_t j = b->run[i];
-    if (!b->job[j].whole) wait_baseline(b->w[j].r);
-    b->job[j].end = run_pass(b->w[j].r, b->job[j].u, b->job[j].nu, worker, !b->job[j].whole);
+    wjob *job = &b->job[j];
+    double t0 = ss_seconds();
+    if (!job->whole) wait_baseline(b->w[j].r);
+    double t1 = ss_seconds();
+    job->end = run_pass(b->w[j].r, job->u, job->nu, worker, !job->whole);
+    /* Which what-if the batch waited for, and whether for the baseline or
+     * for its own replay: the critical path's last stretch on a large trace
+     * (docs/performance.md). */
+    if (ss_timings_on())
+        fprintf(stderr, "syncsight: whatif: %u of %u: %s, %u relaxation%s, %u items from its first change; "
+                "waited %.3f s for the baseline, replayed in %.3f s (ended at %.3f s)\n",
+                i + 1, b->nrun, job->whole ? "whole run" : "with shortcuts", job->nu, job->nu == 1 ? "" : "s",
+                job->cost, t1 - t0, ss_seconds() - t1, ss_seconds_since_start());
 }
 
 typedef struct cost_key { uint32_t cost, job; } cost_key;
@@ -1792,7 +1805,7 @@ uint32_t ss_replay_savings(ss_whatif *w, uint32_t n)
 
 static uint32_t replay_savings_locked(ss_whatif *w, uint32_t n)
 {
-    wbatch b = { w, ss_xcalloc(n, sizeof(wjob)), ss_xcalloc(n, sizeof(uint32_t)) };
+    wbatch b = { w, ss_xcalloc(n, sizeof(wjob)), ss_xcalloc(n, sizeof(uint32_t)), 0 };
     cost_key *order = ss_xcalloc(n, sizeof *order);
     uint32_t nrun = 0;
     /* The memo and the batch's repeats, in job order: one replay per
@@ -1836,12 +1849,14 @@ static uint32_t replay_savings_locked(ss_whatif *w, uint32_t n)
         }
         j->pending = 1;
         j->whole = replays_whole_run(r, j->u, j->nu);
-        order[nrun++] = (cost_key){ whatif_cost(r, j->u, j->nu), i };
+        j->cost = whatif_cost(r, j->u, j->nu);
+        order[nrun++] = (cost_key){ j->cost, i };
     }
     /* The longest first, so that one long replay does not start last; the
      * order only decides which thread runs what, never a result. */
     qsort(order, nrun, sizeof *order, cmp_cost);
     for (uint32_t i = 0; i < nrun; i++) b.run[i] = order[i].job;
+    b.nrun = nrun;
     free(order);
     unsigned threads = nrun > 1 ? ss_thread_count() : 1;
     ss_parallel_for(nrun, threads, run_job, &b);

@@ -48,6 +48,11 @@ double ss_seconds(void)
 static double started;
 __attribute__((constructor)) static void note_start(void) { started = ss_seconds(); }
 
+double ss_seconds_since_start(void)
+{
+    return ss_seconds() - started;
+}
+
 void ss_timing(const char *step, double since)
 {
     if (!ss_timings_on()) return;

@@ -101,6 +101,8 @@ void ss_beside_join(ss_beside *j);
 int ss_timings_on(void);
 double ss_seconds(void);
 void ss_timing(const char *step, double since);
+/* seconds since the analyzer started (the "ended at" of the timing lines) */
+double ss_seconds_since_start(void);
 
 /* printf into a malloc'ed string (exits on OOM, as above). */
 char *ss_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -22,6 +22,10 @@
 #   disabled    the shim loaded and disabled (SYNCSIGHT_DISABLE=1)
 #   default_nocupti   the default with SYNCSIGHT_CUPTI=0
 #   default_nohostsync  the default with SYNCSIGHT_HOST_SYNC=0
+#   default_nocopykinds the default without CUPTI's memcpy, memset and event
+#               kinds (SYNCSIGHT_ACTIVITY=kernel,sync,stream,context,jit): what
+#               those kinds, on while OFF, cost (docs/sampling.md)
+#   offstart_nocopykinds  the same, recording OFF from the first call
 #   The breakdown of full recording's cost (all with SYNCSIGHT_SAMPLE=off):
 #   stacks      + SYNCSIGHT_STACKS=2 (a native + Python stack for every call)
 #   interposer  SYNCSIGHT_CUPTI=0 (symbol interposer only)
@@ -125,8 +129,8 @@ configs_all() {
 # and where the default's cost beyond its head goes on the launch-bound loop.
 configs_optional() {
     case $1 in
-        train_loop|train_long|train_compiled) echo longhead ;;
-        launch_bound|launch_static) echo offstart offstart_nocupti disabled default_nocupti default_nohostsync ;;
+        train_loop|train_long|train_compiled) echo longhead default_nocopykinds ;;
+        launch_bound|launch_static) echo offstart offstart_nocupti disabled default_nocupti default_nohostsync default_nocopykinds offstart_nocopykinds ;;
     esac
 }
 configs_of() {
@@ -161,6 +165,8 @@ run_one() {
         disabled)   envs=(LD_PRELOAD="$lib" SYNCSIGHT_DISABLE=1) ;;
         default_nocupti) envs=(LD_PRELOAD="$lib" SYNCSIGHT_CUPTI=0) ;;
         default_nohostsync) envs=(LD_PRELOAD="$lib" SYNCSIGHT_HOST_SYNC=0) ;;
+        default_nocopykinds) envs=(LD_PRELOAD="$lib" SYNCSIGHT_ACTIVITY=kernel,sync,stream,context,jit) ;;
+        offstart_nocopykinds) envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=0,1,86400000 SYNCSIGHT_ACTIVITY=kernel,sync,stream,context,jit) ;;
         stacks)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_STACKS=2) ;;
         interposer) envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_CUPTI=0) ;;
         callbacks)  envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=none) ;;

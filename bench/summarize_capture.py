@@ -17,7 +17,7 @@ import statistics
 import sys
 
 CONFIG_ORDER = ["none", "default", "longhead", "shorthead", "offstart", "offstart_nocupti", "disabled",
-                "default_nocupti", "default_nohostsync", "full", "stacks", "interposer", "callbacks", "kernel", "activity", "nsys", "torchprof"]
+                "default_nocupti", "default_nohostsync", "default_nocopykinds", "offstart_nocopykinds", "full", "stacks", "interposer", "callbacks", "kernel", "activity", "nsys", "torchprof"]
 CONFIG_TEXT = {
     "none": "no tool",
     "default": "syncsight default (sampled: a recorded head, then windows)",
@@ -29,6 +29,8 @@ CONFIG_TEXT = {
     "disabled": "syncsight loaded and disabled (SYNCSIGHT_DISABLE=1)",
     "default_nocupti": "syncsight default without CUPTI (SYNCSIGHT_CUPTI=0)",
     "default_nohostsync": "syncsight default without host-sync records (SYNCSIGHT_HOST_SYNC=0)",
+    "default_nocopykinds": "syncsight default without the memcpy, memset and event kinds (SYNCSIGHT_ACTIVITY=kernel,sync,stream,context,jit)",
+    "offstart_nocopykinds": "syncsight, recording OFF from the first call, without the memcpy, memset and event kinds",
     "full": "syncsight, full recording (SYNCSIGHT_SAMPLE=off)",
     "stacks": "syncsight full recording, stacks for every call (SYNCSIGHT_STACKS=2)",
     "interposer": "breakdown of full recording: interposer only (SYNCSIGHT_CUPTI=0)",

@@ -207,6 +207,9 @@ done
 awk '/^syncsight: timing: /{ d = $4; e = $8 + 0; if (e + 0.0005 < d) bad = 1 } END { exit bad }' "$T/timed.err" ||
     fail "a step ended before its own duration had passed"
 grep -q "timing" "$T/plain.json" && fail "timings in the report itself"
+# each replayed what-if: how it ran, how long it waited for the baseline and replayed
+grep -Eq "^syncsight: whatif: 1 of [1-9][0-9]*: (whole run|with shortcuts), [1-9][0-9]* relaxations?, [0-9]+ items from its first change; waited [0-9]+\.[0-9]{3} s for the baseline, replayed in [0-9]+\.[0-9]{3} s \(ended at [0-9]+\.[0-9]{3} s\)$" "$T/timed.err" ||
+    fail "no timing line for a replayed what-if"
 "$S" report tests/fixtures/legacy_stream.sstrace 2>&1 >/dev/null | grep -q "timing" && fail "timings without SYNCSIGHT_TIMINGS"
 echo "ok: SYNCSIGHT_TIMINGS=1 times each step on stderr, the report unchanged"
 
