@@ -31,7 +31,8 @@
 #   interposer  SYNCSIGHT_CUPTI=0 (symbol interposer only)
 #   callbacks   SYNCSIGHT_ACTIVITY=none (+ CUPTI runtime callbacks)
 #   kernel      SYNCSIGHT_ACTIVITY=kernel (+ kernel activity)
-#   activity    SYNCSIGHT_ACTIVITY=kernel,memcpy,memset,sync,event
+#   activity    SYNCSIGHT_ACTIVITY=kernel,memcpy,memset,sync (the default's kinds of
+#               GPU work; with event until 2026-11-28)
 #   nsys        nsys profile -t cuda,nvtx (collection only; a failure to write
 #               the report after the program printed its timing is accepted)
 #   torchprof   train_loop.py --torch-profiler (CPU + CUDA activities)
@@ -171,7 +172,7 @@ run_one() {
         interposer) envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_CUPTI=0) ;;
         callbacks)  envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=none) ;;
         kernel)     envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=kernel) ;;
-        activity)   envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=kernel,memcpy,memset,sync,event) ;;
+        activity)   envs=(LD_PRELOAD="$lib" SYNCSIGHT_SAMPLE=off SYNCSIGHT_ACTIVITY=kernel,memcpy,memset,sync) ;;
         nsys)       [ -n "$NSYS" ] || return 0
                     cmd=("$NSYS" profile -t cuda,nvtx -o "$dir/nsys-report" --force-overwrite true "${cmd[@]}") ;;
         torchprof)  cmd+=(--torch-profiler) ;;

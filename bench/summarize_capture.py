@@ -36,7 +36,7 @@ CONFIG_TEXT = {
     "interposer": "breakdown of full recording: interposer only (SYNCSIGHT_CUPTI=0)",
     "callbacks": "breakdown of full recording: + CUPTI runtime callbacks (SYNCSIGHT_ACTIVITY=none)",
     "kernel": "breakdown of full recording: + kernel activity (SYNCSIGHT_ACTIVITY=kernel)",
-    "activity": "breakdown of full recording: + copy/sync activity (kernel,memcpy,memset,sync,event)",
+    "activity": "breakdown of full recording: + copy/sync activity (kernel,memcpy,memset,sync; with event in runs before 2026-11-29)",
     "nsys": "Nsight Systems collection (nsys profile -t cuda,nvtx)",
     "torchprof": "torch.profiler, CPU + CUDA activities",
 }

@@ -20,8 +20,13 @@ ss_settings ss_cfg = {
     .sample = 1, .sample_head = SS_SAMPLE_DEFAULT_HEAD,
     .sample_window_ms = SS_SAMPLE_DEFAULT_WINDOW_MS, .sample_period_ms = SS_SAMPLE_DEFAULT_PERIOD_MS,
     .sample_spread = SS_SAMPLE_DEFAULT_SPREAD,
+    /* Not SS_ACT_EVENT: CUDA_EVENT records carry a GPU time only with
+     * CUPTI's event device timestamps, and those make every event record
+     * hold its hardware work queue until its stream's earlier work is done,
+     * which changes the schedule of a program with more streams than queues
+     * (preload/cupti.c). */
     .activity_mask = SS_ACT_KERNEL | SS_ACT_MEMCPY | SS_ACT_MEMSET | SS_ACT_SYNC |
-                     SS_ACT_EVENT | SS_ACT_STREAM | SS_ACT_CONTEXT | SS_ACT_JIT,
+                     SS_ACT_STREAM | SS_ACT_CONTEXT | SS_ACT_JIT,
 };
 
 int ss_rec_enabled;                 /* read on the hot path */

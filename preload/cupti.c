@@ -452,6 +452,9 @@ static CUptiResult subscribe(char *holder, size_t holder_len)
  *   KIND_HEAD_ONLY  off at the end of the head and never on again;
  *   KIND_HOT_WORK   memcpy, memset and event: KIND_ALWAYS, or KIND_HOT under
  *                   SYNCSIGHT_SWITCH_KINDS=hot (to reproduce the crash below).
+ *                   CUDA_EVENT is not enabled unless SYNCSIGHT_ACTIVITY asks
+ *                   for it (its timestamps change the GPU's schedule:
+ *                   enable_activity).
  * Only CONCURRENT_KERNEL is switched with the windows.  With the five kinds
  * of hot work switched at each switch, a PyTorch Transformer run died in a
  * thread of CUPTI's own (SIGSEGV, or glibc's "double free or corruption"):
@@ -490,6 +493,26 @@ static const struct { uint32_t bit; CUpti_ActivityKind kind; int sampled; } kind
     { SS_ACT_JIT, CUPTI_ACTIVITY_KIND_JIT, KIND_ALWAYS },
 };
 
+static int kind_sampling(int sampled);
+
+/* The enabled kinds that sampled recording switches with its windows, by
+ * their SYNCSIGHT_ACTIVITY names ("none" when there is none). */
+static void describe_switched(char *out, size_t len)
+{
+    static const struct { uint32_t bit; const char *name; } names[] = {
+        { SS_ACT_KERNEL, "kernel" }, { SS_ACT_MEMCPY, "memcpy" }, { SS_ACT_MEMSET, "memset" }, { SS_ACT_EVENT, "event" },
+    };
+    uint32_t bits = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if ((kinds_enabled & (1u << i)) && kind_sampling(kinds[i].sampled) == KIND_HOT) bits |= kinds[i].bit;
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (bits & names[i].bit)
+            used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s", used ? ", " : "", names[i].name);
+    if (!bits) snprintf(out, len, "none");
+}
+
 static void enable_activity(void)
 {
     /* Our clock first: GPU timestamps then arrive in the trace clock.
@@ -507,7 +530,16 @@ static void enable_activity(void)
      * waits that completed. */
     if (p_cuptiActivityEnableAllSyncRecords)
         p_cuptiActivityEnableAllSyncRecords(0);
-    if (p_cuptiActivityEnableCudaEventDeviceTimestamps)
+    /* Without device timestamps a CUDA_EVENT record has no GPU time, which
+     * is all the analyzer reads of it; with them each event record holds its
+     * hardware work queue until the work before it on its stream is done,
+     * so a kernel of another stream sharing that queue starts only then:
+     * 32 blocking streams on the default 8 queues, an event recorded after
+     * each stream's two 2 ms kernels, ran in 18.4-19.9 ms against 12.4-13.4
+     * ms with them off or without the kind (H200, CUDA 13.0, 2026-11-28;
+     * docs/shim.md).  So the kind is off unless SYNCSIGHT_ACTIVITY asks for
+     * it, and then it has its timestamps. */
+    if (p_cuptiActivityEnableCudaEventDeviceTimestamps && (ss_cfg.activity_mask & SS_ACT_EVENT))
         p_cuptiActivityEnableCudaEventDeviceTimestamps(1);
 
     int enabled = 0;
@@ -595,9 +627,10 @@ void ss_cupti_start(ss_startup_note *note)
         api = 0;
     Dl_info where;
     const char *path = dladdr((void *)p_cuptiSubscribe, &where) && where.dli_fname ? where.dli_fname : "?";
+    char switched[64];
+    describe_switched(switched, sizeof switched);
     snprintf(status, sizeof status, "ok%s; CUPTI API %u at %.200s; switched with the windows: %s",
-             activity_on ? "" : " (callbacks only: no activity kind enabled)", api, path,
-             ss_cfg.switch_kinds == SS_SWITCH_HOT ? "kernel, memcpy, memset, event" : "kernel");
+             activity_on ? "" : " (callbacks only: no activity kind enabled)", api, path, switched);
 }
 
 /* ------------------------------------------------------------ sampling */

@@ -162,6 +162,25 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
     return CUPTI_SUCCESS;
 }
 
+static int fake_event_ts = -1;   /* cuptiActivityEnableCudaEventDeviceTimestamps: never called */
+
+FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t enable)
+{
+    pthread_mutex_lock(&fake_mu);
+    fake_event_ts = enable ? 1 : 0;
+    pthread_mutex_unlock(&fake_mu);
+    return CUPTI_SUCCESS;
+}
+
+/* For the test: the last cuptiActivityEnableCudaEventDeviceTimestamps (-1: none). */
+FAKE_EXPORT int fake_cupti_event_timestamps(void)
+{
+    pthread_mutex_lock(&fake_mu);
+    int v = fake_event_ts;
+    pthread_mutex_unlock(&fake_mu);
+    return v;
+}
+
 /* For the test: is `kind` enabled now, and how many times was it enabled
  * and disabled. */
 FAKE_EXPORT int fake_cupti_kind_state(CUpti_ActivityKind kind, unsigned *enables, unsigned *disables)

@@ -156,6 +156,8 @@ int main(int argc, char **argv)
         int on = kind_state(kinds[k].kind, &en, &dis);
         printf("kind_%s %d %u %u\n", kinds[k].name, on, en, dis);
     }
+    int (*event_ts)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "fake_cupti_event_timestamps");
+    printf("event_timestamps %d\n", event_ts ? event_ts() : -2);
     unsigned ons = 0, offs = 0;
     int on = cb_state(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &ons, &offs);
     printf("cb_runtime_hot %d %u %u\n", on, ons, offs);

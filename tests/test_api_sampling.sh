@@ -15,8 +15,10 @@
 #     launch inside it is recorded although it outlasts a period;
 #   - the fake CUPTI saw the kernel activity kind and the hot runtime and
 #     driver callbacks switched off and on, SYNCHRONIZATION off once, never
-#     MEMCPY/MEMCPY2/MEMSET/CUDA_EVENT, STREAM/CONTEXT nor the structural
-#     callbacks; META sampling=50,20,100,32 (the default SPREAD);
+#     MEMCPY/MEMCPY2/MEMSET, STREAM/CONTEXT nor the structural callbacks;
+#     CUDA_EVENT and its device timestamps never enabled (unless
+#     SYNCSIGHT_ACTIVITY asks: then switched, with timestamps);
+#     META sampling=50,20,100,32 (the default SPREAD);
 #   SYNCSIGHT_SAMPLE=10,5,20,2: the period doubles after every 2 windows
 #   (windows open 20, 20, 40, 40, 80, 80 ms apart ...);
 #   SYNCSIGHT_SAMPLE=off: no CAPTURE record, every hot call recorded, nothing
@@ -56,6 +58,7 @@ run full off full
 run spread 10,5,20,2 full
 run malformed 50,x full
 RUN_ENV=SYNCSIGHT_SWITCH_KINDS=hot run switch_hot 50,20,100
+RUN_ENV="SYNCSIGHT_SWITCH_KINDS=hot SYNCSIGHT_ACTIVITY=all" run switch_hot_all 50,20,100
 RUN_ENV=SYNCSIGHT_SWITCH_KINDS=sometimes run switch_bad off full
 
 "$PYTHON" - "$T" <<'PY'
@@ -192,10 +195,14 @@ on, en, dis = v["kind_CONCURRENT_KERNEL"]
 check(dis >= 2 and en >= 3, "kind CONCURRENT_KERNEL: enabled %d times, disabled %d times" % (en, dis))
 # the cheap kinds of hot work stay on: switching several kinds at each switch
 # killed programs inside CUPTI (preload/cupti.c, docs/sampling.md)
-for k in ("MEMCPY", "MEMCPY2", "MEMSET", "CUDA_EVENT"):
+for k in ("MEMCPY", "MEMCPY2", "MEMSET"):
     on, en, dis = v["kind_" + k]
     check(on == 1 and en == 1 and dis == 0, "kind %s: on %d, enabled %d, disabled %d times (on all along)"
           % (k, on, en, dis))
+# CUDA_EVENT is off unless asked for, and so are its device timestamps, which
+# make each event record hold its hardware queue (preload/cupti.c)
+check(v["kind_CUDA_EVENT"] == [0, 0, 0], "kind CUDA_EVENT enabled by default: %s" % v["kind_CUDA_EVENT"])
+check(v["event_timestamps"] == [-1], "CUDA event device timestamps asked for by default: %s" % v["event_timestamps"])
 # SYNCHRONIZATION: the head only (enabled again on a live context, it left a
 # lasting cost after it was disabled: preload/cupti.c, docs/sampling.md).
 on, en, dis = v["kind_SYNCHRONIZATION"]
@@ -254,12 +261,22 @@ meta, _, caps, _ = read_trace(glob.glob(os.path.join(T, "switch_hot", "*.sstrace
 v = values("switch_hot")
 kern = v["kind_CONCURRENT_KERNEL"]
 check(kern[2] >= 2 and kern[1] >= 3, "switch_hot: kind CONCURRENT_KERNEL %s" % kern)
-for k in ("MEMCPY", "MEMCPY2", "MEMSET", "CUDA_EVENT"):
+for k in ("MEMCPY", "MEMCPY2", "MEMSET"):
     on, en, dis = v["kind_" + k]
     check(en == kern[1] and dis == kern[2], "switch_hot: kind %s enabled %d, disabled %d times, kernel %s"
           % (k, en, dis, kern))
-check(meta.get("cupti", "").endswith("switched with the windows: kernel, memcpy, memset, event"),
+check(meta.get("cupti", "").endswith("switched with the windows: kernel, memcpy, memset"),
       "switch_hot: META cupti %r" % meta.get("cupti"))
+# SYNCSIGHT_ACTIVITY=all: the event kind too, with its device timestamps
+meta, _, _, _ = read_trace(glob.glob(os.path.join(T, "switch_hot_all", "*.sstrace"))[0])
+v = values("switch_hot_all")
+kern = v["kind_CONCURRENT_KERNEL"]
+on, en, dis = v["kind_CUDA_EVENT"]
+check(en == kern[1] and dis == kern[2] and en >= 3, "switch_hot_all: kind CUDA_EVENT enabled %d, disabled %d times, kernel %s"
+      % (en, dis, kern))
+check(v["event_timestamps"] == [1], "switch_hot_all: CUDA event device timestamps %s" % v["event_timestamps"])
+check(meta.get("cupti", "").endswith("switched with the windows: kernel, memcpy, memset, event"),
+      "switch_hot_all: META cupti %r" % meta.get("cupti"))
 meta, _, _, _ = read_trace(glob.glob(os.path.join(T, "switch_bad", "*.sstrace"))[0])
 err = open(os.path.join(T, "switch_bad.stderr")).read()
 check(err.count("SYNCSIGHT_SWITCH_KINDS='sometimes' is neither kernel nor hot: using kernel") == 1,
