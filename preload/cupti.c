@@ -507,9 +507,9 @@ static void describe_switched(char *out, size_t len)
         if ((kinds_enabled & (1u << i)) && kind_sampling(kinds[i].sampled) == KIND_HOT) bits |= kinds[i].bit;
     size_t used = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && used < len; i++)
         if (bits & names[i].bit)
-            used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s", used ? ", " : "", names[i].name);
+            used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "", names[i].name);
     if (!bits) snprintf(out, len, "none");
 }
 
@@ -535,8 +535,9 @@ static void enable_activity(void)
      * hardware work queue until the work before it on its stream is done,
      * so a kernel of another stream sharing that queue starts only then:
      * 32 blocking streams on the default 8 queues, an event recorded after
-     * each stream's two 2 ms kernels, ran in 18.4-19.9 ms against 12.4-13.4
-     * ms with them off or without the kind (H200, CUDA 13.0, 2026-11-28;
+     * each stream's two 2 ms kernels, ran in waves 4 ms apart (the last
+     * kernel 16.3 ms after the first) against 2 ms apart (10.2 ms) with
+     * them off or without the kind (H200, CUDA 13.0, 2026-11-28;
      * docs/shim.md).  So the kind is off unless SYNCSIGHT_ACTIVITY asks for
      * it, and then it has its timestamps. */
     if (p_cuptiActivityEnableCudaEventDeviceTimestamps && (ss_cfg.activity_mask & SS_ACT_EVENT))
