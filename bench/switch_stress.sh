@@ -4,7 +4,8 @@
 # test_programs/torch_transformer_amp.py under the shim with a 5 ms window
 # every 20 ms (about 200 windows, 400 switches a run), counting the runs that
 # died.  Extra VAR=VALUE arguments go into each run's environment, e.g.
-# SYNCSIGHT_SWITCH_KINDS=hot (switch the memcpy, memset and event kinds too)
+# SYNCSIGHT_SWITCH_KINDS=hot (switch the memcpy and memset kinds too; the event
+# kind, off by default since 2026-11-28, with SYNCSIGHT_ACTIVITY=all)
 # or SYNCSIGHT_CUPTI_LIB=/path/libcupti.so.13 (another CUPTI).
 #   usage: bench/switch_stress.sh LABEL RUNS [VAR=VALUE ...]
 # Prints one line per death and "LABEL: D of N runs died (S s)"; the CUPTI

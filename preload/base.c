@@ -129,13 +129,25 @@ int ss_env_int(const char *name, int def)
     return (*end == '\0') ? (int)n : def;
 }
 
+/* SYNCSIGHT_ACTIVITY's names of the SS_ACT_* bits */
+static const struct { const char *name; uint32_t bit; } kinds[] = {
+    { "kernel", SS_ACT_KERNEL }, { "memcpy", SS_ACT_MEMCPY }, { "memset", SS_ACT_MEMSET },
+    { "sync", SS_ACT_SYNC },     { "event", SS_ACT_EVENT },   { "stream", SS_ACT_STREAM },
+    { "context", SS_ACT_CONTEXT }, { "jit", SS_ACT_JIT },
+};
+
+void ss_activity_names(uint32_t mask, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && used < len; k++)
+        if (mask & kinds[k].bit)
+            used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "", kinds[k].name);
+    if (!mask) snprintf(out, len, "none");
+}
+
 static uint32_t parse_activity(const char *list)
 {
-    static const struct { const char *name; uint32_t bit; } kinds[] = {
-        { "kernel", SS_ACT_KERNEL }, { "memcpy", SS_ACT_MEMCPY }, { "memset", SS_ACT_MEMSET },
-        { "sync", SS_ACT_SYNC },     { "event", SS_ACT_EVENT },   { "stream", SS_ACT_STREAM },
-        { "context", SS_ACT_CONTEXT }, { "jit", SS_ACT_JIT },
-    };
     uint32_t all = 0;
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         all |= kinds[k].bit;
@@ -192,9 +204,10 @@ static void parse_sample(const char *v)
             SS_SAMPLE_DEFAULT_HEAD, SS_SAMPLE_DEFAULT_WINDOW_MS, SS_SAMPLE_DEFAULT_PERIOD_MS, SS_SAMPLE_DEFAULT_SPREAD);
 }
 
-/* SYNCSIGHT_SWITCH_KINDS: kernel (default: the memcpy, memset and event
- * kinds stay on all along), hot (switched with every window, as until
- * 2026-11-24: CUPTI kills programs; for reproducing that). */
+/* SYNCSIGHT_SWITCH_KINDS: kernel (default: the memcpy and memset kinds, and
+ * the event kind where SYNCSIGHT_ACTIVITY enables it, stay on all along), hot
+ * (switched with every window, as until 2026-11-24: CUPTI kills programs; for
+ * reproducing that). */
 static void parse_switch_kinds(const char *v)
 {
     ss_cfg.switch_kinds = SS_SWITCH_KERNEL_ONLY;

@@ -37,8 +37,8 @@ SS_HIDDEN void     ss_tid_reset(void);          /* fork child: a new tid */
 SS_HIDDEN int ss_object_of(const void *addr, const char **name, const void **start);
 
 /* Settings read once from the environment (documented in docs/shim.md). */
-/* SYNCSIGHT_SWITCH_KINDS: the memcpy, memset and CUDA-event activity kinds
- * under sampled recording (docs/shim.md) */
+/* SYNCSIGHT_SWITCH_KINDS: the memcpy, memset and (where enabled) CUDA-event
+ * activity kinds under sampled recording (docs/shim.md) */
 enum { SS_SWITCH_KERNEL_ONLY, SS_SWITCH_HOT };
 
 typedef struct ss_settings {
@@ -85,6 +85,9 @@ enum ss_activity_bits {
     SS_ACT_SYNC   = 1u << 3, SS_ACT_EVENT  = 1u << 4, SS_ACT_STREAM = 1u << 5,
     SS_ACT_CONTEXT = 1u << 6, SS_ACT_JIT = 1u << 7,
 };
+/* The kinds of `mask` by their SYNCSIGHT_ACTIVITY names, ", "-separated
+ * ("none" for 0), into out[len]. */
+SS_HIDDEN void ss_activity_names(uint32_t mask, char *out, size_t len);
 
 /* Fill ss_cfg from the environment (once, at initialization). */
 SS_HIDDEN void ss_settings_read(void);

@@ -493,24 +493,21 @@ static const struct { uint32_t bit; CUpti_ActivityKind kind; int sampled; } kind
     { SS_ACT_JIT, CUPTI_ACTIVITY_KIND_JIT, KIND_ALWAYS },
 };
 
-static int kind_sampling(int sampled);
-
-/* The enabled kinds that sampled recording switches with its windows, by
- * their SYNCSIGHT_ACTIVITY names ("none" when there is none). */
-static void describe_switched(char *out, size_t len)
+/* what sampling does to a kind, SYNCSIGHT_SWITCH_KINDS applied */
+static int kind_sampling(int sampled)
 {
-    static const struct { uint32_t bit; const char *name; } names[] = {
-        { SS_ACT_KERNEL, "kernel" }, { SS_ACT_MEMCPY, "memcpy" }, { SS_ACT_MEMSET, "memset" }, { SS_ACT_EVENT, "event" },
-    };
+    if (sampled != KIND_HOT_WORK)
+        return sampled;
+    return ss_cfg.switch_kinds == SS_SWITCH_HOT ? KIND_HOT : KIND_ALWAYS;
+}
+
+/* The enabled kinds that sampled recording switches with its windows */
+static uint32_t switched_kinds(void)
+{
     uint32_t bits = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if ((kinds_enabled & (1u << i)) && kind_sampling(kinds[i].sampled) == KIND_HOT) bits |= kinds[i].bit;
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < sizeof names / sizeof names[0] && used < len; i++)
-        if (bits & names[i].bit)
-            used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "", names[i].name);
-    if (!bits) snprintf(out, len, "none");
+    return bits;
 }
 
 static void enable_activity(void)
@@ -628,21 +625,13 @@ void ss_cupti_start(ss_startup_note *note)
         api = 0;
     Dl_info where;
     const char *path = dladdr((void *)p_cuptiSubscribe, &where) && where.dli_fname ? where.dli_fname : "?";
-    char switched[64];
-    describe_switched(switched, sizeof switched);
+    char switched[96];
+    ss_activity_names(switched_kinds(), switched, sizeof switched);
     snprintf(status, sizeof status, "ok%s; CUPTI API %u at %.200s; switched with the windows: %s",
              activity_on ? "" : " (callbacks only: no activity kind enabled)", api, path, switched);
 }
 
 /* ------------------------------------------------------------ sampling */
-
-/* what sampling does to a kind, SYNCSIGHT_SWITCH_KINDS applied */
-static int kind_sampling(int sampled)
-{
-    if (sampled != KIND_HOT_WORK)
-        return sampled;
-    return ss_cfg.switch_kinds == SS_SWITCH_HOT ? KIND_HOT : KIND_ALWAYS;
-}
 
 /* Measured (H100, CUDA 13): with these kinds and callbacks off the
  * launch-bound loop costs what it costs without CUPTI; a switch takes less
