@@ -49,6 +49,15 @@ struct ss_hb {
      * (and the batches, whose ops are not recorded), in order: epoch, call */
     struct uwait { uint32_t epoch; int32_t call; } **uw;
     uint32_t *nuw, *capuw;
+    /* executable graphs: CUDA orders each cudaGraphLaunch after the previous
+     * launch of the same cudaGraphExec_t, whatever the streams ("Each launch
+     * is ordered behind both any previous work in stream and any previous
+     * launches of graphExec"), as if the launch waited on an event recorded
+     * after the previous one.  Per exec handle (the call's func): its
+     * stream's clock after its latest launch. */
+    uint8_t *graph_launch;     /* per API name: cudaGraphLaunch / cuGraphLaunch (and twins) */
+    ss_u64map gexec_index;     /* exec handle -> index in gexc */
+    uint32_t **gexc; uint32_t ngex, capgex;
 };
 
 #define COVER_RING 16
@@ -85,6 +94,11 @@ ss_hb *ss_hb_new_ex(const ss_model *m, unsigned flags)
     h->uw = ss_xcalloc(h->A, sizeof(*h->uw));
     h->nuw = ss_xcalloc(h->A, sizeof(uint32_t));
     h->capuw = ss_xcalloc(h->A, sizeof(uint32_t));
+    h->graph_launch = ss_xcalloc(m->napi_names ? m->napi_names : 1, 1);
+    for (uint32_t i = 0; i < m->napi_names; i++) {
+        ss_call probe = { .name_idx = i, .cls = SS_API_LAUNCH };
+        h->graph_launch[i] = (uint8_t)ss_call_is_graph_launch(m, &probe);
+    }
     return h;
 }
 
@@ -105,6 +119,9 @@ void ss_hb_free(ss_hb *h)
     ss_u64map_free(&h->vaddr);
     for (uint32_t k = 0; k < h->A; k++) free(h->uw[k]);
     free(h->uw); free(h->nuw); free(h->capuw);
+    for (uint32_t i = 0; i < h->ngex; i++) free(h->gexc[i]);
+    free(h->gexc); free(h->graph_launch);
+    ss_u64map_free(&h->gexec_index);
     free(h);
 }
 
@@ -418,6 +435,18 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         legacy_joins(h, s);
         int32_t dev = m->streams[s].device;
         if (dev >= 0 && dev < SS_HB_MAX_DEVICES && h->devbar[dev]) join(sv, h->devbar[dev], h->A);
+        /* a graph launch after its exec's previous launch (on any stream) */
+        uint32_t *gexc = NULL;
+        if (c->cls == SS_API_LAUNCH && c->name_idx < m->napi_names && h->graph_launch[c->name_idx] && c->rec->func) {
+            int64_t gi = ss_u64map_get(&h->gexec_index, c->rec->func, -1);
+            if (gi < 0) {
+                SS_PUSH(h->gexc, h->ngex, h->capgex, ss_xcalloc(h->A, sizeof(uint32_t)));
+                gi = h->ngex - 1;
+                ss_u64map_put(&h->gexec_index, c->rec->func, gi);
+            }
+            gexc = h->gexc[gi];
+            join(sv, gexc, h->A);
+        }
         int serialized = ss_call_device_serialized(m, c);
         if (serialized) device_serialized(h, c, s);
         /* the host waited for what was queued before its own operation
@@ -425,6 +454,7 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         if (wait == SS_WAIT_STREAM_PRIOR) host_joins_stream(h, tv, s);
         epoch = ++sv[s];
         h->epoch[ci] = epoch;
+        if (gexc) memcpy(gexc, sv, h->A * sizeof(uint32_t));
         if (serialized) device_barrier_after(h, c, s);
         if (c->cls == SS_API_HOST_FUNC)
             for (uint32_t k = 0; k < h->A; k++)

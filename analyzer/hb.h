@@ -22,6 +22,10 @@
  *     calls CUDA documents as blocking: D2H copies, cudaFree, ...);
  *   - the legacy default stream is ordered with the device's blocking and
  *     per-thread default streams, both ways;
+ *   - launches of one executable graph: cudaGraphLaunch (cuGraphLaunch) is
+ *     ordered after the previous launch of the same cudaGraphExec_t, on
+ *     whichever stream (CUDA runs one instance of an exec at a time), as if
+ *     it waited on an event recorded after that launch;
  *   - a device-serialized op (cudaMemcpyPeer, ss_call_device_serialized) is
  *     ordered after all earlier and before all later work of its devices;
  *   - host threads: a release of a host synchronization object (mutex

@@ -2794,6 +2794,55 @@ static void events_walk(build_loop *bl, uint32_t nev)
     free(j.nwait);
 }
 
+/* CUDA orders each launch of an executable graph after the previous launch
+ * of the same exec, on whichever stream (cudaGraphLaunch: "ordered behind
+ * both any previous work in stream and any previous launches of
+ * graphExec"; hb.c orders them the same way): each launch's ops wait for
+ * the work of its exec's previous launch's stream up to that launch, a
+ * wait_dep keyed just before the launch's own ops (2c < 2c + 1).  Merged
+ * into each stream's waits, which stay in key order.  Nothing to do, and
+ * no pass over the calls, in a trace without graph launches. */
+static void graph_exec_waits(ss_replay *r)
+{
+    const ss_model *m = r->m;
+    uint8_t *is_gl = ss_xcalloc(m->napi_names + 1, 1);
+    int any = 0;
+    for (uint32_t i = 0; i < m->napi_names; i++) {
+        ss_call probe = { .name_idx = i, .cls = SS_API_LAUNCH };
+        any |= is_gl[i] = (uint8_t)ss_call_is_graph_launch(m, &probe);
+    }
+    if (!any) { free(is_gl); return; }
+    ss_u64map last = { 0 };        /* exec handle -> its latest launch */
+    wait_dep **add = ss_xcalloc(m->nstreams + 1, sizeof(wait_dep *));
+    uint32_t *nadd = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t)), *cadd = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    for (uint32_t c = 0; c < m->ncalls; c++) {
+        const ss_call *call = &m->calls[c];
+        if (call->cls != SS_API_LAUNCH || call->name_idx >= m->napi_names || !is_gl[call->name_idx]) continue;
+        if (call->rec->ret != 0 || call->captured || call->stream < 0 || !call->rec->func) continue;
+        int64_t prev = ss_u64map_get(&last, call->rec->func, -1);
+        ss_u64map_put(&last, call->rec->func, c);
+        if (prev < 0) continue;
+        int32_t ps = m->calls[prev].stream;
+        if (ps == call->stream) continue;   /* its stream's order already */
+        SS_PUSH(add[call->stream], nadd[call->stream], cadd[call->stream],
+                ((wait_dep){ 2 * (int64_t)c, ps, 2 * prev + 2 }));
+    }
+    for (uint32_t s = 0; s < m->nstreams; s++) {
+        if (!nadd[s]) continue;
+        rstream *st = &r->st[s];
+        wait_dep *v = ss_xcalloc(st->nwaits + nadd[s], sizeof(wait_dep));
+        uint32_t i = 0, j = 0, k = 0;
+        while (i < st->nwaits || j < nadd[s])
+            v[k++] = j >= nadd[s] || (i < st->nwaits && st->waits[i].key <= add[s][j].key) ? st->waits[i++] : add[s][j++];
+        free(st->waits);
+        st->waits = v;
+        st->nwaits = k;
+        free(add[s]);
+    }
+    ss_u64map_free(&last);
+    free(add); free(nadd); free(cadd); free(is_gl);
+}
+
 static ss_replay *build_structure(const ss_model *m)
 {
     double t = ss_seconds();
@@ -2927,6 +2976,7 @@ static ss_replay *build_structure(const ss_model *m)
     free(event_ts);
     bl.event_ts = NULL;
 
+    graph_exec_waits(r);
     ss_parallel_for(m->nstreams, ss_thread_count(), stream_waits_job, r);
 
     ss_timing("replay.build.calls", t);

@@ -22,6 +22,7 @@
 #include "rule.h"
 #include "report.h"
 #include "iterations.h"
+#include "replay.h"
 
 /* CUPTI runtime cbids (cupti_runtime_cbid.h, CUDA 13.0) */
 enum {
@@ -90,6 +91,7 @@ typedef struct call_args {
     uint8_t mem_dst, mem_src; int ret; const uint64_t *params; uint8_t nparams; uint32_t pystack;
     uint32_t flags;   /* added to SS_API_F_CUPTI_CB (SS_API_F_PTSZ: a _ptsz/_ptds entry point) */
     uint32_t tid;     /* 0: TID */
+    uint64_t func;    /* the kernel, or a graph launch's exec */
 } call_args;
 
 static uint32_t tb_call(tb *b, call_args a)
@@ -102,6 +104,7 @@ static uint32_t tb_call(tb *b, call_args a)
     r->mem_dst = a.mem_dst; r->mem_src = a.mem_src; r->nparams = a.nparams; r->device = 0;
     r->flags = SS_API_F_CUPTI_CB | a.flags;
     r->pystack_id = a.pystack;
+    r->func = a.func;
     if (a.nparams) memcpy((char *)r + sizeof *r, a.params, 8u * a.nparams);
     return r->corr;
 }
@@ -1929,6 +1932,103 @@ static void test_graph_nodes(void)
     }
 }
 
+/* One executable graph launched on two streams: CUDA orders each launch
+ * after the exec's previous one (cudaGraphLaunch), on any stream.  A graph
+ * captured on A with one D2D copy node writing DEV_BUF + 1 MiB (exact
+ * ranges), launched on A, then on B with the same exec (same_exec) or
+ * another one, nothing between the streams.
+ *   host_sync 0: the launch on B is submitted while A's replay runs (its
+ *     copy starts when A's ends with one exec, at once with two);
+ *   host_sync 1: the host waits for A (cudaStreamSynchronize) before
+ *     launching on B: ordered either way, and a what-if removing that wait
+ *     can move B's replay only as early as the exec lets it. */
+#define EXEC_X 0x6E1
+#define EXEC_Y 0x6E2
+static void write_graph_exec_streams(const char *name, int same_exec, int host_sync)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 1 << 21);
+    CALL(&b, .cbid = CB_cudaStreamBeginCapture, .t0 = MS(1), .t1 = MS(1.001), .stream = 0xA1);
+    CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.01), .t1 = MS(1.02), .stream = 0xA1, .ptr = DEV_BUF + (1 << 20),
+         .ptr2 = DEV_BUF, .bytes = 4096, .arg = 3, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_DEVICE);
+    tb_gnode(&b, SS_GNODE_CREATED, GNODE_CAPTURED, 0, MS(1.015), SS_GNODE_MEMCPY);
+    CALL(&b, .cbid = CB_cudaStreamEndCapture, .t0 = MS(1.03), .t1 = MS(1.031), .stream = 0xA1);
+    tb_gnode(&b, SS_GNODE_CREATED, GNODE_CLONE, 0, MS(1.049), SS_GNODE_MEMCPY);
+    tb_gnode(&b, SS_GNODE_CLONED, GNODE_CLONE, GNODE_CAPTURED, MS(1.05), 0);
+    if (!same_exec) {   /* a second instantiation: another clone of the node */
+        tb_gnode(&b, SS_GNODE_CREATED, GNODE_CLONE + 1, 0, MS(1.059), SS_GNODE_MEMCPY);
+        tb_gnode(&b, SS_GNODE_CLONED, GNODE_CLONE + 1, GNODE_CAPTURED, MS(1.06), 0);
+    }
+    uint64_t at[2] = { MS(1.2), host_sync ? MS(3.4) : MS(1.25) };
+    uint64_t start[2] = { MS(1.3), host_sync || same_exec ? MS(3.5) : MS(1.35) };
+    for (int k = 0; k < 2; k++) {
+        uint32_t corr = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = at[k], .t1 = at[k] + 10000,
+                             .stream = k ? 0xB1 : 0xA1, .func = k && !same_exec ? EXEC_Y : EXEC_X);
+        ss_gpu_common *g = tb_rec(&b, SS_REC_MEMCPY, sizeof(ss_memcpy_rec), 8);
+        g->start = start[k]; g->end = start[k] + (k ? 500000u : 2000000u); g->corr = corr;
+        g->stream_id = k ? 14 : 13; g->context_id = 1; g->device = 0; g->h.flags = SS_GPU_F_GRAPH_NODE;
+        ss_memcpy_rec *r = (ss_memcpy_rec *)g;
+        r->copy_kind = SS_COPY_DTOD; r->bytes = 4096;
+        uint64_t id = k && !same_exec ? GNODE_CLONE + 1 : GNODE_CLONE;
+        memcpy((char *)g + sizeof(ss_memcpy_rec), &id, 8);
+        if (!k && host_sync) CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.25), .t1 = MS(3.35), .stream = 0xA1);
+    }
+    /* right after the launches: the host waits for A, then for B */
+    uint64_t b_end = start[1] + 500000u;
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(3.42), .t1 = MS(3.43), .stream = 0xA1);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(3.44), .t1 = b_end > MS(3.44) ? b_end + 10000 : MS(3.45),
+         .stream = 0xB1);
+    tb_close(&b);
+}
+
+static void test_graph_exec_streams(void)
+{
+    static const struct { const char *name; int same, sync; uint32_t findings; } cases[] = {
+        { "graph_exec_one", 1, 0, 0 }, { "graph_exec_two", 0, 0, 1 },
+        { "graph_exec_one_sync", 1, 1, 0 }, { "graph_exec_two_sync", 0, 1, 0 },
+    };
+    for (int i = 0; i < 4; i++) {
+        write_graph_exec_streams(cases[i].name, cases[i].same, cases[i].sync);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
+        result r = analyze(path, &ss_rule_missing_fence);
+        CHECK(r.f.n == cases[i].findings, "%s: %u missing-fence findings (%s)", cases[i].name, r.f.n,
+              r.f.n ? r.f.v[0].message : "");
+        if (r.f.n) CHECK(r.f.v[0].severity == SS_SEV_ERROR, "%s: a proven race", cases[i].name);
+        /* the replay: B's copy is ready when A's ends with one exec, at its launch with two */
+        const ss_replay *rp = ss_replay_of(r.m);
+        int32_t oa = -1, ob = -1;
+        for (uint32_t o = 0; o < r.m->nops; o++)
+            if (r.m->ops[o].call >= 0) *(r.m->calls[r.m->ops[o].call].rec->stream == 0xB1 ? &ob : &oa) = (int32_t)o;
+        CHECK(oa >= 0 && ob >= 0, "%s: both replays joined", cases[i].name);
+        if (oa >= 0 && ob >= 0) {
+            uint64_t ready = ss_replay_ready(rp, ob), a_end = r.m->ops[oa].end;
+            if (cases[i].same) CHECK(ready >= a_end, "%s: B ready at %llu, A's replay ends at %llu", cases[i].name,
+                                     (unsigned long long)ready, (unsigned long long)a_end);
+            else if (!cases[i].sync) CHECK(ready < a_end, "%s: B ready at %llu before A's end", cases[i].name,
+                                           (unsigned long long)ready);
+        }
+        if (cases[i].sync) {
+            /* without the host's first wait for A, B's launch comes 2 ms
+             * sooner; its replay follows only with two execs (then the run
+             * still ends when A's replay does, 0.7 ms sooner); with one, it
+             * starts when A's ends, as measured (0.1 ms sooner, its launch
+             * latency) */
+            int32_t sync_a = -1;
+            for (uint32_t c = 0; c < r.m->ncalls && sync_a < 0; c++)
+                if (r.m->calls[c].rec->cbid == CB_cudaStreamSynchronize) sync_a = (int32_t)c;
+            ss_relax rx = { .kind = SS_RELAX_HOST_WAIT, .call = sync_a };
+            double saving = ss_ms(ss_replay_saving(rp, &rx, 1));
+            if (cases[i].same) CHECK(saving < 0.3, "%s: saving %.3f ms (the exec orders B after A)", cases[i].name, saving);
+            else CHECK(saving > 0.5, "%s: saving %.3f ms", cases[i].name, saving);
+        }
+        done(&r);
+    }
+}
+
 /* torch.cuda.Stream() (cudaStreamCreateWithPriority) made while matmuls are
  * queued waits for them (seed003). */
 static void write_stream_create(const char *name, int blocked)
@@ -2211,6 +2311,7 @@ int main(int argc, char **argv)
     test_stream_identity();
     test_graph_pageable();
     test_graph_nodes();
+    test_graph_exec_streams();
     test_unrecorded();
     test_incomplete_sync();
     test_event_timing_gap();
