@@ -254,6 +254,13 @@ static void device_barrier_after(ss_hb *h, const ss_call *c, int32_t s)
     }
 }
 
+/* An event recorded with the stream clock vc (a snapshot). */
+static void event_recorded(ss_hb *h, int32_t event, const uint32_t *vc)
+{
+    if (!h->evc[event]) h->evc[event] = ss_xcalloc(h->A, sizeof(uint32_t));
+    memcpy(h->evc[event], vc, h->A * sizeof(uint32_t));
+}
+
 /* Stream memory operations are submissions too: they take their place in
  * their stream's order (a wait-value holds back what follows it, a
  * write-value lands after what precedes it). */
@@ -452,9 +459,15 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         /* the host waited for what was queued before its own operation
          * (pageable-to-device cudaMemcpy: stream sync, then staged) */
         if (wait == SS_WAIT_STREAM_PRIOR) host_joins_stream(h, tv, s);
+        /* a launch recording an event through a launch attribute: when its
+         * blocks have started (before its own epoch), or triggered/ended
+         * (after) */
+        int launch_record = c->cls == SS_API_LAUNCH && c->event >= 0 && ss_call_records_event(c);
+        if (launch_record && ss_launch_records_event_before(c)) event_recorded(h, c->event, sv);
         epoch = ++sv[s];
         h->epoch[ci] = epoch;
         if (gexc) memcpy(gexc, sv, h->A * sizeof(uint32_t));
+        if (launch_record && !ss_launch_records_event_before(c)) event_recorded(h, c->event, sv);
         if (serialized) device_barrier_after(h, c, s);
         if (c->cls == SS_API_HOST_FUNC)
             for (uint32_t k = 0; k < h->A; k++)
@@ -471,8 +484,7 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
             legacy_joins(h, s);
             int32_t dev = m->streams[s].device;
             if (dev >= 0 && dev < SS_HB_MAX_DEVICES && h->devbar[dev]) join(SV(h, s), h->devbar[dev], h->A);
-            if (!h->evc[c->event]) h->evc[c->event] = ss_xcalloc(h->A, sizeof(uint32_t));
-            memcpy(h->evc[c->event], SV(h, s), h->A * sizeof(uint32_t));
+            event_recorded(h, c->event, SV(h, s));
         }
         return epoch;
     case SS_API_STREAM_WAIT:

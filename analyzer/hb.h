@@ -8,7 +8,10 @@
  *   - a submission carries the submitting host thread's clock (the host did
  *     everything it knew of before submitting);
  *   - cudaEventRecord snapshots the stream's clock; cudaStreamWaitEvent joins
- *     the snapshot of the latest record before the wait;
+ *     the snapshot of the latest record before the wait.  A launch that
+ *     records an event through a launch attribute (ss_call_records_event)
+ *     snapshots its stream after its kernel (a programmatic event) or before
+ *     it (a launch-completion event, or one triggered at block start);
  *   - stream memory operations: a write-value (cuStreamWriteValue32/64) is a
  *     submission whose clock is kept under its address; a wait-value
  *     (cuStreamWaitValue32/64, also a submission) joins the clock of the

@@ -1277,6 +1277,11 @@ static void build_events_allocs(ss_model *m)
             c->event = (int32_t)m->nevents - 1;
             break;
         }
+        case SS_API_LAUNCH:
+            /* a launch that records an event through a launch attribute
+             * (SS_API_F_EVENT_AT_END / _AT_START): a record of that event */
+            if (!r->event || !(r->flags & (SS_API_F_EVENT_AT_END | SS_API_F_EVENT_AT_START))) break;
+            __attribute__((fallthrough));
         case SS_API_EVENT_RECORD: case SS_API_STREAM_WAIT: case SS_API_EVENT_SYNC:
         case SS_API_EVENT_QUERY: case SS_API_EVENT_DESTROY: {
             if (!r->event) break;
@@ -1288,7 +1293,7 @@ static void build_events_allocs(ss_model *m)
                 ss_u64map_put(&ev, r->event, e);
             }
             c->event = (int32_t)e;
-            if (c->cls == SS_API_EVENT_RECORD && r->ret == 0 && m->events[e].first_record < 0)
+            if (ss_call_records_event(c) && r->ret == 0 && m->events[e].first_record < 0)
                 m->events[e].first_record = (int32_t)i;
             if (c->cls == SS_API_EVENT_DESTROY && r->ret == 0) ss_u64map_del(&ev, r->event);
             break;

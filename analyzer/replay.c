@@ -2588,6 +2588,7 @@ static int uses_event(const ss_call *call, uint8_t hw)
 {
     if (hw == CALL_SKIP || call->event < 0) return 0;
     if ((call->cls == SS_API_EVENT_RECORD || call->cls == SS_API_STREAM_WAIT) && call->stream >= 0) return 1;
+    if (call->cls == SS_API_LAUNCH && call->stream >= 0 && ss_call_records_event(call)) return 1;
     return hw == SS_WAIT_EVENT;
 }
 
@@ -2694,6 +2695,13 @@ typedef struct events_job {
 } events_job;
 
 static int is_record(const ss_call *call) { return call->cls == SS_API_EVENT_RECORD && call->stream >= 0; }
+/* a launch recording an event through a launch attribute: no marker of its
+ * own (its kernel is an operation); the event's bound is after the kernel's
+ * ops (key 2c + 1), or before them when it fires as the blocks start */
+static int is_launch_record(const ss_call *call)
+{
+    return call->cls == SS_API_LAUNCH && call->stream >= 0 && ss_call_records_event(call);
+}
 static int is_stream_wait(const ss_call *call) { return call->cls == SS_API_STREAM_WAIT && call->stream >= 0; }
 
 static void events_slice(void *ctx, uint32_t sl, size_t from, size_t to)
@@ -2710,9 +2718,9 @@ static void events_slice(void *ctx, uint32_t sl, size_t from, size_t to)
             int32_t c = b->evcall[i];
             const ss_call *call = &m->calls[c];
             int32_t e = call->event;
-            if (is_record(call)) {
+            if (is_record(call) || is_launch_record(call)) {
                 ls[e] = call->stream;
-                lk[e] = 2 * (int64_t)c + 2;
+                lk[e] = 2 * (int64_t)c + (ss_launch_records_event_before(call) ? 1 : 2);
             }
             b->ev_stream[i] = ls[e];
             b->ev_bound[i] = lk[e];

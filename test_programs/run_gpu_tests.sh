@@ -63,6 +63,9 @@ FIXTURES="$FIXTURES graph_added_race graph_added_race_fixed"
 FIXTURES="$FIXTURES graph_generic_race graph_generic_race_fixed"
 # One executable graph launched on several streams (CUDA orders its launches) against an exec per stream.
 FIXTURES="$FIXTURES graph_exec_streams graph_exec_streams_racy"
+# An event recorded by a launch attribute (programmatic dependent launch across streams) against a
+# launch-completion event, which fires when the producer's blocks start.
+FIXTURES="$FIXTURES pdl_event_handoff pdl_event_handoff_racy"
 # Memory mapped with cuMemMap (as PyTorch's expandable segments grow): a buffer spanning two mapped chunks.
 FIXTURES="$FIXTURES vmm_race vmm_race_fixed"
 # Launches through the driver API (recorded from CUPTI's driver callbacks): a
@@ -98,7 +101,7 @@ FIXTURES="$FIXTURES sample_cuda_graphs sample_jacobi_graph_update"
 # what a header-only library synchronizes for the program is the library's.
 FIXTURES="$FIXTURES sample_thrust_streams sample_thrust_streams_fixed"
 # Programs whose output must not change under the shim.
-STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed graph_generic_race_fixed vmm_race_fixed graph_exec_streams"
+STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed graph_generic_race_fixed vmm_race_fixed graph_exec_streams pdl_event_handoff"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has
 # to report a race (proof the program has one); CSAN_MUST_PASS: it must not.
 CSAN_MUST_FLAG="side_stream_race"

@@ -88,8 +88,15 @@ int main(void)
     size_t packed_size = sizeof packed;
     void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &packed_size,
                       CU_LAUNCH_PARAM_END };
+    /* with a programmatic event (PDL across streams): the launch records it */
+    CUlaunchAttribute attrs[2];
+    memset(attrs, 0, sizeof attrs);
+    attrs[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    attrs[0].value.priority = 1;
+    attrs[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+    attrs[1].value.programmaticEvent.event = (CUevent)(uintptr_t)0x7E7E000;
     CUlaunchConfig cfg = { .gridDimX = 3, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64, .blockDimY = 2,
-                           .blockDimZ = 1, .hStream = s1 };
+                           .blockDimZ = 1, .hStream = s1, .attrs = attrs, .numAttrs = 2 };
     cuLaunchKernelEx_params lx = { .config = &cfg, .f = (CUfunction)(uintptr_t)0xF00F, .extra = extra };
     printf("launch_ex %u\n", DRV(cuLaunchKernelEx_ptsz, &lx, CUDA_SUCCESS));
 

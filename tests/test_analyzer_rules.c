@@ -2029,6 +2029,72 @@ static void test_graph_exec_streams(void)
     }
 }
 
+/* An event recorded by a launch attribute (cudaLaunchKernelEx): a producer
+ * kernel on A records event E through it, B waits on E, a consumer kernel
+ * on B reads the buffer the producer wrote.
+ *   how 1: a programmatic event (fires when the producer's blocks trigger or
+ *          end): the consumer is ordered after the producer;
+ *   how 2: a launch-completion event (fires when its blocks have started):
+ *          the consumer is ordered after the work before the producer, not
+ *          the producer: a race;
+ *   how 0: the attribute not recorded (a trace from before): the wait looks
+ *          unrecorded, and the pair unordered. */
+static void write_launch_attr_event(const char *name, int how)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 4096);
+    uint64_t p[1] = { DEV_BUF };
+    uint32_t flags = how == 1 ? SS_API_F_EVENT_AT_END : how == 2 ? SS_API_F_EVENT_AT_START : 0;
+    uint32_t corr = CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(1), .t1 = MS(1.005), .stream = 0xA1,
+                         .event = how ? 0xE1 : 0, .flags = flags, .params = p, .nparams = 1);
+    tb_kernel(&b, corr, 13, MS(1.1), MS(3));
+    CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.01), .t1 = MS(1.02), .stream = 0xB1, .event = 0xE1);
+    /* the consumer starts when the producer's blocks have started (how 2) or when they have triggered */
+    tb_launch(&b, MS(1.03), 0xB1, 14, how == 2 ? MS(1.2) : MS(2.9), how == 2 ? MS(1.5) : MS(3.2), p, 1);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.1), .t1 = MS(3.25), .stream = 0xB1);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(3.3), .t1 = MS(3.31), .stream = 0xA1);
+    tb_close(&b);
+}
+
+static void test_launch_attr_event(void)
+{
+    static const struct { const char *name; int how; uint32_t fences, unrecorded; } cases[] = {
+        { "launch_programmatic_event", 1, 0, 0 },
+        { "launch_completion_event", 2, 1, 0 },
+        { "launch_event_not_recorded", 0, 1, 1 },
+    };
+    for (int i = 0; i < 3; i++) {
+        write_launch_attr_event(cases[i].name, cases[i].how);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[i].name);
+        result r = analyze(path, &ss_rule_missing_fence);
+        CHECK(r.f.n == cases[i].fences, "%s: %u missing-fence findings (%s)", cases[i].name, r.f.n,
+              r.f.n ? r.f.v[0].message : "");
+        done(&r);
+        r = analyze(path, &ss_rule_unrecorded_event_wait);
+        CHECK(r.f.n == cases[i].unrecorded, "%s: %u unrecorded-event-wait findings", cases[i].name, r.f.n);
+        done(&r);
+        /* the replay: the consumer is ready when the event fires, as the analyzer places it */
+        r = analyze(path, &ss_rule_unrecorded_event_wait);
+        const ss_replay *rp = ss_replay_of(r.m);
+        int32_t prod = -1, cons = -1;
+        for (uint32_t o = 0; o < r.m->nops; o++)
+            *(r.m->ops[o].stream >= 0 && r.m->calls[r.m->ops[o].call].rec->stream == 0xB1 ? &cons : &prod) = (int32_t)o;
+        if (prod >= 0 && cons >= 0) {
+            uint64_t ready = ss_replay_ready(rp, cons);
+            if (cases[i].how == 1) CHECK(ready >= r.m->ops[prod].end, "%s: consumer ready %llu", cases[i].name,
+                                         (unsigned long long)ready);
+            else CHECK(ready < r.m->ops[prod].end, "%s: consumer ready %llu before the producer ends", cases[i].name,
+                       (unsigned long long)ready);
+        }
+        done(&r);
+    }
+}
+
 /* torch.cuda.Stream() (cudaStreamCreateWithPriority) made while matmuls are
  * queued waits for them (seed003). */
 static void write_stream_create(const char *name, int blocked)
@@ -2312,6 +2378,7 @@ int main(int argc, char **argv)
     test_graph_pageable();
     test_graph_nodes();
     test_graph_exec_streams();
+    test_launch_attr_event();
     test_unrecorded();
     test_incomplete_sync();
     test_event_timing_gap();

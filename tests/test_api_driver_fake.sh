@@ -85,6 +85,9 @@ if r:
 r = one("launch_ex", "cuLaunchKernelEx_ptsz", ptsz=True)
 if r:
     check(r["stream"] == S1 and r["arg"] == 3 and r["arg2"] == 128, "launch_ex slots %s" % r)
+    # the programmatic event among its launch attributes: recorded by the launch, after its kernel
+    check(r["event"] == hx(0x7E7E000) and int(r["flags"], 16) & 0x100 and not int(r["flags"], 16) & 0x200,
+          "launch_ex: its programmatic event %s, flags %s" % (r["event"], r["flags"]))
     check(r.get("params") == params and r.get("param_offsets") == [8, 16, 32, 48], "launch_ex params %s" % r)
 r = one("kernel_node", "cuGraphAddKernelNode")
 if r:   # nothing runs: no stream; the node's kernel parameters as a launch's

@@ -182,6 +182,17 @@ enum ss_api_flags {
     SS_API_F_PARAM_OFFSETS = 1u << 6, /* the tail also holds each param's offset */
     SS_API_F_DRIVER     = 1u << 7, /* a CUDA driver-API call (1.5): cbid is
                                       SS_API_CBID_DRIVER + CUPTI's driver cbid */
+    /* A launch that records `event` through a launch attribute
+     * (cudaLaunchKernelEx, cuLaunchKernelEx; bits added within 1.7: a
+     * reader that knows nothing of them sees a plain launch).  EVENT_AT_END: a
+     * programmatic event that its blocks trigger
+     * (cudaLaunchAttributeProgrammaticEvent, cudaTriggerProgrammaticLaunch-
+     * Completion or the block's end).  EVENT_AT_START: it fires once every
+     * block has started (cudaLaunchAttributeLaunchCompletionEvent, or a
+     * programmatic event with triggerAtBlockStart): after the work before
+     * the kernel, not the kernel's. */
+    SS_API_F_EVENT_AT_END   = 1u << 8,
+    SS_API_F_EVENT_AT_START = 1u << 9,
 };
 
 /* CUPTI numbers runtime and driver callbacks separately and the two ranges
