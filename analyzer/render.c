@@ -67,6 +67,9 @@ ss_flow_pair *ss_event_flows(const ss_model *m, uint32_t *n)
         uint64_t ev = c->rec->event;
         if (!ev) continue;
         switch (c->cls) {
+        case SS_API_LAUNCH:   /* recording its event through a launch attribute */
+            if (!ss_call_records_event(c)) break;
+            __attribute__((fallthrough));
         case SS_API_EVENT_RECORD:
             if (c->rec->ret == 0) ss_u64map_put(&last_record, ev, (int64_t)i);
             break;

@@ -160,7 +160,10 @@ static void run(const ss_model *m, ss_findings *out)
         for (; next_orphan < m->nops && m->ops[next_orphan].start < c->rec->t_enter; next_orphan++)
             if (m->ops[next_orphan].call < 0) apply_op(&s, (int32_t)next_orphan, 0);
         if (c->rec->ret != 0) continue;
-        if (c->cls == SS_API_EVENT_RECORD && c->event >= 0 && c->stream >= 0) {
+        /* a launch recording an event through a launch attribute: before
+         * its kernel, or (a programmatic event) after it, below */
+        int record_after = ss_call_records_event(c) && c->cls == SS_API_LAUNCH && !ss_launch_records_event_before(c);
+        if (ss_call_records_event(c) && !record_after && c->event >= 0 && c->stream >= 0) {
             event_ready[c->event] = s.last_end[c->stream];
             event_set[c->event] = 1;
         } else if (c->cls == SS_API_STREAM_WAIT && c->event >= 0 && c->stream >= 0 && event_set[c->event]) {
@@ -170,6 +173,10 @@ static void run(const ss_model *m, ss_findings *out)
             s.value_wait[c->stream] = 1;
         }
         for (int32_t oi = c->first_op; oi >= 0; oi = m->ops[oi].next_of_call) apply_op(&s, oi, 1);
+        if (record_after && c->event >= 0 && c->stream >= 0) {
+            event_ready[c->event] = s.last_end[c->stream];
+            event_set[c->event] = 1;
+        }
     }
     for (; next_orphan < m->nops; next_orphan++)
         if (m->ops[next_orphan].call < 0) apply_op(&s, (int32_t)next_orphan, 0);
