@@ -55,7 +55,6 @@ struct ss_hb {
      * launches of graphExec"), as if the launch waited on an event recorded
      * after the previous one.  Per exec handle (the call's func): its
      * stream's clock after its latest launch. */
-    uint8_t *graph_launch;     /* per API name: cudaGraphLaunch / cuGraphLaunch (and twins) */
     ss_u64map gexec_index;     /* exec handle -> index in gexc */
     uint32_t **gexc; uint32_t ngex, capgex;
 };
@@ -94,11 +93,6 @@ ss_hb *ss_hb_new_ex(const ss_model *m, unsigned flags)
     h->uw = ss_xcalloc(h->A, sizeof(*h->uw));
     h->nuw = ss_xcalloc(h->A, sizeof(uint32_t));
     h->capuw = ss_xcalloc(h->A, sizeof(uint32_t));
-    h->graph_launch = ss_xcalloc(m->napi_names ? m->napi_names : 1, 1);
-    for (uint32_t i = 0; i < m->napi_names; i++) {
-        ss_call probe = { .name_idx = i, .cls = SS_API_LAUNCH };
-        h->graph_launch[i] = (uint8_t)ss_call_is_graph_launch(m, &probe);
-    }
     return h;
 }
 
@@ -120,7 +114,7 @@ void ss_hb_free(ss_hb *h)
     for (uint32_t k = 0; k < h->A; k++) free(h->uw[k]);
     free(h->uw); free(h->nuw); free(h->capuw);
     for (uint32_t i = 0; i < h->ngex; i++) free(h->gexc[i]);
-    free(h->gexc); free(h->graph_launch);
+    free(h->gexc);
     ss_u64map_free(&h->gexec_index);
     free(h);
 }
@@ -444,7 +438,7 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         if (dev >= 0 && dev < SS_HB_MAX_DEVICES && h->devbar[dev]) join(sv, h->devbar[dev], h->A);
         /* a graph launch after its exec's previous launch (on any stream) */
         uint32_t *gexc = NULL;
-        if (c->cls == SS_API_LAUNCH && c->name_idx < m->napi_names && h->graph_launch[c->name_idx] && c->rec->func) {
+        if (c->rec->func && ss_call_is_graph_launch(m, c)) {
             int64_t gi = ss_u64map_get(&h->gexec_index, c->rec->func, -1);
             if (gi < 0) {
                 SS_PUSH(h->gexc, h->ngex, h->capgex, ss_xcalloc(h->A, sizeof(uint32_t)));

@@ -631,6 +631,7 @@ static uint32_t add_api_name(ss_model *m, loader *L, const char *text, uint32_t 
         m->api_names = ss_xrealloc(m->api_names, L->cap_names * sizeof(char *));
         m->api_class = ss_xrealloc(m->api_class, L->cap_names);
         m->api_info = ss_xrealloc(m->api_info, L->cap_names * sizeof(*m->api_info));
+        m->api_graph_launch = ss_xrealloc(m->api_graph_launch, L->cap_names);
         L->name_async = ss_xrealloc(L->name_async, L->cap_names);
     }
     L->name_async[m->napi_names] = (uint8_t)ends_with(base, "Async");
@@ -638,6 +639,9 @@ static uint32_t add_api_name(ss_model *m, loader *L, const char *text, uint32_t 
     m->api_names[m->napi_names] = s;
     m->api_info[m->napi_names] = info;
     m->api_class[m->napi_names] = (uint8_t)(info ? info->cls : SS_API_OTHER);
+    /* the table's class, asked once per name rather than per call */
+    m->api_graph_launch[m->napi_names] = (uint8_t)(info && info->cls == SS_API_LAUNCH && !strcmp(info->tab_class, "graph-launch"));
+    m->has_graph_launch |= m->api_graph_launch[m->napi_names];
     return m->napi_names++;
 }
 
@@ -1359,8 +1363,8 @@ uint64_t ss_call_memop_value(const ss_call *c)
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c)
 {
     /* cudaGraphLaunch and cuGraphLaunch (and their _ptsz twins): the table's class */
-    const ss_api_info *info = c->name_idx < m->napi_names && m->api_info ? m->api_info[c->name_idx] : NULL;
-    return c->cls == SS_API_LAUNCH && info && !strcmp(info->tab_class, "graph-launch");
+    return c->cls == SS_API_LAUNCH && c->name_idx < m->napi_names && m->api_graph_launch &&
+           m->api_graph_launch[c->name_idx];
 }
 
 typedef struct capture_job { ss_model *m; uint8_t begins[SS_MAX_THREADS]; } capture_job;
@@ -2559,7 +2563,7 @@ void ss_model_free(ss_model *m)
     free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess); free(m->hsyncs); free(m->jits); free(m->pauses);
     free(m->gnodes);
     for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
-    free(m->api_names); free(m->api_class); free(m->api_info);
+    free(m->api_names); free(m->api_class); free(m->api_info); free(m->api_graph_launch);
     if (m->strings) {
         for (uint32_t i = 0; i < m->strings->nowned; i++) free(m->strings->owned[i]);
         free(m->strings->owned); free(m->strings->raw);

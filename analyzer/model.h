@@ -283,6 +283,8 @@ typedef struct ss_model {
      * api_info[i] its row of the generated table (NULL: not listed). */
     char **api_names; uint8_t *api_class; uint32_t napi_names;
     const ss_api_info **api_info;
+    uint8_t *api_graph_launch;  /* per name: cudaGraphLaunch / cuGraphLaunch and twins (ss_call_is_graph_launch) */
+    uint8_t has_graph_launch;   /* some name is one */
 
     /* Strings by id (SS_REC_STRING), sparse: lookup via ss_model_string(). */
     struct ss_strmap *strings;

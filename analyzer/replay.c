@@ -2813,19 +2813,13 @@ static void events_walk(build_loop *bl, uint32_t nev)
 static void graph_exec_waits(ss_replay *r)
 {
     const ss_model *m = r->m;
-    uint8_t *is_gl = ss_xcalloc(m->napi_names + 1, 1);
-    int any = 0;
-    for (uint32_t i = 0; i < m->napi_names; i++) {
-        ss_call probe = { .name_idx = i, .cls = SS_API_LAUNCH };
-        any |= is_gl[i] = (uint8_t)ss_call_is_graph_launch(m, &probe);
-    }
-    if (!any) { free(is_gl); return; }
+    if (!m->has_graph_launch) return;
     ss_u64map last = { 0 };        /* exec handle -> its latest launch */
     wait_dep **add = ss_xcalloc(m->nstreams + 1, sizeof(wait_dep *));
     uint32_t *nadd = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t)), *cadd = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
     for (uint32_t c = 0; c < m->ncalls; c++) {
         const ss_call *call = &m->calls[c];
-        if (call->cls != SS_API_LAUNCH || call->name_idx >= m->napi_names || !is_gl[call->name_idx]) continue;
+        if (!ss_call_is_graph_launch(m, call)) continue;
         if (call->rec->ret != 0 || call->captured || call->stream < 0 || !call->rec->func) continue;
         int64_t prev = ss_u64map_get(&last, call->rec->func, -1);
         ss_u64map_put(&last, call->rec->func, c);
@@ -2848,7 +2842,7 @@ static void graph_exec_waits(ss_replay *r)
         free(add[s]);
     }
     ss_u64map_free(&last);
-    free(add); free(nadd); free(cadd); free(is_gl);
+    free(add); free(nadd); free(cadd);
 }
 
 static ss_replay *build_structure(const ss_model *m)
