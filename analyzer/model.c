@@ -1275,7 +1275,8 @@ static void build_events_allocs(ss_model *m)
         switch (c->cls) {
         case SS_API_EVENT_CREATE: {
             if (r->ret != 0 || !r->event) break;
-            ss_event e = { r->event, (int32_t)i, -1, r->arg };
+            const ss_api_info *info = c->name_idx < m->napi_names && m->api_info ? m->api_info[c->name_idx] : NULL;
+            ss_event e = { r->event, (int32_t)i, -1, r->arg, (uint8_t)(info && !strcmp(info->tab_class, "event-open")) };
             SS_PUSH(m->events, m->nevents, cap_ev, e);
             ss_u64map_put(&ev, r->event, m->nevents - 1);
             c->event = (int32_t)m->nevents - 1;
@@ -1291,7 +1292,7 @@ static void build_events_allocs(ss_model *m)
             if (!r->event) break;
             int64_t e = ss_u64map_get(&ev, r->event, -1);
             if (e < 0) {   /* created before the trace started, or creation not seen */
-                ss_event ne = { r->event, -1, -1, 0 };
+                ss_event ne = { r->event, -1, -1, 0, 0 };
                 SS_PUSH(m->events, m->nevents, cap_ev, ne);
                 e = m->nevents - 1;
                 ss_u64map_put(&ev, r->event, e);

@@ -201,6 +201,8 @@ typedef struct ss_event {       /* one lifetime of an event handle */
     int32_t  create_call;       /* -1 when created before the trace */
     int32_t  first_record;      /* first successful cudaEventRecord call, -1 */
     uint32_t flags;
+    uint8_t  from_ipc;          /* opened from another process's handle (cudaIpcOpenEventHandle):
+                                   recorded there, so never "unrecorded" here */
 } ss_event;
 
 typedef struct ss_nvtx {

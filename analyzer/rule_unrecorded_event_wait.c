@@ -15,6 +15,7 @@ static void run(const ss_model *m, ss_findings *out)
         if (c->rec->ret != 0) continue;   /* a failed call is an error the program sees */
         const ss_event *e = &m->events[c->event];
         if (e->first_record >= 0 && (uint32_t)e->first_record < i) continue;
+        if (e->from_ipc) continue;   /* another process records it (CUDA IPC) */
         char sd[96], msg[512];
         int is_wait = c->cls == SS_API_STREAM_WAIT;
         if (is_wait)

@@ -136,6 +136,14 @@ int main(void)
     printf("s2 %llu\n", (unsigned long long)(uintptr_t)s2);
     cuStreamWaitEvent_params we = { .hStream = s2, .hEvent = ev, .Flags = 0 };
     printf("wait %u\n", DRV(cuStreamWaitEvent_ptsz, &we, CUDA_SUCCESS));
+    /* an event another process made (CUDA IPC, as torch.multiprocessing's
+     * CUDA tensors): opened here, the handle written by the driver */
+    CUevent ipc_ev = NULL;
+    CUipcEventHandle ipc_handle;
+    memset(&ipc_handle, 0x5a, sizeof ipc_handle);
+    cuIpcOpenEventHandle_params io = { .phEvent = &ipc_ev, .handle = ipc_handle };
+    printf("ipc_open %u\n", api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuIpcOpenEventHandle,
+                                     "cuIpcOpenEventHandle", &io, CUDA_SUCCESS, &ipc_ev, 0x7E9E000));
     CUdeviceptr dp = 0;
     cuMemAlloc_v2_params al = { .dptr = &dp, .bytesize = 4096 };
     printf("alloc %u\n", api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2",

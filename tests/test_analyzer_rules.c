@@ -36,7 +36,7 @@ enum {
     CB_cudaHostUnregister = 153, CB_cudaLaunchKernel_ptsz = 214, CB_cudaMemcpyAsync_ptsz = 225,
     CB_cudaStreamSynchronize_ptsz = 239, CB_cudaEventRecord_ptsz = 242, CB_cudaStreamWaitEvent_ptsz = 247,
     CB_cudaMemset = 49, CB_cudaGraphAddKernelNode = 289, CB_cudaGraphAddMemcpyNode1D = 352,
-    CB_cudaLaunchHostFunc = 284,
+    CB_cudaLaunchHostFunc = 284, CB_cudaIpcOpenEventHandle = 177,
     /* driver calls: SS_API_CBID_DRIVER + cupti_driver_cbid.h's id */
     CB_cuMemMap = 0x10000 + 551, CB_cuMemUnmap = 0x10000 + 552,
     CB_cuStreamWaitValue32 = 0x10000 + 659, CB_cuStreamWaitValue64 = 0x10000 + 661,
@@ -60,7 +60,7 @@ static const tb_api_name api_names[] = {
     { CB_cudaHostUnregister, "cudaHostUnregister" }, { CB_cudaLaunchKernel_ptsz, "cudaLaunchKernel_ptsz" },
     { CB_cudaMemcpyAsync_ptsz, "cudaMemcpyAsync_ptsz" }, { CB_cuMemMap, "cuMemMap" }, { CB_cuMemUnmap, "cuMemUnmap" }, { CB_cudaStreamSynchronize_ptsz, "cudaStreamSynchronize_ptsz" },
     { CB_cudaEventRecord_ptsz, "cudaEventRecord_ptsz" }, { CB_cudaStreamWaitEvent_ptsz, "cudaStreamWaitEvent_ptsz" },
-    { CB_cudaLaunchHostFunc, "cudaLaunchHostFunc" },
+    { CB_cudaLaunchHostFunc, "cudaLaunchHostFunc" }, { CB_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle" },
     { CB_cuStreamWaitValue32, "cuStreamWaitValue32" }, { CB_cuStreamWaitValue64, "cuStreamWaitValue64" },
     { CB_cuStreamWriteValue32, "cuStreamWriteValue32" }, { CB_cuStreamWriteValue64, "cuStreamWriteValue64" },
     { CB_cuStreamBatchMemOp, "cuStreamBatchMemOp" },
@@ -1280,6 +1280,35 @@ static void test_unrecorded(void)
     done(&r);
 }
 
+/* An event opened from another process's handle (cudaIpcOpenEventHandle, as
+ * PyTorch does for a CUDA tensor received through torch.multiprocessing) and
+ * waited on at once: the sender recorded it, not this process.  The same
+ * wait on an event created here and never recorded is the finding. */
+static void write_ipc_event_wait(const char *name, int opened)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xB1, 14, 1);
+    CALL(&b, .cbid = opened ? CB_cudaIpcOpenEventHandle : CB_cudaEventCreate, .t0 = US(3), .t1 = US(40), .event = 0xE9);
+    CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1), .t1 = MS(1.01), .stream = 0xB1, .event = 0xE9);
+    tb_launch(&b, MS(1.02), 0xB1, 14, MS(1.05), MS(2), NULL, 0);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.1), .t1 = MS(2.01), .stream = 0xB1);
+    tb_close(&b);
+}
+
+static void test_ipc_event_wait(void)
+{
+    for (int opened = 0; opened < 2; opened++) {
+        const char *name = opened ? "ipc_event_wait" : "created_event_wait";
+        write_ipc_event_wait(name, opened);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, name);
+        result r = analyze(path, &ss_rule_unrecorded_event_wait);
+        CHECK(r.f.n == (opened ? 0u : 1u), "%s: %u unrecorded-event-wait findings", name, r.f.n);
+        done(&r);
+    }
+}
+
 /* --------------------------------------------------------- incomplete-sync */
 
 /* a copy (call + GPU record), returning the correlation id */
@@ -2379,6 +2408,7 @@ int main(int argc, char **argv)
     test_graph_nodes();
     test_graph_exec_streams();
     test_launch_attr_event();
+    test_ipc_event_wait();
     test_unrecorded();
     test_incomplete_sync();
     test_event_timing_gap();

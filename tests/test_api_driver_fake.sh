@@ -117,6 +117,9 @@ r = one("create", "cuStreamCreate")
 if r:
     check(r["stream"] == hx(0x7171000) and r["arg"] == 1, "create slots %s" % r)
     check(any(x.get("type") == "stream" and x.get("handle") == hx(0x7171000) for x in recs), "no STREAM record for the new stream")
+r = one("ipc_open", "cuIpcOpenEventHandle")
+if r:   # the event handle the driver wrote
+    check(r["event"] == hx(0x7E9E000), "ipc_open: event %s" % r["event"])
 r = one("wait", "cuStreamWaitEvent_ptsz", ptsz=True)
 if r:
     check(r["stream"] == hx(0x7171000) and r["event"] == EV, "wait slots %s" % r)
@@ -142,7 +145,7 @@ check(len(rt) == 1 and rt[0]["name"] == "cudaMemcpyAsync" and not int(rt[0]["fla
 launches = [r for r in apis if r.get("name") == "cudaLaunchKernel"]
 check(len(launches) == 1 and launches[0].get("params") == params, "interposed launch: %s" % launches)
 drv = [r for r in apis if int(r["flags"], 16) & DRIVER]
-check(len(drv) == 17, "%d driver records, want 17: %s" % (len(drv), [r["name"] for r in drv]))
+check(len(drv) == 18, "%d driver records, want 18: %s" % (len(drv), [r["name"] for r in drv]))
 if fails:
     print("FAIL:\n  " + "\n  ".join(fails))
     sys.exit(1)

@@ -48,6 +48,7 @@ CLASSES = {
                                    "operations are not recorded"),
     "capture":        ("0", None, "begins or ends stream capture"),
     "event-create":   ("0", None, "creates an event"),
+    "event-open":     ("0", None, "opens an event another process made (CUDA IPC): recorded there, never here"),
     "event-record":   ("1", None, "records an event on a stream"),
     "event-sync":     ("1", "SS_NVTX_CAT_EVENT_SYNC", "waits for an event"),
     "event-query":    ("1", None, "polls an event"),
@@ -83,7 +84,7 @@ ANALYZER_CLASS = {
     "stream-wait": "SS_API_STREAM_WAIT", "host-func": "SS_API_HOST_FUNC", "capture": "SS_API_CAPTURE",
     "stream-wait-value": "SS_API_STREAM_WAIT_VALUE", "stream-write-value": "SS_API_STREAM_WRITE_VALUE",
     "stream-batch-memop": "SS_API_STREAM_BATCH_MEMOP",
-    "event-create": "SS_API_EVENT_CREATE", "event-record": "SS_API_EVENT_RECORD",
+    "event-create": "SS_API_EVENT_CREATE", "event-open": "SS_API_EVENT_CREATE", "event-record": "SS_API_EVENT_RECORD",
     "event-sync": "SS_API_EVENT_SYNC", "event-query": "SS_API_EVENT_QUERY",
     "event-elapsed": "SS_API_EVENT_ELAPSED", "event-destroy": "SS_API_EVENT_DESTROY",
     "copy-sync": "SS_API_COPY_SYNC", "copy-async": "SS_API_COPY_ASYNC",
@@ -427,7 +428,7 @@ def post_code(e, indent, t="t"):
 # them: they can block (stream creation took 134 ms on a real run), and a
 # finding about a stream or event is easier to act on with where it was made
 # (cudaEventElapsedTime: where the program measures, for event-timing-gap).
-STACK_ALWAYS_CLASSES = ("stream-create", "stream-destroy", "event-create", "event-destroy", "set-device",
+STACK_ALWAYS_CLASSES = ("stream-create", "stream-destroy", "event-create", "event-open", "event-destroy", "set-device",
                         "device-limit", "event-elapsed")
 
 
