@@ -34,12 +34,14 @@ static int failures;
 /* ------------------------------------------------ 1. the table's rows */
 
 /* The analyzer's class for each class of cuda_api.tab (what the rules
- * expect; cudaFreeAsync stays a free: it ends an allocation). */
+ * expect; cudaFreeAsync stays a free: it ends an allocation; an event opened
+ * from another process begins a lifetime of its handle, as a creation does). */
 static const struct { const char *tab; ss_api_class cls; } expected_class[] = {
     { "stream-create", SS_API_STREAM_CREATE }, { "stream-destroy", SS_API_STREAM_DESTROY },
     { "stream-sync", SS_API_STREAM_SYNC }, { "stream-query", SS_API_STREAM_QUERY },
     { "stream-wait", SS_API_STREAM_WAIT }, { "host-func", SS_API_HOST_FUNC }, { "capture", SS_API_CAPTURE },
-    { "event-create", SS_API_EVENT_CREATE }, { "event-record", SS_API_EVENT_RECORD },
+    { "event-create", SS_API_EVENT_CREATE }, { "event-open", SS_API_EVENT_CREATE },
+    { "event-record", SS_API_EVENT_RECORD },
     { "event-sync", SS_API_EVENT_SYNC }, { "event-query", SS_API_EVENT_QUERY },
     { "event-elapsed", SS_API_EVENT_ELAPSED }, { "event-destroy", SS_API_EVENT_DESTROY },
     { "copy-sync", SS_API_COPY_SYNC }, { "copy-async", SS_API_COPY_ASYNC },
