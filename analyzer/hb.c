@@ -438,7 +438,7 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         if (dev >= 0 && dev < SS_HB_MAX_DEVICES && h->devbar[dev]) join(sv, h->devbar[dev], h->A);
         /* a graph launch after its exec's previous launch (on any stream) */
         uint32_t *gexc = NULL;
-        if (c->rec->func && ss_call_is_graph_launch(m, c)) {
+        if (ss_call_is_graph_launch(m, c) && c->rec->func) {
             int64_t gi = ss_u64map_get(&h->gexec_index, c->rec->func, -1);
             if (gi < 0) {
                 SS_PUSH(h->gexc, h->ngex, h->capgex, ss_xcalloc(h->A, sizeof(uint32_t)));
@@ -456,7 +456,7 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         /* a launch recording an event through a launch attribute: when its
          * blocks have started (before its own epoch), or triggered/ended
          * (after) */
-        int launch_record = c->cls == SS_API_LAUNCH && c->event >= 0 && ss_call_records_event(c);
+        int launch_record = c->cls == SS_API_LAUNCH && ss_call_records_event(c);
         if (launch_record && ss_launch_records_event_before(c)) event_recorded(h, c->event, sv);
         epoch = ++sv[s];
         h->epoch[ci] = epoch;

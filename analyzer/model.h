@@ -381,18 +381,18 @@ int32_t ss_model_alloc_at(const ss_model *m, uint64_t addr, uint64_t t);
 void ss_call_released_range(const ss_model *m, const ss_call *c, uint64_t *lo, uint64_t *hi);
 /* Does the call record its event: cudaEventRecord*, or a launch that
  * records one through a launch attribute (a programmatic or launch-completion
- * event: SS_API_F_EVENT_AT_END / _AT_START)?  A launch's record is placed
+ * event: SS_API_F_EVENT_AT_END / _AT_START; the model gives a launch an
+ * event only then, so this reads no record)?  A launch's record is placed
  * after its kernel (AT_END: its blocks trigger it as they end or call
  * cudaTriggerProgrammaticLaunchCompletion; where in the kernel is not in the
  * trace) or before it (AT_START: its blocks started, not ended). */
 static inline int ss_call_records_event(const ss_call *c)
 {
-    return c->cls == SS_API_EVENT_RECORD ||
-           (c->cls == SS_API_LAUNCH && c->rec->event && (c->rec->flags & (SS_API_F_EVENT_AT_END | SS_API_F_EVENT_AT_START)));
+    return c->cls == SS_API_EVENT_RECORD || (c->cls == SS_API_LAUNCH && c->event >= 0);
 }
 static inline int ss_launch_records_event_before(const ss_call *c)
 {
-    return c->cls == SS_API_LAUNCH && c->rec->event && (c->rec->flags & SS_API_F_EVENT_AT_START);
+    return c->cls == SS_API_LAUNCH && c->event >= 0 && (c->rec->flags & SS_API_F_EVENT_AT_START);
 }
 /* Is a stream-ordered call a capture (cudaGraphLaunch) whose GPU work the
  * launch stream orders as one unit?  Its ops may run on internal streams. */

@@ -2582,13 +2582,22 @@ static void host_wait_slice(void *ctx, uint32_t sl, size_t from, size_t to)
     }
 }
 
+static int is_record(const ss_call *call) { return call->cls == SS_API_EVENT_RECORD && call->stream >= 0; }
+/* a launch recording an event through a launch attribute: no marker of its
+ * own (its kernel is an operation); the event's bound is after the kernel's
+ * ops (key 2c + 1), or before them when it fires as the blocks start */
+static int is_launch_record(const ss_call *call)
+{
+    return call->cls == SS_API_LAUNCH && call->stream >= 0 && ss_call_records_event(call);
+}
+static int is_stream_wait(const ss_call *call) { return call->cls == SS_API_STREAM_WAIT && call->stream >= 0; }
+
 /* A call whose event the build follows (events_walk): it records an event
  * on a stream, waits on one on a stream, or waits on one from the host. */
 static int uses_event(const ss_call *call, uint8_t hw)
 {
     if (hw == CALL_SKIP || call->event < 0) return 0;
-    if ((call->cls == SS_API_EVENT_RECORD || call->cls == SS_API_STREAM_WAIT) && call->stream >= 0) return 1;
-    if (call->cls == SS_API_LAUNCH && call->stream >= 0 && ss_call_records_event(call)) return 1;
+    if (is_record(call) || is_stream_wait(call) || is_launch_record(call)) return 1;
     return hw == SS_WAIT_EVENT;
 }
 
@@ -2694,15 +2703,6 @@ typedef struct events_job {
     uint32_t *nwait;           /* [slice][stream]: its waits, counted, then where the slice's first goes */
 } events_job;
 
-static int is_record(const ss_call *call) { return call->cls == SS_API_EVENT_RECORD && call->stream >= 0; }
-/* a launch recording an event through a launch attribute: no marker of its
- * own (its kernel is an operation); the event's bound is after the kernel's
- * ops (key 2c + 1), or before them when it fires as the blocks start */
-static int is_launch_record(const ss_call *call)
-{
-    return call->cls == SS_API_LAUNCH && call->stream >= 0 && ss_call_records_event(call);
-}
-static int is_stream_wait(const ss_call *call) { return call->cls == SS_API_STREAM_WAIT && call->stream >= 0; }
 
 static void events_slice(void *ctx, uint32_t sl, size_t from, size_t to)
 {

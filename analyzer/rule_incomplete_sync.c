@@ -556,7 +556,7 @@ static void run(const ss_model *m, ss_findings *out)
         ss_hb_apply(st.h, (int32_t)i);
         if (is_release(c) && c->cls == SS_API_COPY_SYNC && st.npend)
             check_release(&st, (int32_t)i, c->stream >= 0 ? ss_hb_stream_clock(st.h, c->stream) : NULL);
-        if (ss_call_records_event(c) && c->event >= 0 && c->rec->ret == 0 && !c->captured)
+        if (c->event >= 0 && ss_call_records_event(c) && c->rec->ret == 0 && !c->captured)
             st.last_record[c->event] = (int32_t)i;
         if (st.nhw) check_host_writes(&st, (int32_t)i);
         if (is_sync(c)) on_sync(&st, (int32_t)i);

@@ -160,10 +160,12 @@ static void run(const ss_model *m, ss_findings *out)
         for (; next_orphan < m->nops && m->ops[next_orphan].start < c->rec->t_enter; next_orphan++)
             if (m->ops[next_orphan].call < 0) apply_op(&s, (int32_t)next_orphan, 0);
         if (c->rec->ret != 0) continue;
-        /* a launch recording an event through a launch attribute: before
-         * its kernel, or (a programmatic event) after it, below */
-        int record_after = ss_call_records_event(c) && c->cls == SS_API_LAUNCH && !ss_launch_records_event_before(c);
-        if (ss_call_records_event(c) && !record_after && c->event >= 0 && c->stream >= 0) {
+        /* an event record: when its stream's work so far ends; a launch
+         * recording one through a launch attribute, before its kernel or
+         * (a programmatic event) after it, below */
+        int records = c->event >= 0 && c->stream >= 0 && ss_call_records_event(c);
+        int record_after = records && c->cls == SS_API_LAUNCH && !ss_launch_records_event_before(c);
+        if (records && !record_after) {
             event_ready[c->event] = s.last_end[c->stream];
             event_set[c->event] = 1;
         } else if (c->cls == SS_API_STREAM_WAIT && c->event >= 0 && c->stream >= 0 && event_set[c->event]) {
@@ -173,7 +175,7 @@ static void run(const ss_model *m, ss_findings *out)
             s.value_wait[c->stream] = 1;
         }
         for (int32_t oi = c->first_op; oi >= 0; oi = m->ops[oi].next_of_call) apply_op(&s, oi, 1);
-        if (record_after && c->event >= 0 && c->stream >= 0) {
+        if (record_after) {
             event_ready[c->event] = s.last_end[c->stream];
             event_set[c->event] = 1;
         }

@@ -209,16 +209,15 @@ void ss_api_fill_memcpy3d_batch(ss_api_rec *r, size_t num_ops, const struct cuda
  * event (every block started).  Another stream that waits on it is ordered
  * by it like by cudaEventRecord: the analyzer must see the record, or it
  * reports the wait as on an unrecorded event and the consumer as a race.
- * The runtime's and the driver's attribute ids and value layouts are the
- * same (driver_types.h, cuda.h). */
-static void launch_attr_event(ss_api_rec *r, unsigned id, uint64_t event, int at_start)
+ * The callers read the runtime's and the driver's attribute lists, each with
+ * its own types. */
+static void launch_attr_event(ss_api_rec *r, uint64_t event, int at_start)
 {
-    if (!event || (id != cudaLaunchAttributeProgrammaticEvent && id != cudaLaunchAttributeLaunchCompletionEvent))
+    if (!event)
         return;
     r->event = event;
     r->flags &= ~(uint32_t)(SS_API_F_EVENT_AT_END | SS_API_F_EVENT_AT_START);
-    r->flags |= id == cudaLaunchAttributeLaunchCompletionEvent || at_start ? SS_API_F_EVENT_AT_START
-                                                                           : SS_API_F_EVENT_AT_END;
+    r->flags |= at_start ? SS_API_F_EVENT_AT_START : SS_API_F_EVENT_AT_END;
 }
 
 void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t *config)
@@ -231,10 +230,10 @@ void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t *config)
     for (unsigned i = 0; config->attrs && i < config->numAttrs; i++) {
         const cudaLaunchAttribute *a = &config->attrs[i];
         if (a->id == cudaLaunchAttributeProgrammaticEvent)
-            launch_attr_event(r, a->id, (uint64_t)(uintptr_t)a->val.programmaticEvent.event,
+            launch_attr_event(r, (uint64_t)(uintptr_t)a->val.programmaticEvent.event,
                               a->val.programmaticEvent.triggerAtBlockStart);
         else if (a->id == cudaLaunchAttributeLaunchCompletionEvent)
-            launch_attr_event(r, a->id, (uint64_t)(uintptr_t)a->val.launchCompletionEvent.event, 1);
+            launch_attr_event(r, (uint64_t)(uintptr_t)a->val.launchCompletionEvent.event, 1);
     }
 }
 
@@ -245,16 +244,13 @@ void ss_api_fill_cu_launch_config(ss_api_rec *r, const struct CUlaunchConfig_st 
     r->stream = (uint64_t)(uintptr_t)config->hStream;
     r->arg = config->gridDimX * config->gridDimY * config->gridDimZ;
     r->arg2 = (int32_t)(config->blockDimX * config->blockDimY * config->blockDimZ);
-    _Static_assert((int)CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT == (int)cudaLaunchAttributeProgrammaticEvent &&
-                       (int)CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT == (int)cudaLaunchAttributeLaunchCompletionEvent,
-                   "the driver's launch attribute ids are the runtime's");
     for (unsigned i = 0; config->attrs && i < config->numAttrs; i++) {
         const CUlaunchAttribute *a = &config->attrs[i];
         if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT)
-            launch_attr_event(r, a->id, (uint64_t)(uintptr_t)a->value.programmaticEvent.event,
+            launch_attr_event(r, (uint64_t)(uintptr_t)a->value.programmaticEvent.event,
                               a->value.programmaticEvent.triggerAtBlockStart);
         else if (a->id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
-            launch_attr_event(r, a->id, (uint64_t)(uintptr_t)a->value.launchCompletionEvent.event, 1);
+            launch_attr_event(r, (uint64_t)(uintptr_t)a->value.launchCompletionEvent.event, 1);
     }
 }
 
