@@ -35,14 +35,16 @@
 
 #define SS_TRACE_MAGIC        "SYNCSGHT"     /* 8 bytes, no NUL stored */
 #define SS_TRACE_VERSION_MAJOR 1
-#define SS_TRACE_VERSION_MINOR 7     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
+#define SS_TRACE_VERSION_MINOR 8     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
                                         2: SS_REC_KERNEL_ACCESS; 3: SS_REC_HOST_SYNC;
                                         4: SS_REC_JIT; 5: SS_REC_STREAM_NAME,
                                         SS_REC_GRAPH_NODE, SS_GPU_F_GRAPH_NODE,
                                         driver-API calls (SS_API_F_DRIVER,
                                         SS_API_CBID_DRIVER); 6: SS_REC_CAPTURE
                                         (sampled recording windows);
-                                        7: SS_REC_SHIM_PAUSE */
+                                        7: SS_REC_SHIM_PAUSE; 8: events recorded
+                                        by launch attributes (SS_API_F_EVENT_AT_END,
+                                        _AT_START) and IPC-opened events */
 #define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
 #define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
 
@@ -183,8 +185,8 @@ enum ss_api_flags {
     SS_API_F_DRIVER     = 1u << 7, /* a CUDA driver-API call (1.5): cbid is
                                       SS_API_CBID_DRIVER + CUPTI's driver cbid */
     /* A launch that records `event` through a launch attribute
-     * (cudaLaunchKernelEx, cuLaunchKernelEx; bits added within 1.7: a
-     * reader that knows nothing of them sees a plain launch).  EVENT_AT_END: a
+     * (cudaLaunchKernelEx, cuLaunchKernelEx; 1.8: a reader that knows
+     * nothing of them sees a plain launch).  EVENT_AT_END: a
      * programmatic event that its blocks trigger
      * (cudaLaunchAttributeProgrammaticEvent, cudaTriggerProgrammaticLaunch-
      * Completion or the block's end).  EVENT_AT_START: it fires once every
