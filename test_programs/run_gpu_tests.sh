@@ -76,6 +76,8 @@ FIXTURES="$FIXTURES triton_reader_race triton_reader_race_fixed"
 FIXTURES="$FIXTURES train_item_loop train_item_loop_fixed"
 # cuDNN's own buffer behind a batch-norm kernel: the library's, not the program's.
 FIXTURES="$FIXTURES torch_cnn_batchnorm"
+# CUDA tensors received from another process (torch.multiprocessing): waits on the sender's IPC event.
+FIXTURES="$FIXTURES torch_mp_cuda_handoff"
 # A kernel launched from two lines through one stub (each site its own calls), and
 # streams named through NVTX and by their creation line.
 FIXTURES="$FIXTURES same_kernel_two_lines stream_names"
