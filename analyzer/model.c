@@ -1016,17 +1016,39 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         if (m->contexts[i]->context_id)
             ss_u64map_put(&ctx_device, m->contexts[i]->context_id, m->contexts[i]->device);
 
-    /* 1. what the shim told us about streams */
+    /* 1. what the shim told us about streams.  A record is joined to the
+     * stream made by the same call (its correlation id) when nothing else
+     * names it, but one call can make several streams: the process's first
+     * call that needs a context (a cudaStreamCreate, as CuPy's first call
+     * is) also makes the context's own streams, the legacy stream among
+     * them, and CUPTI gives each of their STREAM records that call's
+     * correlation id.  Such a correlation id says nothing of which stream
+     * is which: records carrying it join by stream id and handle only, and
+     * only a record with a handle (the created stream's) speaks for it. */
+    ss_u64map corr_sids = { 0 };   /* corr -> CUPTI's stream records (a stream id, no handle) with it */
+    for (uint32_t i = 0; i < L->nsrec; i++) {
+        const ss_stream_rec *r = L->srec[i];
+        if (r->corr && r->stream_id && !r->handle)
+            ss_u64map_put(&corr_sids, r->corr, ss_u64map_get(&corr_sids, r->corr, 0) + 1);
+    }
     for (uint32_t i = 0; i < L->nsrec; i++) {
         const ss_stream_rec *r = L->srec[i];
         int32_t s = -1;
+        int corr_ambiguous = r->corr && ss_u64map_get(&corr_sids, r->corr, 0) > 1;
         if (r->stream_id) {
             int64_t v = ss_u64map_get(&L->sid_map, r->stream_id, -1);
             if (v >= 0) s = sfind(L, (int32_t)v);
         }
-        if (s < 0 && r->corr) {
+        if (s < 0 && r->corr && !corr_ambiguous) {
             int64_t v = ss_u64map_get(&L->corr_stream, r->corr, -1);
-            if (v >= 0) s = sfind(L, (int32_t)v);
+            if (v >= 0) {
+                int32_t t = sfind(L, (int32_t)v);
+                const ss_stream *ts = &m->streams[t];
+                /* never two stream ids, or the legacy stream and a created one */
+                if (!(r->stream_id && ts->stream_id && ts->stream_id != r->stream_id) &&
+                    !(r->kind == SS_STREAM_LEGACY_NULL && ts->handle))
+                    s = t;
+            }
         }
         if (s < 0 && !r->stream_id && r->handle) {
             int64_t v = ss_u64map_get(&L->handle_map, r->handle, -1);
@@ -1047,10 +1069,11 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         if (r->priority) st->priority = r->priority;
         if (r->stream_id) ss_u64map_put(&L->sid_map, r->stream_id, s);
         if (r->handle) ss_u64map_put(&L->handle_map, r->handle, s);
-        if (r->corr) ss_u64map_put(&L->corr_stream, r->corr, s);
+        if (r->corr && (!corr_ambiguous || r->handle)) ss_u64map_put(&L->corr_stream, r->corr, s);
         if (r->kind == SS_STREAM_LEGACY_NULL)
             ss_u64map_put(&L->legacy_map, (uint64_t)(uint32_t)st->device, s);
     }
+    ss_u64map_free(&corr_sids);
     for (uint32_t i = 0; i < m->ncontexts; i++) {
         const ss_context_rec *c = m->contexts[i];
         if (!c->null_stream_id) continue;

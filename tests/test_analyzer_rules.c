@@ -1194,6 +1194,76 @@ static void test_stream_identity(void)
     ss_model_free(m);
 }
 
+/* The process's first call that needs a context is a cudaStreamCreate (as
+ * CuPy's first call is): the driver makes the context's own streams in it,
+ * the legacy stream among them, and CUPTI gives every one of their STREAM
+ * records that call's correlation id.  The created stream must stay the
+ * created one (non-blocking, its handle), whatever order the records come
+ * in; joining by correlation id made it the legacy default stream. */
+static void write_context_streams(const char *name, int cupti_first)
+{
+    tb b;
+    tb_open(&b, name);
+    uint32_t corr = CALL(&b, .cbid = CB_cudaStreamCreateWithFlags, .t0 = US(1), .t1 = MS(150), .stream = 0xA1,
+                         .arg = 1);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == (cupti_first ? 0 : 1)) {   /* CUPTI's STREAM activity records, delivered later */
+            tb_stream(&b, 0, 6, SS_STREAM_BLOCKING, 0, corr);
+            tb_stream(&b, 0, LEGACY_SID, SS_STREAM_LEGACY_NULL, 0, corr);
+            tb_stream(&b, 0, 8, SS_STREAM_NON_BLOCKING, 0, corr);
+            tb_stream(&b, 0, 13, SS_STREAM_NON_BLOCKING, 0, corr);
+        } else {   /* the shim's: the resource callback (handle, CUPTI id), the call's (handle, kind) */
+            tb_stream(&b, 0xA1, 13, SS_STREAM_UNKNOWN, 0, 0);
+            tb_stream(&b, 0xA1, 0, SS_STREAM_NON_BLOCKING, 1, corr);
+        }
+    }
+    tb_create_stream(&b, MS(151), 0xA2, 14, 1);
+    for (int i = 0; i < 4; i++) {
+        tb_launch(&b, MS(160 + 2 * i), 0xA1, 13, MS(160.1 + 2 * i), MS(161 + 2 * i), NULL, 0);
+        tb_launch(&b, MS(160.5 + 2 * i), 0xA2, 14, MS(160.6 + 2 * i), MS(161.5 + 2 * i), NULL, 0);
+        CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(161.6 + 2 * i), .t1 = MS(161.7 + 2 * i), .stream = 0xA1);
+    }
+    tb_close(&b);
+}
+
+static void test_context_streams(void)
+{
+    for (int cupti_first = 0; cupti_first < 2; cupti_first++) {
+        char name[64], path[600], err[256] = "";
+        snprintf(name, sizeof name, "context_streams_%d", cupti_first);
+        write_context_streams(name, cupti_first);
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, name);
+        ss_model *m = ss_model_load(path, err, sizeof err);
+        CHECK(m != NULL, "load: %s", err);
+        if (!m) continue;
+        int created_ok = 0, legacy_ok = 0, launches_ok = 1;
+        for (uint32_t i = 0; i < m->nstreams; i++) {
+            const ss_stream *st = &m->streams[i];
+            if (st->stream_id == 13)
+                created_ok = st->handle == 0xA1 && st->kind == SS_STREAM_NON_BLOCKING;
+            if (st->stream_id == LEGACY_SID) legacy_ok = st->kind == SS_STREAM_LEGACY_NULL && st->handle != 0xA1;
+        }
+        for (uint32_t c = 0; c < m->ncalls; c++) {
+            const ss_call *call = &m->calls[c];
+            if (call->rec->stream != 0xA1 || call->cls == SS_API_STREAM_CREATE) continue;
+            if (call->stream < 0 || m->streams[call->stream].kind != SS_STREAM_NON_BLOCKING ||
+                m->streams[call->stream].stream_id != 13)
+                launches_ok = 0;
+        }
+        CHECK(created_ok, "%s: the stream created with the context lost its handle or kind", name);
+        CHECK(legacy_ok, "%s: the legacy stream took the created stream's handle (or lost its kind)", name);
+        CHECK(launches_ok, "%s: calls on the created stream were put on another stream", name);
+        ss_model_free(m);
+        /* and no rule calls the created stream's syncs device-wide */
+        result r = analyze(path, &ss_rule_device_sync_overuse);
+        CHECK(r.f.n == 0, "%s: device-sync-overuse reported %u findings", name, r.f.n);
+        done(&r);
+        r = analyze(path, &ss_rule_legacy_stream_serialization);
+        CHECK(r.f.n == 0, "%s: legacy-stream-serialization reported %u findings", name, r.f.n);
+        done(&r);
+    }
+}
+
 /* A graph whose memcpy node writes pageable memory: every launch blocks until
  * the graph finishes.  Judged at the launch, not at the captured copy (which
  * ran nothing). */
@@ -2404,6 +2474,7 @@ int main(int argc, char **argv)
     test_stream_memops();
     test_relies_on_legacy();
     test_stream_identity();
+    test_context_streams();
     test_graph_pageable();
     test_graph_nodes();
     test_graph_exec_streams();
