@@ -192,6 +192,32 @@ static void maker_visit(void *ctx, uint32_t i, const ss_frame *f, int is_user)
     w->function = f->function;
 }
 
+/* The Python framework a module belongs to, from its path: its compiled
+ * code (PyTorch's libtorch and c10 libraries, CuPy's Cython modules under
+ * cupy/ and cupy_backends/), or NULL. */
+static const char *framework_of_module(const char *module)
+{
+    if (strstr(module, "/cupy/") || strstr(module, "/cupy_backends/")) return "CuPy";
+    const char *b = strrchr(module, '/');
+    b = b ? b + 1 : module;
+    if (!strncmp(b, "libtorch", 8) || !strncmp(b, "libc10", 6) || strstr(module, "/torch/")) return "PyTorch";
+    return NULL;
+}
+
+/* ss_call_framework: the innermost frame in a framework's module */
+static void framework_visit(void *ctx, uint32_t i, const ss_frame *f, int is_user)
+{
+    (void)i; (void)is_user;
+    library_walk *w = ctx;
+    if (w->done || !f->module) return;   /* an unknown frame: look further out */
+    const char *fw = framework_of_module(f->module);
+    if (!fw) return;
+    w->module = fw;
+    w->function = f->function;
+    w->found = 1;
+    w->done = 1;
+}
+
 typedef struct library_entry { char lib[96], fn[160]; } library_entry;
 struct ss_library_cache {
     ss_u64map by_stack;   /* stack id -> index in v, or -1: made by the user's code */
@@ -208,8 +234,8 @@ static void library_cache_free(struct ss_library_cache *c)
 }
 
 /* Walk call's native stack with `visit` (mode: which walk, part of the
- * cache key: 0 ss_call_library, 1 ss_call_cuda_library, 2 ss_call_maker),
- * the result cached per stack. */
+ * cache key: 0 ss_call_library, 1 ss_call_cuda_library, 2 ss_call_maker,
+ * 3 ss_call_framework), the result cached per stack. */
 static int walk_library(const ss_model *m, int32_t call, int mode, char *lib, size_t liblen, char *fn, size_t fnlen)
 {
     int none = mode == 2 ? -1 : 0;   /* no native stack says (ss_call_maker: -1) */
@@ -227,12 +253,13 @@ static int walk_library(const ss_model *m, int32_t call, int mode, char *lib, si
         mm->library_cache_free = library_cache_free;
     }
     struct ss_library_cache *c = mm->library_cache;
-    uint64_t key = 3 * (uint64_t)rec->stack_id + (uint64_t)mode;
+    uint64_t key = 4 * (uint64_t)rec->stack_id + (uint64_t)mode;
     int64_t k = ss_u64map_get(&c->by_stack, key, -2);
     if (k == -2) {
         library_walk w = { 0 };
         ss_stack_walk(model_symbolizer_locked(m), ss_rec_tail(&s->h, sizeof(*s)), s->depth,
-                      mode == 2 ? maker_visit : mode ? cuda_library_visit : library_visit, &w);
+                      mode == 3 ? framework_visit : mode == 2 ? maker_visit : mode ? cuda_library_visit : library_visit,
+                      &w);
         k = -1;
         if (w.found) {
             library_entry e;
@@ -268,6 +295,11 @@ int ss_call_cuda_library(const ss_model *m, int32_t call, char *lib, size_t libl
 int ss_call_maker(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen)
 {
     return walk_library(m, call, 2, lib, liblen, fn, fnlen);
+}
+
+int ss_call_framework(const ss_model *m, int32_t call, char *name, size_t len)
+{
+    return walk_library(m, call, 3, name, len, NULL, 0) > 0;
 }
 
 int ss_site_source(const ss_site *site, const char **file, size_t *file_len, uint32_t *line)

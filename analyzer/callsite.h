@@ -73,6 +73,13 @@ int ss_call_cuda_library(const ss_model *m, int32_t call, char *lib, size_t libl
  * own module, -1 when no native stack says.  Thread-safe. */
 int ss_call_maker(const ss_model *m, int32_t call, char *lib, size_t liblen, char *fn, size_t fnlen);
 
+/* The Python framework whose compiled code made call `call`: the innermost
+ * frame of its native stack in a PyTorch module (libtorch*, libc10*, under
+ * torch/) or a CuPy one (under cupy/ or cupy_backends/).  Its name
+ * ("PyTorch", "CuPy") into name; returns 1.  0 when no frame is one of
+ * theirs or no native stack says.  Thread-safe. */
+int ss_call_framework(const ss_model *m, int32_t call, char *name, size_t len);
+
 /* The site as text, NUL-terminated (cut to fit): "file:line function",
  * "module+0xoffset function", "<api> on stream 0x... (<kind>)", ... */
 void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len);

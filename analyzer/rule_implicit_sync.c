@@ -199,7 +199,8 @@ static void visit(void *ctx, int32_t op)
     if (ss_op_touches_alloc(d->m, op, d->a_dst) || ss_op_touches_alloc(d->m, op, d->a_src)) d->depends = 1;
 }
 
-static const char *fix_for(const char *base, ss_api_class cls, int native)
+/* cupy: a Python line's sync made by CuPy's compiled code (ss_call_framework) */
+static const char *fix_for(const char *base, ss_api_class cls, int native, int cupy)
 {
     if ((cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC || cls == SS_API_DEVICE_SYNC) && native)
         return "This synchronization was made inside a header-only CUDA library's algorithm that this line calls: "
@@ -208,6 +209,12 @@ static const char *fix_for(const char *base, ss_api_class cls, int native)
                "each algorithm. Keep results on the device (cub::DeviceReduce and the like write them to device "
                "memory; copy them with cudaMemcpyAsync into pinned memory and synchronize once, where the host "
                "needs them), and pass thrust::cuda::par_nosync.on(stream) where no synchronization is needed.";
+    if ((cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC || cls == SS_API_DEVICE_SYNC) && cupy)
+        return "This synchronization was issued by a CuPy operation called from this line: ndarray.get() and "
+               "cupy.asnumpy() wait for their stream unless given blocking=False (copy into a pinned out= buffer, "
+               "e.g. cupyx.empty_pinned, then synchronize the stream where the host reads it); float(x), int(x), "
+               "bool(x), x.item() and print(x) of a device array read it back and wait. Keep values on the GPU and "
+               "read them once, or less often.";
     if (cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC || cls == SS_API_DEVICE_SYNC)
         return "This synchronization was issued by a PyTorch operation called from this line (.item(), .cpu(), "
                ".tolist(), .numpy(), bool(tensor), print(tensor), nonzero(), boolean-mask indexing...): keep the "
@@ -317,6 +324,10 @@ static void run(const ss_model *m, ss_findings *out)
         /* made by a header library for a C++ line (no Python stack), not by a
          * framework for a Python one */
         int native = !ss_model_pystack(m, c->rec->pystack_id);
+        /* which framework's operation it was, from the native stack: the
+         * examples and the fix are that framework's */
+        char fw[32] = "";
+        int cupy = !native && ss_call_framework(m, (int32_t)i, fw, sizeof fw) && !strcmp(fw, "CuPy");
         uint64_t idle = 0;
         if (!ss_model_busy_at(m, dev, c->rec->t_exit)) {
             uint64_t next = ss_model_next_start(m, dev, c->rec->t_exit);
@@ -335,6 +346,7 @@ static void run(const ss_model *m, ss_findings *out)
                      ss_model_call_name(m, c), ss_stream_describe(m, c->stream, sd, sizeof sd),
                      !framework_copy ? ""
                      : native        ? ", made by the library for your line, not asked for by your code"
+                     : cupy          ? ", issued by a CuPy operation on your line: ndarray.get(), cupy.asnumpy()..."
                                      : ", issued by a framework operation on your line: .cpu(), .to(), .item()...");
         else if (c->cls == SS_API_STREAM_CREATE)
             snprintf(what, sizeof what, "%s (creating %s)", ss_model_call_name(m, c),
@@ -343,6 +355,7 @@ static void run(const ss_model *m, ss_findings *out)
             snprintf(what, sizeof what, "%s%s%s%s", ss_model_call_name(m, c), c->stream >= 0 ? " on " : "",
                      c->stream >= 0 ? ss_stream_describe(m, c->stream, sd, sizeof sd) : "",
                      native ? " (made by the library for your line, not asked for by your code)"
+                     : cupy ? ", issued by a CuPy operation on your line (ndarray.get(), cupy.asnumpy(), float(x)...)"
                             : ", issued by a framework operation on your line (.item(), .cpu(), print(tensor)...)");
         else
             snprintf(what, sizeof what, "%s%s%s", ss_model_call_name(m, c), c->stream >= 0 ? " on " : "",
@@ -372,7 +385,7 @@ static void run(const ss_model *m, ss_findings *out)
                            framework_copy ? SS_API_STREAM_SYNC
                            : c->blocking_copy == SS_BLOCKING_COPY_COPY ? SS_API_COPY_SYNC
                                                                       : (ss_api_class)c->cls,
-                           native),
+                           native, cupy),
             .refs = { { (int32_t)i, c->first_op, "blocking call" }, { d.last >= 0 ? m->ops[d.last].call : -1, d.last, "work it waited for" } },
             .nrefs = d.last >= 0 ? 2 : 1,
             .alloc = c->alloc,

@@ -72,6 +72,8 @@ FIXTURES="$FIXTURES vmm_race vmm_race_fixed"
 # driver-only program, CuPy's RawKernel, a torch.compile'd (Triton) reader.
 FIXTURES="$FIXTURES driver_launch_race driver_launch_race_fixed cupy_rawkernel_race cupy_rawkernel_race_fixed"
 FIXTURES="$FIXTURES triton_reader_race triton_reader_race_fixed"
+# CuPy streams with blocking gets against non-blocking ones; its first stream makes the context.
+FIXTURES="$FIXTURES cupy_stream_pipeline cupy_stream_pipeline_fixed"
 # A training loop as people write it: setup vs steady state, the blocking-copy idiom (model.cuda()).
 FIXTURES="$FIXTURES train_item_loop train_item_loop_fixed"
 # cuDNN's own buffer behind a batch-norm kernel: the library's, not the program's.
