@@ -11,17 +11,7 @@
 // chunk only after its stream's cudaStreamSynchronize, and frees after all of
 // them.  Expected: no finding of any rule (a stranger's correct program).
 #include <cstdio>
-#include <cstdlib>
-#include <cuda_runtime.h>
-
-#define CHECK(call)                                                                          \
-    do {                                                                                     \
-        cudaError_t err_ = (call);                                                           \
-        if (err_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));     \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
+#include "ss_test.cuh"
 
 __global__ void saxpy(size_t n, float a, const float *x, float *y)
 {
@@ -34,46 +24,46 @@ int main()
     const size_t N = 1 << 24;
     const int CHUNKS = 4, ROUNDS = 3;
     int dev = 0;
-    CHECK(cudaGetDevice(&dev));
+    CK(cudaGetDevice(&dev));
     int concurrent = 0;
-    CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, dev));
+    CK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, dev));
     float *x, *y;
-    CHECK(cudaMallocManaged(&x, N * sizeof(float)));
-    CHECK(cudaMallocManaged(&y, N * sizeof(float)));
+    CK(cudaMallocManaged(&x, N * sizeof(float)));
+    CK(cudaMallocManaged(&y, N * sizeof(float)));
     for (size_t i = 0; i < N; i++) {
         x[i] = 1.0f;
         y[i] = 2.0f;
     }
     cudaMemLocation gpu = { cudaMemLocationTypeDevice, dev };
     cudaMemLocation cpu = { cudaMemLocationTypeHost, 0 };
-    if (concurrent) CHECK(cudaMemAdvise(x, N * sizeof(float), cudaMemAdviseSetReadMostly, gpu));
+    if (concurrent) CK(cudaMemAdvise(x, N * sizeof(float), cudaMemAdviseSetReadMostly, gpu));
 
     cudaStream_t streams[CHUNKS];
-    for (int c = 0; c < CHUNKS; c++) CHECK(cudaStreamCreate(&streams[c]));
+    for (int c = 0; c < CHUNKS; c++) CK(cudaStreamCreate(&streams[c]));
     const size_t per = N / CHUNKS;
     int bad = 0;
     for (int round = 0; round < ROUNDS; round++) {
         for (int c = 0; c < CHUNKS; c++) {
             float *xc = x + c * per, *yc = y + c * per;
             if (concurrent) {
-                CHECK(cudaMemPrefetchAsync(xc, per * sizeof(float), gpu, 0, streams[c]));
-                CHECK(cudaMemPrefetchAsync(yc, per * sizeof(float), gpu, 0, streams[c]));
+                CK(cudaMemPrefetchAsync(xc, per * sizeof(float), gpu, 0, streams[c]));
+                CK(cudaMemPrefetchAsync(yc, per * sizeof(float), gpu, 0, streams[c]));
             }
             saxpy<<<264, 256, 0, streams[c]>>>(per, 2.0f, xc, yc);
-            CHECK(cudaGetLastError());
-            if (concurrent) CHECK(cudaMemPrefetchAsync(yc, per * sizeof(float), cpu, 0, streams[c]));
+            CK_LAUNCH();
+            if (concurrent) CK(cudaMemPrefetchAsync(yc, per * sizeof(float), cpu, 0, streams[c]));
         }
         for (int c = 0; c < CHUNKS; c++) {
-            CHECK(cudaStreamSynchronize(streams[c]));
+            CK(cudaStreamSynchronize(streams[c]));
             // y = 2 + 2 * (round + 1) after this round
             const float want = 2.0f + 2.0f * (round + 1);
             for (size_t i = c * per; i < (c + 1) * per; i += 4097)
                 if (y[i] != want) bad++;
         }
     }
-    for (int c = 0; c < CHUNKS; c++) CHECK(cudaStreamDestroy(streams[c]));
-    CHECK(cudaFree(x));
-    CHECK(cudaFree(y));
+    for (int c = 0; c < CHUNKS; c++) CK(cudaStreamDestroy(streams[c]));
+    CK(cudaFree(x));
+    CK(cudaFree(y));
     printf("um prefetch streams: %d chunks x %d rounds, concurrent managed access %d, %s\n", CHUNKS, ROUNDS,
            concurrent, bad ? "WRONG" : "correct");
     return bad ? 1 : 0;

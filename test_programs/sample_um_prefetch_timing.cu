@@ -13,17 +13,7 @@
 // milliseconds, so they must not be reported as waits that synchronized
 // nothing.  Expected: no finding of any rule.
 #include <cstdio>
-#include <cstdlib>
-#include <cuda_runtime.h>
-
-#define CHECK(call)                                                                          \
-    do {                                                                                     \
-        cudaError_t err_ = (call);                                                           \
-        if (err_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));     \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
+#include "ss_test.cuh"
 
 __global__ void scale(size_t n, float *y)
 {
@@ -35,41 +25,41 @@ int main()
 {
     const size_t N = 1 << 26;
     int dev = 0;
-    CHECK(cudaGetDevice(&dev));
+    CK(cudaGetDevice(&dev));
     int concurrent = 0;
-    CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, dev));
+    CK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, dev));
     float *y;
-    CHECK(cudaMallocManaged(&y, N * sizeof(float)));
+    CK(cudaMallocManaged(&y, N * sizeof(float)));
     for (size_t i = 0; i < N; i++) y[i] = 1.0f;
     cudaStream_t s;
-    CHECK(cudaStreamCreate(&s));
+    CK(cudaStreamCreate(&s));
     cudaMemLocation gpu = { cudaMemLocationTypeDevice, dev }, cpu = { cudaMemLocationTypeHost, 0 };
     cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
+    CK(cudaEventCreate(&start));
+    CK(cudaEventCreate(&stop));
     float want = 1.0f;
     int bad = 0;
     for (int rep = 0; rep < 5; rep++) {
-        if (concurrent) CHECK(cudaMemPrefetchAsync(y, N * sizeof(float), gpu, 0, s));
-        CHECK(cudaStreamSynchronize(s));   // the data is on the GPU before the timed interval
-        CHECK(cudaEventRecord(start, s));
+        if (concurrent) CK(cudaMemPrefetchAsync(y, N * sizeof(float), gpu, 0, s));
+        CK(cudaStreamSynchronize(s));   // the data is on the GPU before the timed interval
+        CK(cudaEventRecord(start, s));
         scale<<<1024, 256, 0, s>>>(N, y);
-        CHECK(cudaGetLastError());
-        CHECK(cudaEventRecord(stop, s));
-        CHECK(cudaEventSynchronize(stop));
+        CK_LAUNCH();
+        CK(cudaEventRecord(stop, s));
+        CK(cudaEventSynchronize(stop));
         float ms = 0;
-        CHECK(cudaEventElapsedTime(&ms, start, stop));
-        if (concurrent) CHECK(cudaMemPrefetchAsync(y, N * sizeof(float), cpu, 0, s));
-        CHECK(cudaStreamSynchronize(s));   // home before the host reads
+        CK(cudaEventElapsedTime(&ms, start, stop));
+        if (concurrent) CK(cudaMemPrefetchAsync(y, N * sizeof(float), cpu, 0, s));
+        CK(cudaStreamSynchronize(s));   // home before the host reads
         want = 2.0f * want + 1.0f;
         for (size_t i = 0; i < N; i += 65537)
             if (y[i] != want) bad++;
         printf("rep %d: kernel %.3f ms\n", rep, ms > 0 ? ms : 0.0f);
     }
-    CHECK(cudaEventDestroy(start));
-    CHECK(cudaEventDestroy(stop));
-    CHECK(cudaStreamDestroy(s));
-    CHECK(cudaFree(y));
+    CK(cudaEventDestroy(start));
+    CK(cudaEventDestroy(stop));
+    CK(cudaStreamDestroy(s));
+    CK(cudaFree(y));
     printf("um prefetch timing: %s\n", bad ? "WRONG" : "correct");
     return bad ? 1 : 0;
 }

@@ -12,17 +12,7 @@
 // 0x0 (legacy default)", with no finding here (in cupy_stream_pipeline.py
 // its synchronizes became two device-sync-overuse findings).
 #include <cstdio>
-#include <cstdlib>
-#include <cuda_runtime.h>
-
-#define CK(call)                                                                             \
-    do {                                                                                     \
-        cudaError_t err_ = (call);                                                           \
-        if (err_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));     \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
+#include "ss_test.cuh"
 
 __global__ void axpb(float *x, int n, float a, float b)
 {
@@ -47,7 +37,7 @@ int main(void)
             for (int i = 0; i < N; i += 4096) h[k][i] = (float)(step + k);
             CK(cudaMemcpyAsync(d[k], h[k], N * sizeof(float), cudaMemcpyHostToDevice, s[k]));
             axpb<<<264, 256, 0, s[k]>>>(d[k], N, 2.0f, 1.0f);
-            CK(cudaGetLastError());
+            CK_LAUNCH();
             CK(cudaMemcpyAsync(h[k], d[k], N * sizeof(float), cudaMemcpyDeviceToHost, s[k]));
         }
         for (int k = 0; k < 2; k++) {
