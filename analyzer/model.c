@@ -1201,15 +1201,29 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     free(jj.enter);
 
     ss_timing("load.streams_and_joins.ops", t_step); t_step = ss_seconds();
-    /* 4. compact the union-find into final indices */
+    /* 4. compact the union-find into final indices, without the driver's
+     * own streams: those it makes with a context are known only from
+     * CUPTI's records (no handle, no creating call) and, with no call or
+     * operation on them, are no streams of the program (they would count
+     * as streams sharing hardware queues, or among a device's blocking
+     * streams).  The legacy and per-thread default streams stay. */
+    uint8_t *used = ss_xcalloc(m->nstreams ? m->nstreams : 1, 1);
+    for (uint32_t i = 0; i < m->ncalls; i++)
+        if (m->calls[i].stream >= 0) used[sfind(L, m->calls[i].stream)] = 1;
+    for (uint32_t i = 0; i < m->nops; i++) used[sfind(L, m->ops[i].stream)] = 1;
     int32_t *final = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(int32_t));
     uint32_t nfinal = 0;
-    for (uint32_t i = 0; i < m->nstreams; i++)
-        if (sfind(L, (int32_t)i) == (int32_t)i) final[i] = (int32_t)nfinal++;
+    for (uint32_t i = 0; i < m->nstreams; i++) {
+        const ss_stream *st = &m->streams[i];
+        int keep = used[i] || st->handle || st->create_call >= 0 || st->kind == SS_STREAM_LEGACY_NULL ||
+                   st->kind == SS_STREAM_PER_THREAD;
+        final[i] = sfind(L, (int32_t)i) == (int32_t)i && keep ? (int32_t)nfinal++ : -1;
+    }
+    free(used);
     for (uint32_t i = 0; i < m->nstreams; i++) final[i] = final[sfind(L, (int32_t)i)];
     ss_stream *streams = ss_xcalloc(nfinal ? nfinal : 1, sizeof(ss_stream));
     for (uint32_t i = 0; i < m->nstreams; i++)
-        if (sfind(L, (int32_t)i) == (int32_t)i) streams[final[i]] = m->streams[i];
+        if (sfind(L, (int32_t)i) == (int32_t)i && final[i] >= 0) streams[final[i]] = m->streams[i];
     for (uint32_t i = 0; i < m->ncalls; i++)
         if (m->calls[i].stream >= 0) m->calls[i].stream = final[m->calls[i].stream];
     for (uint32_t i = 0; i < m->nops; i++) m->ops[i].stream = final[m->ops[i].stream];

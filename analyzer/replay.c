@@ -2208,11 +2208,7 @@ static void find_hw_queues(ss_replay *r, int32_t dv)
     uint32_t nq = 0;
     for (uint32_t i = 0; i < d->nstreams; i++) {
         const ss_stream *s = &m->streams[d->streams[i]];
-        /* the program's streams: a handle it was given, or work of its own
-         * (the driver's streams made with the context, known only from
-         * CUPTI's records, have neither and queue nothing here) */
-        if ((s->kind == SS_STREAM_BLOCKING || s->kind == SS_STREAM_NON_BLOCKING) && s->stream_id &&
-            (s->handle || r->st[d->streams[i]].nops))
+        if ((s->kind == SS_STREAM_BLOCKING || s->kind == SS_STREAM_NON_BLOCKING) && s->stream_id)
             qs[nq++] = d->streams[i];
     }
     if (nq <= conn) { free(qs); return; }

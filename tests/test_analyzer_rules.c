@@ -1236,9 +1236,10 @@ static void test_context_streams(void)
         ss_model *m = ss_model_load(path, err, sizeof err);
         CHECK(m != NULL, "load: %s", err);
         if (!m) continue;
-        int created_ok = 0, legacy_ok = 0, launches_ok = 1;
+        int created_ok = 0, legacy_ok = 0, launches_ok = 1, driver_streams = 0;
         for (uint32_t i = 0; i < m->nstreams; i++) {
             const ss_stream *st = &m->streams[i];
+            driver_streams += st->stream_id == 6 || st->stream_id == 8;
             if (st->stream_id == 13)
                 created_ok = st->handle == 0xA1 && st->kind == SS_STREAM_NON_BLOCKING;
             if (st->stream_id == LEGACY_SID) legacy_ok = st->kind == SS_STREAM_LEGACY_NULL && st->handle != 0xA1;
@@ -1253,6 +1254,8 @@ static void test_context_streams(void)
         CHECK(created_ok, "%s: the stream created with the context lost its handle or kind", name);
         CHECK(legacy_ok, "%s: the legacy stream took the created stream's handle (or lost its kind)", name);
         CHECK(launches_ok, "%s: calls on the created stream were put on another stream", name);
+        CHECK(driver_streams == 0, "%s: the driver's idle context streams are streams of the model (%d)", name,
+              driver_streams);
         ss_model_free(m);
         /* and no rule calls the created stream's syncs device-wide */
         result r = analyze(path, &ss_rule_device_sync_overuse);
