@@ -202,20 +202,21 @@ static void visit(void *ctx, int32_t op)
 /* cupy: a Python line's sync made by CuPy's compiled code (ss_call_framework) */
 static const char *fix_for(const char *base, ss_api_class cls, int native, int cupy)
 {
-    if ((cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC || cls == SS_API_DEVICE_SYNC) && native)
+    int sync = cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC || cls == SS_API_DEVICE_SYNC;
+    if (sync && native)
         return "This synchronization was made inside a header-only CUDA library's algorithm that this line calls: "
                "an algorithm that returns its result to the host (thrust::reduce, thrust::count, "
                "thrust::inner_product...) waits for its stream, and Thrust's thrust::cuda::par synchronizes after "
                "each algorithm. Keep results on the device (cub::DeviceReduce and the like write them to device "
                "memory; copy them with cudaMemcpyAsync into pinned memory and synchronize once, where the host "
                "needs them), and pass thrust::cuda::par_nosync.on(stream) where no synchronization is needed.";
-    if ((cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC || cls == SS_API_DEVICE_SYNC) && cupy)
+    if (sync && cupy)
         return "This synchronization was issued by a CuPy operation called from this line: ndarray.get() and "
                "cupy.asnumpy() wait for their stream unless given blocking=False (copy into a pinned out= buffer, "
                "e.g. cupyx.empty_pinned, then synchronize the stream where the host reads it); float(x), int(x), "
                "bool(x), x.item() and print(x) of a device array read it back and wait. Keep values on the GPU and "
                "read them once, or less often.";
-    if (cls == SS_API_STREAM_SYNC || cls == SS_API_EVENT_SYNC || cls == SS_API_DEVICE_SYNC)
+    if (sync)
         return "This synchronization was issued by a PyTorch operation called from this line (.item(), .cpu(), "
                ".tolist(), .numpy(), bool(tensor), print(tensor), nonzero(), boolean-mask indexing...): keep the "
                "value on the GPU (e.g. accumulate the loss in a tensor) and read it once, or less often; "
