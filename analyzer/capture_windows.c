@@ -12,7 +12,7 @@ int ss_capture_hot_class(uint8_t cls)
     case SS_API_MEMSET_ASYNC: case SS_API_DEVICE_SYNC: case SS_API_STREAM_SYNC: case SS_API_EVENT_SYNC:
     case SS_API_STREAM_QUERY: case SS_API_EVENT_QUERY: case SS_API_EVENT_RECORD: case SS_API_STREAM_WAIT:
     case SS_API_HOST_FUNC: case SS_API_EVENT_ELAPSED: case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE:
-    case SS_API_STREAM_BATCH_MEMOP:
+    case SS_API_STREAM_BATCH_MEMOP: case SS_API_MANAGED_MEMORY:
         return 1;
     default:
         return 0;

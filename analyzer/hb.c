@@ -257,13 +257,15 @@ static void event_recorded(ss_hb *h, int32_t event, const uint32_t *vc)
 
 /* Stream memory operations are submissions too: they take their place in
  * their stream's order (a wait-value holds back what follows it, a
- * write-value lands after what precedes it). */
+ * write-value lands after what precedes it); so are managed-memory
+ * prefetches, which touch no data the model follows. */
 static int is_submission(uint8_t cls)
 {
     switch (cls) {
     case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
     case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
     case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
+    case SS_API_MANAGED_MEMORY:
         return 1;
     default:
         return 0;

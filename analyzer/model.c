@@ -39,6 +39,7 @@ static const char *const class_names[SS_API_CLASS_COUNT] = {
     "event-record", "stream-wait", "stream-create", "stream-destroy", "event-create",
     "event-destroy", "host-func", "set-limit", "capture", "event-elapsed", "device-reset",
     "graph-node", "stream-wait-value", "stream-write-value", "stream-batch-memop",
+    "managed-memory",
 };
 
 const char *ss_api_class_name(ss_api_class c)
@@ -721,7 +722,7 @@ static int class_uses_stream(ss_api_class c, int is_async)
     case SS_API_STREAM_SYNC: case SS_API_STREAM_QUERY: case SS_API_EVENT_RECORD:
     case SS_API_STREAM_WAIT: case SS_API_STREAM_DESTROY: case SS_API_HOST_FUNC:
     case SS_API_CAPTURE: case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE:
-    case SS_API_STREAM_BATCH_MEMOP:
+    case SS_API_STREAM_BATCH_MEMOP: case SS_API_MANAGED_MEMORY:
         return 1;
     case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
         return 1;   /* synchronous copies run on the (legacy or per-thread) default stream */
@@ -1392,6 +1393,17 @@ static void build_events_allocs(ss_model *m)
     free(newidx);
 }
 
+int ss_call_is_unrecorded_stream_work(const ss_call *c)
+{
+    switch (c->cls) {
+    case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
+    case SS_API_MANAGED_MEMORY:
+        return c->stream >= 0 && !c->captured && c->rec->ret == 0;
+    default:
+        return 0;
+    }
+}
+
 uint64_t ss_call_memop_value(const ss_call *c)
 {
     const ss_api_rec *r = c->rec;
@@ -1413,6 +1425,7 @@ static int capturable(uint8_t cls)
     switch (cls) {
     case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
     case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
+    case SS_API_MANAGED_MEMORY:
     case SS_API_ALLOC: case SS_API_FREE:   /* stream-ordered cudaMallocAsync/cudaFreeAsync */
     case SS_API_EVENT_RECORD: case SS_API_STREAM_WAIT:
         return 1;
@@ -1474,7 +1487,7 @@ static void build_capture(ss_model *m, unsigned threads)
         switch (c->cls) {
         case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
         case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
-        case SS_API_ALLOC: case SS_API_FREE:
+        case SS_API_MANAGED_MEMORY: case SS_API_ALLOC: case SS_API_FREE:
             if (cap) c->captured = 1;   /* flagged ones: above */
             break;
         case SS_API_EVENT_RECORD:

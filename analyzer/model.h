@@ -61,6 +61,8 @@ typedef enum ss_api_class {
     SS_API_STREAM_WAIT_VALUE,   /* cuStreamWaitValue32/64: the stream waits for a memory word (a fence) */
     SS_API_STREAM_WRITE_VALUE,  /* cuStreamWriteValue32/64: writes a memory word in stream order */
     SS_API_STREAM_BATCH_MEMOP,  /* cuStreamBatchMemOp: waits and writes that are not recorded */
+    SS_API_MANAGED_MEMORY,      /* cudaMemPrefetchAsync, cudaMemDiscard*, cudaStreamAttachMemAsync: stream work
+                                   on managed memory that CUPTI gives no GPU record for */
     SS_API_CLASS_COUNT
 } ss_api_class;
 
@@ -397,6 +399,10 @@ static inline int ss_launch_records_event_before(const ss_call *c)
 /* Is a stream-ordered call a capture (cudaGraphLaunch) whose GPU work the
  * launch stream orders as one unit?  Its ops may run on internal streams. */
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c);
+/* Stream work CUPTI gives no GPU record for (stream memory operations,
+ * managed-memory prefetches and discards): it runs in its stream's order and
+ * ends when nothing in the trace says. */
+int ss_call_is_unrecorded_stream_work(const ss_call *c);
 /* A stream memory operation's value (cuStreamWriteValue*: written,
  * cuStreamWaitValue*: waited for): the record's `arg`, and for the 64-bit
  * calls (bytes == 8) the high half in ptr2 (preload/cuda_api.tab). */

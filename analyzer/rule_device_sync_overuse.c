@@ -29,6 +29,14 @@
  * The sync of a blocking copy (a copy and its stream's sync issued back to
  * back by one caller, model.h) is part of a synchronous copy, not a sync the
  * program chose: never judged here.
+ *
+ * Nor is a sync while stream work that CUPTI does not record may be in flight
+ * on its device (cudaMemPrefetchAsync and the other managed-memory calls,
+ * stream memory operations): what it waited for, and until when, is not in
+ * the trace, so neither "nothing in flight" nor "longer than needed" can be
+ * shown.  Such work counts as ended once something proves it: a later
+ * operation of its stream that ended, or a host wait on its stream or device
+ * entered after it that returned.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +117,64 @@ static uint32_t thread_pos(const ss_thread *t, int32_t ci)
     return lo;
 }
 
+/* Per stream: the latest unrecorded stream work (its submission, 0 none)
+ * and the earliest proof after it that it had ended (UINT64_MAX none). */
+typedef struct unseen { uint64_t submitted, ended_by; } unseen;
+
+static void unseen_proof(unseen *u, uint64_t after, uint64_t ended)
+{
+    if (u->submitted && after >= u->submitted && ended < u->ended_by) u->ended_by = ended;
+}
+
+/* What call c tells of the unrecorded work (calls in model order). */
+static void unseen_note(const ss_model *m, unseen *u, uint32_t ns, const ss_call *c)
+{
+    if (c->rec->ret != 0 || c->captured) return;
+    if (ss_call_is_unrecorded_stream_work(c)) {
+        u[c->stream].submitted = c->rec->t_enter ? c->rec->t_enter : 1;
+        u[c->stream].ended_by = UINT64_MAX;
+        return;
+    }
+    for (int32_t oi = c->first_op; oi >= 0; oi = m->ops[oi].next_of_call)
+        unseen_proof(&u[m->ops[oi].stream], m->ops[oi].submit, m->ops[oi].end);
+    switch (ss_call_host_wait(m, c)) {
+    case SS_WAIT_STREAM: case SS_WAIT_STREAM_PRIOR: case SS_WAIT_QUERY:
+        if (c->stream >= 0 && c->cls != SS_API_EVENT_QUERY && c->cls != SS_API_EVENT_ELAPSED)
+            unseen_proof(&u[c->stream], c->rec->t_enter, c->rec->t_exit);
+        break;
+    case SS_WAIT_DEVICE: {
+        int32_t dev = ss_model_call_device(m, c);
+        for (uint32_t k = 0; k < ns; k++)
+            if (dev < 0 || m->streams[k].device == dev) unseen_proof(&u[k], c->rec->t_enter, c->rec->t_exit);
+        break;
+    }
+    default: break;
+    }
+}
+
+/* May unrecorded stream work of device dev have been in flight at t? */
+static int unseen_pending(const ss_model *m, const unseen *u, uint32_t ns, int32_t dev, uint64_t t)
+{
+    for (uint32_t k = 0; k < ns; k++)
+        if (u[k].submitted && u[k].submitted < t && u[k].ended_by > t &&
+            (dev < 0 || m->streams[k].device < 0 || m->streams[k].device == dev))
+            return 1;
+    return 0;
+}
+
+/* Does the trace name any call that is unrecorded stream work? */
+static int has_unrecorded_work(const ss_model *m)
+{
+    for (uint32_t k = 0; k < m->napi_names; k++)
+        switch (m->api_class[k]) {
+        case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
+        case SS_API_MANAGED_MEMORY:
+            return 1;
+        default: break;
+        }
+    return 0;
+}
+
 enum { TAG_BUSY = 0, TAG_IDLE = 1 };
 
 typedef struct review { double wall_ms; } review;
@@ -140,13 +206,18 @@ static void run(const ss_model *m, ss_findings *out)
     uint32_t ns = m->nstreams ? m->nstreams : 1;
     scan s = { m, ss_xcalloc(ns, 1), ss_xcalloc(ns, 8), ss_xcalloc(ns, 4), ss_xcalloc(ns, 1), NULL, 0, 0 };
     uint8_t *touched = ss_xcalloc(ns, 1);
+    unseen *unrec = has_unrecorded_work(m) ? ss_xcalloc(ns, sizeof(unseen)) : NULL;
     /* severities depend on how often a call site synchronized: judged once
      * every occurrence is in (review_site below) */
     uint32_t first = out->n;
 
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
-        if (!is_device_wide(m, c) || c->rec->ret != 0) continue;
+        int device_wide = is_device_wide(m, c) && c->rec->ret == 0;
+        int unseen_work = unrec && device_wide &&
+                          unseen_pending(m, unrec, ns, ss_model_call_device(m, c), c->rec->t_enter);
+        if (unrec) unseen_note(m, unrec, ns, c);
+        if (!device_wide || unseen_work) continue;
         /* the sync half of a blocking copy (model.h) completes that copy, as
          * a synchronous cudaMemcpy would: not this rule's business */
         if (c->blocking_copy == SS_BLOCKING_COPY_SYNC) continue;
@@ -289,7 +360,7 @@ static void run(const ss_model *m, ss_findings *out)
     }
     review ctx = { ss_ms(m->t_last > m->t_first ? m->t_last - m->t_first : 0) };
     ss_findings_keep_if(out, first, review_site, &ctx);
-    free(s.inflight); free(s.inflight_end); free(s.inflight_last); free(s.host_reads); free(s.list); free(touched);
+    free(s.inflight); free(s.inflight_end); free(s.inflight_last); free(s.host_reads); free(s.list); free(touched); free(unrec);
 }
 
 const ss_rule ss_rule_device_sync_overuse = {

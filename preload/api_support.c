@@ -179,6 +179,24 @@ void ss_api_fill_memcpy_batch(ss_api_rec *r, void *const *dsts, const void *cons
     }
 }
 
+_Static_assert(sizeof(void *) == 8 && sizeof(CUdeviceptr) == 8, "a batch's addresses are 8 bytes");
+
+void ss_api_fill_range_batch(ss_api_rec *r, const void *ptrs, const size_t *sizes, size_t count)
+{
+    r->arg = (uint32_t)count;
+    if (count == 0 || ptrs == NULL)
+        return;
+    uint64_t first;
+    memcpy(&first, ptrs, sizeof first);   /* void *[] or CUdeviceptr[]: one reader for both */
+    r->ptr = first;
+    if (sizes != NULL) {
+        uint64_t total = 0;
+        for (size_t i = 0; i < count; i++)
+            total += sizes[i];
+        r->bytes = total;
+    }
+}
+
 static void ss_api_operand(const struct cudaMemcpy3DOperand *o, uint64_t *ptr, uint8_t *kind)
 {
     if (o->type == cudaMemcpyOperandTypeArray) {

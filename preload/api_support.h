@@ -164,6 +164,11 @@ SS_HIDDEN void ss_api_fill_memcpy3d(ss_api_rec *r, const struct cudaMemcpy3DParm
 SS_HIDDEN void ss_api_fill_memcpy3d_peer(ss_api_rec *r, const struct cudaMemcpy3DPeerParms *p);
 SS_HIDDEN void ss_api_fill_memcpy_batch(ss_api_rec *r, void *const *dsts, const void *const *srcs,
                                         const size_t *sizes, size_t count);
+/* A batch of address ranges (cudaMemPrefetchBatchAsync, cudaMemDiscard*,
+ * their cuMem* twins): ptr = the first range, bytes = all of them, arg = the
+ * count.  `ptrs` is the batch's array of void * (runtime) or CUdeviceptr
+ * (driver): both 8-byte addresses. */
+SS_HIDDEN void ss_api_fill_range_batch(ss_api_rec *r, const void *ptrs, const size_t *sizes, size_t count);
 SS_HIDDEN void ss_api_fill_memcpy3d_batch(ss_api_rec *r, size_t num_ops,
                                           const struct cudaMemcpy3DBatchOp *ops);
 SS_HIDDEN void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t *config);

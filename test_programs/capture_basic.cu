@@ -116,6 +116,12 @@ int main(void)
     CK(cudaLaunchKernelExC(&config, (const void *)add_one, args));
     add_one<<<1, n, 0, high_priority>>>(managed, n);
     CK_LAUNCH();
+    // managed memory attached and prefetched in stream order (GPU work
+    // CUPTI gives no activity record for: the calls are what is recorded)
+    CK(cudaStreamAttachMemAsync(high_priority, managed, 0, cudaMemAttachGlobal));
+    cudaMemLocation managed_home = { cudaMemLocationTypeDevice, 0 };
+    CK(cudaGetDevice(&managed_home.id));
+    CK(cudaMemPrefetchAsync(managed, bytes, managed_home, 0, high_priority));
     add_one<<<1, n, 0, plain>>>(device_b, n);
     CK_LAUNCH();
 

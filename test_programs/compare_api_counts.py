@@ -26,6 +26,7 @@ REQUIRED = (
     "cudaMalloc", "cudaFree", "cudaMallocHost", "cudaFreeHost", "cudaMallocAsync", "cudaFreeAsync",
     "cudaMemcpy", "cudaMemcpyAsync", "cudaMemset", "cudaMemsetAsync",
     "cudaLaunchKernel", "cudaGraphLaunch", "cudaDeviceSynchronize",
+    "cudaMemPrefetchAsync", "cudaStreamAttachMemAsync",
 )
 
 

@@ -74,6 +74,9 @@ FIXTURES="$FIXTURES driver_launch_race driver_launch_race_fixed cupy_rawkernel_r
 FIXTURES="$FIXTURES triton_reader_race triton_reader_race_fixed"
 # CuPy streams with blocking gets against non-blocking ones; its first stream makes the context.
 FIXTURES="$FIXTURES cupy_stream_pipeline cupy_stream_pipeline_fixed"
+# Managed memory prefetched (runtime and driver API) and waited for with cudaDeviceSynchronize:
+# GPU work CUPTI does not record, which a sync that waited for it must not be called idle for.
+FIXTURES="$FIXTURES sample_um_prefetch_devsync"
 # A training loop as people write it: setup vs steady state, the blocking-copy idiom (model.cuda()).
 FIXTURES="$FIXTURES train_item_loop train_item_loop_fixed"
 # cuDNN's own buffer behind a batch-norm kernel: the library's, not the program's.

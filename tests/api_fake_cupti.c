@@ -14,6 +14,8 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -27,8 +29,10 @@ static void *fake_userdata;
 static int fake_subscribed;
 static struct CUpti_Subscriber_st { int unused; } fake_subscriber;
 
-/* Enabled (domain, cbid) pairs; a domain enabled whole has its bit set. */
-#define FAKE_MAX_ENABLED 256
+/* Enabled (domain, cbid) pairs; a domain enabled whole has its bit set.
+ * The real CUPTI has no limit: running out here is the fake's failure, said
+ * aloud (a pair dropped silently once made later callbacks vanish). */
+#define FAKE_MAX_ENABLED 2048
 static struct { CUpti_CallbackDomain domain; CUpti_CallbackId cbid; } fake_enabled[FAKE_MAX_ENABLED];
 static int fake_nenabled;
 static uint32_t fake_domains;
@@ -63,7 +67,11 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_Subs
     for (int i = 0; i < fake_nenabled && at < 0; i++)
         if (fake_enabled[i].domain == domain && fake_enabled[i].cbid == cbid)
             at = i;
-    if (enable && at < 0 && fake_nenabled < FAKE_MAX_ENABLED) {
+    if (enable && at < 0 && fake_nenabled >= FAKE_MAX_ENABLED) {
+        fprintf(stderr, "fake libcupti: more than %d callbacks enabled (raise FAKE_MAX_ENABLED)\n", FAKE_MAX_ENABLED);
+        abort();
+    }
+    if (enable && at < 0) {
         fake_enabled[fake_nenabled].domain = domain;
         fake_enabled[fake_nenabled].cbid = cbid;
         fake_nenabled++;

@@ -18,7 +18,7 @@ import os, re, shutil, struct, sys, zlib
 
 HOT = {"launch", "graph-launch", "copy-async", "copy-sync", "memset-async", "memset-sync", "device-sync",
        "stream-sync", "stream-query", "event-record", "event-query", "event-sync", "event-elapsed",
-       "stream-wait", "host-func", "stream-wait-value", "stream-write-value", "stream-batch-memop"}
+       "stream-wait", "host-func", "stream-wait-value", "stream-write-value", "stream-batch-memop", "managed-memory"}
 REC_API_NAME, REC_API, REC_KERNEL, REC_MEMCPY, REC_MEMSET, REC_SYNC, REC_CUDA_EVENT = 3, 4, 5, 6, 7, 8, 9
 REC_CAPTURE = 25
 OFF, ON = 0, 1

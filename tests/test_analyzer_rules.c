@@ -36,7 +36,7 @@ enum {
     CB_cudaHostUnregister = 153, CB_cudaLaunchKernel_ptsz = 214, CB_cudaMemcpyAsync_ptsz = 225,
     CB_cudaStreamSynchronize_ptsz = 239, CB_cudaEventRecord_ptsz = 242, CB_cudaStreamWaitEvent_ptsz = 247,
     CB_cudaMemset = 49, CB_cudaGraphAddKernelNode = 289, CB_cudaGraphAddMemcpyNode1D = 352,
-    CB_cudaLaunchHostFunc = 284, CB_cudaIpcOpenEventHandle = 177,
+    CB_cudaLaunchHostFunc = 284, CB_cudaIpcOpenEventHandle = 177, CB_cudaMemPrefetchAsync = 449,
     /* driver calls: SS_API_CBID_DRIVER + cupti_driver_cbid.h's id */
     CB_cuMemMap = 0x10000 + 551, CB_cuMemUnmap = 0x10000 + 552,
     CB_cuStreamWaitValue32 = 0x10000 + 659, CB_cuStreamWaitValue64 = 0x10000 + 661,
@@ -63,7 +63,7 @@ static const tb_api_name api_names[] = {
     { CB_cudaLaunchHostFunc, "cudaLaunchHostFunc" }, { CB_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle" },
     { CB_cuStreamWaitValue32, "cuStreamWaitValue32" }, { CB_cuStreamWaitValue64, "cuStreamWaitValue64" },
     { CB_cuStreamWriteValue32, "cuStreamWriteValue32" }, { CB_cuStreamWriteValue64, "cuStreamWriteValue64" },
-    { CB_cuStreamBatchMemOp, "cuStreamBatchMemOp" },
+    { CB_cuStreamBatchMemOp, "cuStreamBatchMemOp" }, { CB_cudaMemPrefetchAsync, "cudaMemPrefetchAsync" },
 };
 
 /* ------------------------------------------------------------ trace builder */
@@ -596,6 +596,97 @@ static void test_device_sync(void)
     r = analyze(path, &ss_rule_device_sync_overuse);
     CHECK(r.f.n == 0, "device-sync on the fixed twin: %u", r.f.n);
     done(&r);
+}
+
+/* Managed memory prefetched in stream order (cudaMemPrefetchAsync: no GPU
+ * record from CUPTI), then a cudaDeviceSynchronize, three times, as
+ * sample_um_prefetch_devsync.cu does.  mode 0: the device sync waits for the
+ * prefetch only (4 ms of it): no "synchronized nothing", it is not known to
+ * have waited for nothing; 1: a cudaStreamSynchronize of the prefetch's
+ * stream came first and proves it ended: the device sync then did wait for
+ * nothing; 2: a kernel after the prefetch on its stream ended before the
+ * device sync: the same proof. */
+static void write_prefetch_sync(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 1 << 20);
+    uint64_t p[1] = { DEV_BUF };
+    tb_launch(&b, US(30), 0xA1, 13, US(40), US(50), p, 1);   /* a GPU timeline, ended before the loop */
+    double t = 1;
+    for (int it = 0; it < 3; it++) {
+        CALL(&b, .cbid = CB_cudaMemPrefetchAsync, .t0 = MS(t), .t1 = MS(t + 0.01), .stream = 0xA1,
+             .ptr = DEV_BUF, .bytes = 1 << 20, .arg = 1);
+        if (mode == 1) {
+            CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(t + 0.02), .t1 = MS(t + 4), .stream = 0xA1);
+            t += 4;
+        } else if (mode == 2) {
+            tb_launch(&b, MS(t + 0.02), 0xA1, 13, MS(t + 4), MS(t + 4.5), p, 1);
+            t += 5;
+        }
+        CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(t + 0.03), .t1 = MS(t + (mode ? 0.05 : 4)));
+        t += 5;
+    }
+    tb_close(&b);
+}
+
+/* A managed-memory prefetch on a blocking stream behind a legacy-stream
+ * kernel, then a kernel on that stream: it started when the prefetch ended,
+ * which CUPTI does not record, so its delay is not shown to be the legacy
+ * barrier's (the replay keeps it too). */
+static void write_prefetch_legacy(const char *name, int prefetch)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 0);
+    tb_launch(&b, MS(1), 0, LEGACY_SID, MS(1.01), MS(5), NULL, 0);
+    if (prefetch)
+        CALL(&b, .cbid = CB_cudaMemPrefetchAsync, .t0 = MS(1.02), .t1 = MS(1.03), .stream = 0xA1,
+             .ptr = DEV_BUF, .bytes = 1 << 26, .arg = 1);
+    tb_launch(&b, MS(1.1), 0xA1, 13, MS(15), MS(16), NULL, 0);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.2), .t1 = MS(16.01), .stream = 0xA1);
+    tb_close(&b);
+}
+
+static void test_managed_prefetch(void)
+{
+    static const struct { const char *name; int mode; uint32_t want; } cases[] = {
+        { "prefetch_device_sync", 0, 0 }, { "prefetch_stream_sync_device_sync", 1, 1 },
+        { "prefetch_kernel_device_sync", 2, 1 },
+    };
+    char path[600];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        write_prefetch_sync(cases[k].name, cases[k].mode);
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[k].name);
+        result r = analyze(path, &ss_rule_device_sync_overuse);
+        CHECK(r.f.n == cases[k].want, "%s: %u device-sync-overuse findings, want %u (%s)", cases[k].name, r.f.n,
+              cases[k].want, r.f.n ? r.f.v[0].message : "");
+        if (r.f.n == 1)
+            CHECK(strstr(r.f.v[0].message, "synchronized nothing") && r.f.v[0].count == 3,
+                  "%s: %s (count %u)", cases[k].name, r.f.v[0].message, r.f.v[0].count);
+        if (k == 0) {
+            /* the call is in the model, on its stream, as managed-memory work */
+            uint32_t seen = 0;
+            for (uint32_t i = 0; i < r.m->ncalls; i++)
+                if (r.m->calls[i].cls == SS_API_MANAGED_MEMORY && r.m->calls[i].stream >= 0 &&
+                    ss_call_is_unrecorded_stream_work(&r.m->calls[i]))
+                    seen++;
+            CHECK(seen == 3, "prefetches in the model: %u of 3", seen);
+        }
+        done(&r);
+    }
+    /* without the prefetch the kernel's 10 ms delay has no cause but the
+     * barrier (a finding); with it, none is claimed */
+    for (int pf = 0; pf <= 1; pf++) {
+        const char *name = pf ? "prefetch_legacy" : "prefetch_legacy_none";
+        write_prefetch_legacy(name, pf);
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, name);
+        result r = analyze(path, &ss_rule_legacy_stream_serialization);
+        CHECK(r.f.n == (pf ? 0u : 1u), "%s: %u legacy-stream-serialization findings (%s)", name, r.f.n,
+              r.f.n ? r.f.v[0].message : "");
+        done(&r);
+    }
 }
 
 /* ------------------------------------------------------------ missing-fence */
@@ -2467,6 +2558,7 @@ int main(int argc, char **argv)
     test_pageable();
     test_legacy();
     test_device_sync();
+    test_managed_prefetch();
     test_capture();
     test_stream_create();
     test_missing_fence();

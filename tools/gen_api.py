@@ -46,6 +46,8 @@ CLASSES = {
     "stream-write-value": ("1", None, "writes a memory word when its stream reaches it (cuStreamWriteValue32/64)"),
     "stream-batch-memop": ("1", None, "several stream memory operations at once (cuStreamBatchMemOp); its "
                                    "operations are not recorded"),
+    "managed-memory": (LEGACY, None, "prefetches, discards or re-attaches managed memory in stream order: GPU work "
+                                  "CUPTI records no activity for (its end is unknown)"),
     "capture":        ("0", None, "begins or ends stream capture"),
     "event-create":   ("0", None, "creates an event"),
     "event-open":     ("0", None, "opens an event another process made (CUDA IPC): recorded there, never here"),
@@ -83,7 +85,7 @@ ANALYZER_CLASS = {
     "stream-sync": "SS_API_STREAM_SYNC", "stream-query": "SS_API_STREAM_QUERY",
     "stream-wait": "SS_API_STREAM_WAIT", "host-func": "SS_API_HOST_FUNC", "capture": "SS_API_CAPTURE",
     "stream-wait-value": "SS_API_STREAM_WAIT_VALUE", "stream-write-value": "SS_API_STREAM_WRITE_VALUE",
-    "stream-batch-memop": "SS_API_STREAM_BATCH_MEMOP",
+    "stream-batch-memop": "SS_API_STREAM_BATCH_MEMOP", "managed-memory": "SS_API_MANAGED_MEMORY",
     "event-create": "SS_API_EVENT_CREATE", "event-open": "SS_API_EVENT_CREATE", "event-record": "SS_API_EVENT_RECORD",
     "event-sync": "SS_API_EVENT_SYNC", "event-query": "SS_API_EVENT_QUERY",
     "event-elapsed": "SS_API_EVENT_ELAPSED", "event-destroy": "SS_API_EVENT_DESTROY",
@@ -133,7 +135,8 @@ HOST_FOR_CLASS = {"copy-sync": ("copy", "peer"), "copy-async": ("copy-async",), 
 # created and destroyed, capture, device settings) is recorded always.
 HOT_CLASSES = ("launch", "copy-async", "copy-sync", "memset-async", "memset-sync", "event-record", "event-query",
                "event-sync", "event-elapsed", "stream-query", "stream-sync", "stream-wait", "device-sync",
-               "host-func", "graph-launch", "stream-wait-value", "stream-write-value", "stream-batch-memop")
+               "host-func", "graph-launch", "stream-wait-value", "stream-write-value", "stream-batch-memop",
+               "managed-memory")
 assert all(c in CLASSES for c in HOT_CLASSES)
 
 
