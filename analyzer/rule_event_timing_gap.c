@@ -13,12 +13,20 @@
  * record before the elapsed-time call; the GPU timeline (event timestamps or
  * op times) only sizes the gap.  Cost 0 ms: the program's numbers are wrong,
  * its run time is not.
+ *
+ * Whose measurement: a Python library may time with CUDA events on its own
+ * account (DDP's runtime statistics read cudaEventElapsedTime inside
+ * forward()).  When the elapsed-time call's innermost Python frames belong
+ * to library code that is more than the framework's own wrapper of the call
+ * (torch.cuda.Event.elapsed_time), the numbers are that library's, not the
+ * program's: the finding says so, as info.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rule.h"
 #include "hb.h"
+#include "symbolize.h"   /* ss_pyfile_is_user */
 #include "util.h"
 
 #define GAP_STREAMS_MAX 64
@@ -76,6 +84,35 @@ static void measure_gap(const ss_model *m, const ss_hb *h, int32_t rs, int32_t r
     }
 }
 
+/* Did Python library code make this measurement on its own account?  Its
+ * innermost frame (past frames of a function named elapsed_time, the
+ * framework's wrapper that the program calls to read its own events) is a
+ * library's, not the program's: "file (function)" into where, 1. */
+static int library_measurement(const ss_model *m, const ss_call *c, char *where, size_t len)
+{
+    const ss_pystack_rec *p = c ? ss_model_pystack(m, c->rec->pystack_id) : NULL;
+    if (!p || !p->depth) return 0;
+    const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
+    for (uint32_t i = 0; i < p->depth; i++) {
+        ss_string_ref file = ss_model_string(m, fr[i].file_id), fn = ss_model_string(m, fr[i].func_id);
+        if (!file.s) return 0;
+        if (ss_pyfile_is_user(file.s, file.len)) return 0;
+        if (fn.s && fn.len == 12 && !memcmp(fn.s, "elapsed_time", 12)) continue;
+        /* the path from the package's root: torch/nn/parallel/distributed.py */
+        const char *s = file.s;
+        size_t n = file.len;
+        for (size_t k = 0; k + 14 <= file.len; k++)
+            if (!memcmp(file.s + k, "site-packages/", 14) || !memcmp(file.s + k, "dist-packages/", 14)) {
+                s = file.s + k + 14;
+                n = file.len - k - 14;
+            }
+        snprintf(where, len, "%.*s (%.*s)", (int)(n < 160 ? n : 160), s, (int)(fn.s && fn.len < 80 ? fn.len : 0),
+                 fn.s ? fn.s : "");
+        return 1;
+    }
+    return 0;
+}
+
 static void report(const ss_model *m, ss_findings *out, int32_t ei, int32_t rs, int32_t rt, const gap *g,
                    const ss_u64map *ts, const uint64_t *est_done)
 {
@@ -124,18 +161,30 @@ static void report(const ss_model *m, ss_findings *out, int32_t ei, int32_t rs, 
      * record's: both name the same measurement */
     const ss_api_rec *er = e->rec, *sr = m->calls[rt].rec;
     int by_stop = !er->stack_id && !er->pystack_id && (sr->stack_id || sr->pystack_id);
+    char where[300], lmsg[1800];
+    int by_library = library_measurement(m, &m->calls[by_stop ? rt : ei], where, sizeof where);
+    if (by_library) {
+        snprintf(lmsg, sizeof lmsg, "a measurement made inside %s, which your code called, not by your code: %s",
+                 where, msg);
+        memcpy(msg, lmsg, sizeof msg - 1);
+        msg[sizeof msg - 1] = 0;
+    }
     ss_occurrence o = {
         .rule = "event-timing-gap",
-        .severity = SS_SEV_WARNING,
+        .severity = by_library ? SS_SEV_INFO : SS_SEV_WARNING,
         .fixed_severity = 1,
         .cost_ms = 0,
         .cost_basis = "0 ms: the measurement is wrong, the program is not slower",
         .message = msg,
-        .fix = "Make stop's stream wait for every worker stream before recording stop: cudaEventRecord(ev_i, "
-               "worker_i) on each worker stream + cudaStreamWaitEvent(stop_stream, ev_i), then "
-               "cudaEventRecord(stop, stop_stream); or time with host timers around cudaDeviceSynchronize(). "
-               "Under --default-stream per-thread, stream 0 is the calling thread's own stream and orders no "
-               "other stream.",
+        .fix = by_library
+                   ? "Nothing to change in your code: the library times with these events for itself, and its "
+                     "numbers (not your program's) leave that work out. If you read them (DDP's runtime "
+                     "statistics, a benchmark helper's result), know that they time one stream."
+                   : "Make stop's stream wait for every worker stream before recording stop: cudaEventRecord(ev_i, "
+                     "worker_i) on each worker stream + cudaStreamWaitEvent(stop_stream, ev_i), then "
+                     "cudaEventRecord(stop, stop_stream); or time with host timers around cudaDeviceSynchronize(). "
+                     "Under --default-stream per-thread, stream 0 is the calling thread's own stream and orders no "
+                     "other stream.",
         .refs = { { by_stop ? rt : ei, -1, by_stop ? "stop record" : "elapsed time" },
                   { by_stop ? ei : rt, -1, by_stop ? "elapsed time" : "stop record" },
                   { ucall, g->last_op, "not covered" }, { rs, -1, "start record" } },

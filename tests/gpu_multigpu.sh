@@ -11,9 +11,10 @@
 #   torchrun: `syncsight run -o DIR -- python3 -m torch.distributed.run
 #     --nproc_per_node=2 test_programs/torchrun_ranks.py`: one trace per rank
 #     process, and `syncsight report DIR` reports each process and a total.
-#   torch_ddp_train: a stranger's DDP training (NCCL, bucketed all-reduce
-#     overlapping backward) under torchrun with 2 ranks; each rank's report
-#     checked against test_programs/torch_ddp_train.expect.
+#   torch_ddp_train, torch_fsdp2_train: strangers' DDP and FSDP2 training
+#     (NCCL; bucketed all-reduce overlapping backward / all-gathers and
+#     reduce-scatters on streams of their own) under torchrun with 2 ranks;
+#     each rank's report checked against test_programs/<name>.expect.
 # Prints PASS/FAIL/SKIP per check and "N passed, N failed[, N skipped]".
 # With fewer than 2 GPUs every check SKIPs and the script exits 77.
 # Environment: NVCC, NVCC_ARCH (-arch=sm_90), CUDA_HOME, PYTHON (python3),
@@ -38,7 +39,8 @@ if [ "${gpus:-0}" -lt 2 ]; then
     echo "SKIP multigpu_fence_fixed (needs 2 GPUs, found ${gpus:-0})"
     echo "SKIP torchrun (needs 2 GPUs, found ${gpus:-0})"
     echo "SKIP torch_ddp_train (needs 2 GPUs, found ${gpus:-0})"
-    echo "0 passed, 0 failed, 4 skipped"
+    echo "SKIP torch_fsdp2_train (needs 2 GPUs, found ${gpus:-0})"
+    echo "0 passed, 0 failed, 5 skipped"
     echo "gpu_multigpu: needs a machine with 2 GPUs (nvidia-smi lists ${gpus:-0}); run it on nvidia-h200-x2"
     exit 77
 fi
@@ -137,29 +139,35 @@ PY
     else fail torchrun:text-report "$pids_in_text of $ntr pids named in $OUT/torchrun.report.txt, or no total"; fi
 fi
 
-# ---- a stranger's DDP training, 2 ranks: each rank's findings against its expect
-if [ $torch2 = 0 ]; then
-    skip torch_ddp_train "$PYTHON cannot import torch or sees fewer than 2 GPUs"
-else
-    mkdir -p "$OUT/ddp"
-    timeout 600 "$SYNCSIGHT" run -o "$OUT/ddp/" --no-report -- "$PYTHON" -m torch.distributed.run \
-        --nproc_per_node=2 --master_port=29534 "$TP/torch_ddp_train.py" > "$OUT/ddp.out" 2> "$OUT/ddp.err"
+# ---- strangers' data-parallel training, 2 ranks: each rank's findings against its expect
+#   torch_ddp_train: DDP (bucketed all-reduce overlapping backward);
+#   torch_fsdp2_train: FSDP2 (fully_shard: all-gathers prefetched on streams
+#   of their own, reduce-scatters on another, ordered by CUDA events).
+port=29534
+for n in torch_ddp_train torch_fsdp2_train; do
+    port=$((port + 1))
+    if [ $torch2 = 0 ]; then
+        skip $n "$PYTHON cannot import torch or sees fewer than 2 GPUs"; continue
+    fi
+    mkdir -p "$OUT/$n"
+    timeout 600 "$SYNCSIGHT" run -o "$OUT/$n/" --no-report -- "$PYTHON" -m torch.distributed.run \
+        --nproc_per_node=2 --master_port=$port "$TP/$n.py" > "$OUT/$n.out" 2> "$OUT/$n.err"
     rc=$?
-    agree=$(grep -c "weights agree: True" "$OUT/ddp.out")
+    agree=$(grep -c "weights agree: True" "$OUT/$n.out")
     ranks=0 bad=""
-    for f in "$OUT"/ddp/*.sstrace; do
+    for f in "$OUT/$n"/*.sstrace; do
         [ -f "$f" ] || continue
         b=$(basename "$f" .sstrace)
-        "$SYNCSIGHT" report --format json "$f" > "$OUT/ddp/$b.json" 2> "$OUT/ddp/$b.report.err"
+        "$SYNCSIGHT" report --format json "$f" > "$OUT/$n/$b.json" 2> "$OUT/$n/$b.report.err"
         # the launcher's own trace, if any, has no GPU work: not a rank
-        "$PYTHON" -c 'import json,sys; r=json.load(open(sys.argv[1])); t=r.get("traces",[r])[0]; sys.exit(0 if any(d.get("gpu_busy_ms",0)>0 for d in t.get("summary",{}).get("devices",[])) else 1)' "$OUT/ddp/$b.json" || continue
+        "$PYTHON" -c 'import json,sys; r=json.load(open(sys.argv[1])); t=r.get("traces",[r])[0]; sys.exit(0 if any(d.get("gpu_busy_ms",0)>0 for d in t.get("summary",{}).get("devices",[])) else 1)' "$OUT/$n/$b.json" || continue
         ranks=$((ranks + 1))
-        "$PYTHON" tests/check_findings.py --name "torch_ddp_train:$b" "$OUT/ddp/$b.json" "$TP/torch_ddp_train.expect" > "$OUT/ddp/$b.check" 2>&1 ||
-            bad="$bad $b: $(tr '\n' ' ' < "$OUT/ddp/$b.check")"
+        "$PYTHON" tests/check_findings.py --name "$n:$b" "$OUT/$n/$b.json" "$TP/$n.expect" > "$OUT/$n/$b.check" 2>&1 ||
+            bad="$bad $b: $(tr '\n' ' ' < "$OUT/$n/$b.check")"
     done
-    if [ "$rc" = 0 ] && [ "$agree" = 2 ] && [ "$ranks" = 2 ] && [ -z "$bad" ]; then pass "torch_ddp_train (2 ranks, findings as expected)"
-    else fail torch_ddp_train "exit $rc, $agree ranks agreed, $ranks rank traces;$bad (logs: $OUT/ddp.err)"; fi
-fi
+    if [ "$rc" = 0 ] && [ "$agree" = 2 ] && [ "$ranks" = 2 ] && [ -z "$bad" ]; then pass "$n (2 ranks, findings as expected)"
+    else fail $n "exit $rc, $agree ranks agreed, $ranks rank traces;$bad (logs: $OUT/$n.err)"; fi
+done
 
 echo "$passed passed, $failed failed$([ $skipped -gt 0 ] && echo ", $skipped skipped")"
 [ $failed = 0 ]

@@ -1675,6 +1675,27 @@ static void write_timing(const char *name, int mode)
     uint32_t rec = pt ? CB_cudaEventRecord_ptsz : CB_cudaEventRecord;
     uint32_t cpy = pt ? CB_cudaMemcpyAsync_ptsz : CB_cudaMemcpyAsync;
     uint32_t launch = pt ? CB_cudaLaunchKernel_ptsz : CB_cudaLaunchKernel;
+    if (mode >= 4) {
+        /* the elapsed time read from Python: mode 4 by the program
+         * (torch.cuda.Event.elapsed_time, then its line), mode 5 by DDP's
+         * runtime statistics inside forward() */
+        tb_string(&b, 20, "/home/u/train.py");
+        tb_string(&b, 21, "main");
+        tb_string(&b, 22, "/usr/lib/python3/site-packages/torch/cuda/streams.py");
+        tb_string(&b, 23, "elapsed_time");
+        tb_string(&b, 24, "/usr/lib/python3/site-packages/torch/nn/parallel/distributed.py");
+        tb_string(&b, 25, "_pre_forward");
+        tb_string(&b, 26, "/usr/lib/python3/site-packages/torch/nn/modules/module.py");
+        tb_string(&b, 27, "_call_impl");
+        ss_pystack_rec *p = tb_rec(&b, SS_REC_PYSTACK, sizeof *p, 3 * sizeof(ss_pyframe));
+        p->id = 1; p->depth = mode == 4 ? 2 : 3;
+        ss_pyframe *f = (ss_pyframe *)((char *)p + sizeof *p);
+        if (mode == 4) { f[0] = (ss_pyframe){ 22, 23, 202, 0 }; f[1] = (ss_pyframe){ 20, 21, 40, 0 }; }
+        else {
+            f[0] = (ss_pyframe){ 24, 25, 1566, 0 }; f[1] = (ss_pyframe){ 26, 27, 1790, 0 };
+            f[2] = (ss_pyframe){ 20, 21, 100, 0 };
+        }
+    }
     tb_create_stream(&b, US(1), 0xA1, 13, 0);
     tb_create_stream(&b, US(2), 0xB1, 14, 0);
     for (uint64_t e = 0xE1; e <= 0xE4; e++) CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3 + e), .t1 = US(4 + e), .event = e);
@@ -1699,7 +1720,7 @@ static void write_timing(const char *name, int mode)
              .flags = f);
     }
     uint32_t c_stop = CALL(&b, .cbid = rec, .t0 = MS(1.2), .t1 = MS(1.205), .stream = 0, .event = 0xE2, .flags = f);
-    int early = mode == 0 || mode == 3;
+    int early = mode == 0 || mode >= 3;
     double stop_at = early ? 1.205 : 4.716;
     if (mode != 3) {
         tb_cuda_event(&b, c_start, 0, MS(1.005));
@@ -1707,7 +1728,8 @@ static void write_timing(const char *name, int mode)
     }
     CALL(&b, .cbid = CB_cudaEventSynchronize, .t0 = MS(1.21), .t1 = MS(early ? 1.215 : 4.72), .event = 0xE2);
     double t = early ? 1.22 : 4.73;
-    CALL(&b, .cbid = CB_cudaEventElapsedTime, .t0 = MS(t), .t1 = MS(t + 0.002), .event = 0xE1, .ptr = 0xE2);
+    CALL(&b, .cbid = CB_cudaEventElapsedTime, .t0 = MS(t), .t1 = MS(t + 0.002), .event = 0xE1, .ptr = 0xE2,
+         .pystack = mode >= 4 ? 1 : 0);
     CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(5), .t1 = MS(5.01));
     tb_close(&b);
 }
@@ -1744,6 +1766,28 @@ static void test_event_timing_gap(void)
     if (r.f.n == 1)   /* records at 1.0 and 1.2 ms on an empty stream */
         CHECK(strstr(r.f.v[0].message, "about 0.200 ms (estimated"), "message %s", r.f.v[0].message);
     done(&r);
+    /* whose measurement: the program's through torch's wrapper (a warning),
+     * or DDP's own inside forward() (info, saying so) */
+    write_timing("event_timing_python_user", 4);
+    write_timing("event_timing_python_ddp", 5);
+    for (int lib = 0; lib <= 1; lib++) {
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, lib ? "event_timing_python_ddp" : "event_timing_python_user");
+        r = analyze(path, &ss_rule_event_timing_gap);
+        CHECK(r.f.n == 1, "event-timing-gap from Python (%s): %u", lib ? "DDP" : "the program", r.f.n);
+        if (r.f.n == 1) {
+            const ss_finding *x = &r.f.v[0];
+            if (lib)
+                CHECK(x->severity == SS_SEV_INFO &&
+                      strstr(x->message, "inside torch/nn/parallel/distributed.py (_pre_forward), which your code "
+                                         "called") && strstr(x->fix, "Nothing to change"),
+                      "DDP's measurement: severity %d, %s / %s", x->severity, x->message, x->fix);
+            else
+                CHECK(x->severity == SS_SEV_WARNING && !strstr(x->message, "inside") &&
+                      strstr(x->fix, "cudaStreamWaitEvent"), "the program's: severity %d, %s", x->severity,
+                      x->message);
+        }
+        done(&r);
+    }
     snprintf(path, sizeof path, "%s/event_timing_legacy.sstrace", out_dir);
     r = analyze(path, &ss_rule_event_timing_gap);
     CHECK(r.f.n == 0, "event-timing-gap, legacy stop: %u (%s)", r.f.n, r.f.n ? r.f.v[0].message : "");
