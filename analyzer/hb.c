@@ -460,10 +460,27 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
          * (after) */
         int launch_record = c->cls == SS_API_LAUNCH && ss_call_records_event(c);
         if (launch_record && ss_launch_records_event_before(c)) event_recorded(h, c->event, sv);
+        /* A graph captured with external event nodes: each launch waits
+         * for the events its wait nodes name and records the events its
+         * record nodes name.  Where a node sits in the graph is not kept:
+         * the whole launch is ordered after a wait, and a record covers the
+         * whole launch (a race with work the graph runs after its record
+         * node goes unreported, never the other way round). */
+        uint32_t gcap = m->next_event_calls ? ss_graph_launch_capture(m, c) : 0;
+        for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
+            const ss_call *x = &m->calls[m->ext_event_calls[k]];
+            if (m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == SS_API_STREAM_WAIT && h->evc[x->event])
+                join(sv, h->evc[x->event], h->A);
+        }
         epoch = ++sv[s];
         h->epoch[ci] = epoch;
         if (gexc) memcpy(gexc, sv, h->A * sizeof(uint32_t));
         if (launch_record && !ss_launch_records_event_before(c)) event_recorded(h, c->event, sv);
+        for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
+            const ss_call *x = &m->calls[m->ext_event_calls[k]];
+            if (m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == SS_API_EVENT_RECORD)
+                event_recorded(h, x->event, sv);
+        }
         if (serialized) device_barrier_after(h, c, s);
         if (c->cls == SS_API_HOST_FUNC)
             for (uint32_t k = 0; k < h->A; k++)

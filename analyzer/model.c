@@ -1393,6 +1393,16 @@ static void build_events_allocs(ss_model *m)
     free(newidx);
 }
 
+uint32_t ss_graph_launch_capture(const ss_model *m, const ss_call *c)
+{
+    if (!m->call_capture || !ss_call_is_graph_launch(m, c)) return 0;
+    for (int32_t o = c->first_op; o >= 0; o = m->ops[o].next_of_call) {
+        int32_t n = m->ops[o].node_call;
+        if (n >= 0 && m->call_capture[n]) return m->call_capture[n];
+    }
+    return 0;
+}
+
 int ss_call_is_unrecorded_stream_work(const ss_call *c)
 {
     switch (c->cls) {
@@ -1467,7 +1477,8 @@ static void build_capture(ss_model *m, unsigned threads)
     if (!any) return;
     uint32_t *stream_capture = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(uint32_t));
     uint32_t *event_capture = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(uint32_t));
-    uint32_t next_capture = 0;
+    uint32_t next_capture = 0, cext = 0;
+    m->call_capture = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(uint32_t));
     for (uint32_t i = 0; i < m->ncalls; i++) {
         ss_call *c = &m->calls[i];
         const ss_api_rec *r = c->rec;
@@ -1481,6 +1492,11 @@ static void build_capture(ss_model *m, unsigned threads)
             } else if (cap) {   /* EndCapture ends it for every joined stream, even when it failed */
                 for (uint32_t k = 0; k < m->nstreams; k++)
                     if (stream_capture[k] == cap) stream_capture[k] = 0;
+                /* and for its events: a wait on one after the capture joins
+                 * nothing (CUDA refuses it, or, for an event record node, the
+                 * graph's launches record it) */
+                for (uint32_t e = 0; e < m->nevents; e++)
+                    if (event_capture[e] == cap) event_capture[e] = 0;
             }
             continue;
         }
@@ -1493,6 +1509,10 @@ static void build_capture(ss_model *m, unsigned threads)
         case SS_API_EVENT_RECORD:
             if (cap) c->captured = 1;
             if (c->event >= 0 && r->ret == 0) event_capture[c->event] = cap;
+            /* cudaEventRecordExternal (CU_EVENT_RECORD_EXTERNAL): an event
+             * record node that each launch of the graph runs */
+            if (cap && c->event >= 0 && r->ret == 0 && (r->arg & 1u))
+                SS_PUSH(m->ext_event_calls, m->next_event_calls, cext, (int32_t)i);
             break;
         case SS_API_STREAM_WAIT:
             if (s >= 0 && c->event >= 0 && r->ret == 0 && event_capture[c->event]) {
@@ -1500,9 +1520,14 @@ static void build_capture(ss_model *m, unsigned threads)
                 cap = stream_capture[s];
             }
             if (cap) c->captured = 1;
+            /* cudaEventWaitExternal (CU_EVENT_WAIT_EXTERNAL): an event wait
+             * node, on an event recorded outside the graph */
+            if (cap && c->event >= 0 && r->ret == 0 && (r->arg & 1u) && !event_capture[c->event])
+                SS_PUSH(m->ext_event_calls, m->next_event_calls, cext, (int32_t)i);
             break;
         default: break;
         }
+        if (c->captured) m->call_capture[i] = cap;
     }
     free(stream_capture);
     free(event_capture);
@@ -2612,7 +2637,7 @@ void ss_model_free(ss_model *m)
     for (uint32_t i = 0; i < m->nthreads; i++) free(m->threads[i].calls);
     free(m->threads); free(m->notes); free(m->metas); free(m->contexts); free(m->stacks);
     free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess); free(m->hsyncs); free(m->jits); free(m->pauses);
-    free(m->gnodes);
+    free(m->gnodes); free(m->call_capture); free(m->ext_event_calls);
     for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
     free(m->api_names); free(m->api_class); free(m->api_info); free(m->api_graph_launch);
     if (m->strings) {

@@ -282,6 +282,15 @@ typedef struct ss_model {
     /* CUDA graph node events (SS_REC_GRAPH_NODE), in file order; resolved
      * into ss_gpu_op.node_call at load. */
     const ss_graph_node_rec **gnodes; uint32_t ngnodes;
+    /* Stream capture: per call, the capture it was recorded into (1, 2, ...
+     * in the order captures began; 0 none); NULL when the trace has none. */
+    uint32_t *call_capture;
+    /* Captured external event nodes, in call order: cudaEventRecordWithFlags
+     * (.., cudaEventRecordExternal) and cudaStreamWaitEvent(..,
+     * cudaEventWaitExternal) during a capture make an event record or wait
+     * node, which every launch of the captured graph runs
+     * (ss_graph_launch_capture). */
+    int32_t *ext_event_calls; uint32_t next_event_calls;
 
     /* API names: api_names[i] is the display name, api_class[i] its class,
      * api_info[i] its row of the generated table (NULL: not listed). */
@@ -403,6 +412,9 @@ int ss_call_is_graph_launch(const ss_model *m, const ss_call *c);
  * managed-memory prefetches and discards): it runs in its stream's order and
  * ends when nothing in the trace says. */
 int ss_call_is_unrecorded_stream_work(const ss_call *c);
+/* The capture a graph launch replays (ss_model.call_capture), 0 when not
+ * known: the capture of the call any of its operations' nodes came from. */
+uint32_t ss_graph_launch_capture(const ss_model *m, const ss_call *c);
 /* A stream memory operation's value (cuStreamWriteValue*: written,
  * cuStreamWaitValue*: waited for): the record's `arg`, and for the 64-bit
  * calls (bytes == 8) the high half in ptr2 (preload/cuda_api.tab). */

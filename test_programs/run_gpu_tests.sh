@@ -77,6 +77,8 @@ FIXTURES="$FIXTURES cupy_stream_pipeline cupy_stream_pipeline_fixed"
 # Managed memory prefetched (runtime and driver API) and waited for with cudaDeviceSynchronize:
 # GPU work CUPTI does not record, which a sync that waited for it must not be called idle for.
 FIXTURES="$FIXTURES sample_um_prefetch_devsync"
+# A graph's event record node (cudaEventRecordExternal) ordering another stream, and a wait taken too early.
+FIXTURES="$FIXTURES graph_event_node graph_event_node_racy"
 # A training loop as people write it: setup vs steady state, the blocking-copy idiom (model.cuda()).
 FIXTURES="$FIXTURES train_item_loop train_item_loop_fixed"
 # cuDNN's own buffer behind a batch-norm kernel: the library's, not the program's.
