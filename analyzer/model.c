@@ -1407,7 +1407,7 @@ int ss_call_is_unrecorded_stream_work(const ss_call *c)
 {
     switch (c->cls) {
     case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
-    case SS_API_MANAGED_MEMORY:
+    case SS_API_MANAGED_MEMORY: case SS_API_HOST_FUNC:
         return c->stream >= 0 && !c->captured && c->rec->ret == 0;
     default:
         return 0;

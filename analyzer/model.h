@@ -409,8 +409,8 @@ static inline int ss_launch_records_event_before(const ss_call *c)
  * launch stream orders as one unit?  Its ops may run on internal streams. */
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c);
 /* Stream work CUPTI gives no GPU record for (stream memory operations,
- * managed-memory prefetches and discards): it runs in its stream's order and
- * ends when nothing in the trace says. */
+ * managed-memory prefetches and discards, host functions): it runs in its
+ * stream's order and ends when nothing in the trace says. */
 int ss_call_is_unrecorded_stream_work(const ss_call *c);
 /* The capture a graph launch replays (ss_model.call_capture), 0 when not
  * known: the capture of the call any of its operations' nodes came from. */

@@ -32,9 +32,9 @@
  *
  * Nor is a sync while stream work that CUPTI does not record may be in flight
  * on its device (cudaMemPrefetchAsync and the other managed-memory calls,
- * stream memory operations): what it waited for, and until when, is not in
- * the trace, so neither "nothing in flight" nor "longer than needed" can be
- * shown.  Such work counts as ended once something proves it: a later
+ * stream memory operations, host functions): what it waited for, and until
+ * when, is not in the trace, so neither "nothing in flight" nor "longer than
+ * needed" can be shown.  Such work counts as ended once something proves it: a later
  * operation of its stream that ended, or a host wait on its stream or device
  * entered after it that returned.
  */
@@ -168,7 +168,7 @@ static int has_unrecorded_work(const ss_model *m)
     for (uint32_t k = 0; k < m->napi_names; k++)
         switch (m->api_class[k]) {
         case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
-        case SS_API_MANAGED_MEMORY:
+        case SS_API_MANAGED_MEMORY: case SS_API_HOST_FUNC:
             return 1;
         default: break;
         }

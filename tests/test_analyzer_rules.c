@@ -616,8 +616,11 @@ static void write_prefetch_sync(const char *name, int mode)
     tb_launch(&b, US(30), 0xA1, 13, US(40), US(50), p, 1);   /* a GPU timeline, ended before the loop */
     double t = 1;
     for (int it = 0; it < 3; it++) {
-        CALL(&b, .cbid = CB_cudaMemPrefetchAsync, .t0 = MS(t), .t1 = MS(t + 0.01), .stream = 0xA1,
-             .ptr = DEV_BUF, .bytes = 1 << 20, .arg = 1);
+        if (mode == 3)   /* a host function instead: no GPU record either */
+            CALL(&b, .cbid = CB_cudaLaunchHostFunc, .t0 = MS(t), .t1 = MS(t + 0.01), .stream = 0xA1, .func = 0x4000);
+        else
+            CALL(&b, .cbid = CB_cudaMemPrefetchAsync, .t0 = MS(t), .t1 = MS(t + 0.01), .stream = 0xA1,
+                 .ptr = DEV_BUF, .bytes = 1 << 20, .arg = 1);
         if (mode == 1) {
             CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(t + 0.02), .t1 = MS(t + 4), .stream = 0xA1);
             t += 4;
@@ -625,7 +628,7 @@ static void write_prefetch_sync(const char *name, int mode)
             tb_launch(&b, MS(t + 0.02), 0xA1, 13, MS(t + 4), MS(t + 4.5), p, 1);
             t += 5;
         }
-        CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(t + 0.03), .t1 = MS(t + (mode ? 0.05 : 4)));
+        CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(t + 0.03), .t1 = MS(t + (mode == 1 || mode == 2 ? 0.05 : 4)));
         t += 5;
     }
     tb_close(&b);
@@ -653,7 +656,7 @@ static void test_managed_prefetch(void)
 {
     static const struct { const char *name; int mode; uint32_t want; } cases[] = {
         { "prefetch_device_sync", 0, 0 }, { "prefetch_stream_sync_device_sync", 1, 1 },
-        { "prefetch_kernel_device_sync", 2, 1 },
+        { "prefetch_kernel_device_sync", 2, 1 }, { "host_func_device_sync", 3, 0 },
     };
     char path[600];
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
