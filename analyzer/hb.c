@@ -413,6 +413,21 @@ static void off_barriers_until(ss_hb *h, uint64_t t)
     }
 }
 
+uint32_t ss_hb_graph_op_epoch(const ss_model *m, int32_t call, int32_t op, uint32_t epoch)
+{
+    if (!m->next_event_calls || call < 0 || op < 0 || !epoch) return epoch;
+    uint32_t gcap = ss_graph_launch_capture(m, &m->calls[call]);
+    if (!gcap) return epoch;
+    /* records after the op's node: each took one epoch below the launch's */
+    int32_t node = m->ops[op].node_call;
+    uint32_t after = 0;
+    for (uint32_t k = 0; k < m->next_event_calls; k++) {
+        int32_t x = m->ext_event_calls[k];
+        if (m->call_capture[x] == gcap && m->calls[x].cls == SS_API_EVENT_RECORD && (node < 0 || node < x)) after++;
+    }
+    return epoch > after ? epoch - after : epoch;
+}
+
 uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
 {
     const ss_model *m = h->m;
@@ -462,25 +477,28 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         if (launch_record && ss_launch_records_event_before(c)) event_recorded(h, c->event, sv);
         /* A graph captured with external event nodes: each launch waits
          * for the events its wait nodes name and records the events its
-         * record nodes name.  Where a node sits in the graph is not kept:
-         * the whole launch is ordered after a wait, and a record covers the
-         * whole launch (a race with work the graph runs after its record
-         * node goes unreported, never the other way round). */
+         * record nodes name.  A record node covers the nodes captured before
+         * it: the launch takes an epoch per record node, and its operations
+         * theirs (ss_hb_graph_op_epoch).  A wait node's place is not kept:
+         * the whole launch is ordered after it (a race with a node captured
+         * before the wait goes unreported, never the other way round). */
         uint32_t gcap = m->next_event_calls ? ss_graph_launch_capture(m, c) : 0;
         for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
             const ss_call *x = &m->calls[m->ext_event_calls[k]];
             if (m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == SS_API_STREAM_WAIT && h->evc[x->event])
                 join(sv, h->evc[x->event], h->A);
         }
+        for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
+            const ss_call *x = &m->calls[m->ext_event_calls[k]];
+            if (m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == SS_API_EVENT_RECORD) {
+                ++sv[s];   /* the nodes before this record node */
+                event_recorded(h, x->event, sv);
+            }
+        }
         epoch = ++sv[s];
         h->epoch[ci] = epoch;
         if (gexc) memcpy(gexc, sv, h->A * sizeof(uint32_t));
         if (launch_record && !ss_launch_records_event_before(c)) event_recorded(h, c->event, sv);
-        for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
-            const ss_call *x = &m->calls[m->ext_event_calls[k]];
-            if (m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == SS_API_EVENT_RECORD)
-                event_recorded(h, x->event, sv);
-        }
         if (serialized) device_barrier_after(h, c, s);
         if (c->cls == SS_API_HOST_FUNC)
             for (uint32_t k = 0; k < h->A; k++)

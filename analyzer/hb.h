@@ -65,6 +65,12 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t call);
 /* Epoch a call's submission got (0: not a submission, or not applied yet). */
 uint32_t ss_hb_call_epoch(const ss_hb *h, int32_t call);
 
+/* The epoch of one operation of a graph launch that got `epoch`: a graph
+ * with event record nodes (captured cudaEventRecordExternal) takes one epoch
+ * per node on its stream, so that each node's event covers the nodes
+ * captured before it and not those after.  Any other operation: `epoch`. */
+uint32_t ss_hb_graph_op_epoch(const ss_model *m, int32_t call, int32_t op, uint32_t epoch);
+
 /* Clocks now.  NULL for an event that has no record yet. */
 const uint32_t *ss_hb_stream_clock(const ss_hb *h, int32_t stream);
 const uint32_t *ss_hb_thread_clock(const ss_hb *h, uint32_t tid);

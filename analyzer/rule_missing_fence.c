@@ -524,7 +524,7 @@ static void walk_call(fence_state *f, int32_t i, const found *acc, uint32_t nacc
     if (epoch)
         for (uint32_t q = 0; q < nacc; q++) {
             access x = acc[q].x;
-            x.epoch = epoch;
+            x.epoch = x.op >= 0 ? ss_hb_graph_op_epoch(m, i, x.op, epoch) : epoch;
             on_access(f, acc[q].alloc, x);
         }
     if (c->cls == SS_API_FREE && !c->is_async && c->rec->ret == 0 && c->alloc >= 0 &&

@@ -37,6 +37,7 @@ enum {
     CB_cudaStreamSynchronize_ptsz = 239, CB_cudaEventRecord_ptsz = 242, CB_cudaStreamWaitEvent_ptsz = 247,
     CB_cudaMemset = 49, CB_cudaGraphAddKernelNode = 289, CB_cudaGraphAddMemcpyNode1D = 352,
     CB_cudaLaunchHostFunc = 284, CB_cudaIpcOpenEventHandle = 177, CB_cudaMemPrefetchAsync = 449,
+    CB_cudaEventRecordWithFlags = 370,
     /* driver calls: SS_API_CBID_DRIVER + cupti_driver_cbid.h's id */
     CB_cuMemMap = 0x10000 + 551, CB_cuMemUnmap = 0x10000 + 552,
     CB_cuStreamWaitValue32 = 0x10000 + 659, CB_cuStreamWaitValue64 = 0x10000 + 661,
@@ -64,6 +65,7 @@ static const tb_api_name api_names[] = {
     { CB_cuStreamWaitValue32, "cuStreamWaitValue32" }, { CB_cuStreamWaitValue64, "cuStreamWaitValue64" },
     { CB_cuStreamWriteValue32, "cuStreamWriteValue32" }, { CB_cuStreamWriteValue64, "cuStreamWriteValue64" },
     { CB_cuStreamBatchMemOp, "cuStreamBatchMemOp" }, { CB_cudaMemPrefetchAsync, "cudaMemPrefetchAsync" },
+    { CB_cudaEventRecordWithFlags, "cudaEventRecordWithFlags" },
 };
 
 /* ------------------------------------------------------------ trace builder */
@@ -2128,6 +2130,79 @@ static void write_graph_nodes(const char *name, int mode)
     tb_close(&b);
 }
 
+/* A graph captured on A: kernel K1 writes buf1, an event record node
+ * (cudaEventRecordWithFlags(E, A, cudaEventRecordExternal)), kernel K2
+ * writes buf2; launched once; a kernel on B reads after waiting on E.
+ *   mode 0: B waits after the launch and reads buf1: ordered (E covers K1);
+ *   mode 1: the same wait, B reads buf2: K2 runs after the record node, a race;
+ *   mode 2: B waits before the launch and reads buf1: a race;
+ *   mode 3: as 0, but a capture-internal record (no External flag), so the
+ *           wait after the capture joins nothing: B's kernel runs (not captured)
+ *           and races with K1. */
+static void write_graph_event_nodes(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 4096);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(30), .t1 = US(40), .ptr = DEV_BUF + 0x100000, .bytes = 4096);
+    uint64_t p1[1] = { DEV_BUF }, p2[1] = { DEV_BUF + 0x100000 };
+    CALL(&b, .cbid = CB_cudaStreamBeginCapture, .t0 = MS(1), .t1 = MS(1.001), .stream = 0xA1);
+    CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(1.01), .t1 = MS(1.02), .stream = 0xA1, .params = p1, .nparams = 1);
+    tb_gnode(&b, SS_GNODE_CREATED, 5, 0, MS(1.015), SS_GNODE_KERNEL);
+    CALL(&b, .cbid = CB_cudaEventRecordWithFlags, .t0 = MS(1.021), .t1 = MS(1.022), .stream = 0xA1, .event = 0xE1,
+         .arg = mode == 3 ? 0 : 1);
+    CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(1.023), .t1 = MS(1.024), .stream = 0xA1, .params = p2, .nparams = 1);
+    tb_gnode(&b, SS_GNODE_CREATED, 6, 0, MS(1.0235), SS_GNODE_KERNEL);
+    CALL(&b, .cbid = CB_cudaStreamEndCapture, .t0 = MS(1.03), .t1 = MS(1.031), .stream = 0xA1);
+    tb_gnode(&b, SS_GNODE_CREATED, 105, 0, MS(1.048), SS_GNODE_KERNEL);
+    tb_gnode(&b, SS_GNODE_CLONED, 105, 5, MS(1.049), 0);
+    tb_gnode(&b, SS_GNODE_CREATED, 106, 0, MS(1.0495), SS_GNODE_KERNEL);
+    tb_gnode(&b, SS_GNODE_CLONED, 106, 6, MS(1.05), 0);
+    if (mode == 2) CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.1), .t1 = MS(1.11), .stream = 0xB1, .event = 0xE1);
+    uint32_t corr = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(1.2), .t1 = MS(1.21), .stream = 0xA1);
+    for (int k = 0; k < 2; k++) {
+        ss_gpu_common *g = tb_rec(&b, SS_REC_KERNEL, sizeof(ss_kernel_rec), 8);
+        g->start = MS(1.3 + k); g->end = MS(2.2 + k); g->corr = corr; g->stream_id = 30; g->context_id = 1;
+        ss_kernel_rec *r = (ss_kernel_rec *)g;
+        r->name_id = 1; r->grid[0] = r->block[0] = 1; r->graph_id = 9;
+        uint64_t id = 105 + (uint64_t)k;
+        g->h.flags = SS_GPU_F_GRAPH_NODE;
+        memcpy((char *)g + sizeof(ss_kernel_rec), &id, 8);
+    }
+    if (mode != 2) CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.22), .t1 = MS(1.23), .stream = 0xB1, .event = 0xE1);
+    tb_launch(&b, MS(1.25), 0xB1, 14, MS(2.3), MS(2.4), mode == 1 ? p2 : p1, 1);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(3), .t1 = MS(3.3), .stream = 0xA1);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(3.4), .t1 = MS(3.5), .stream = 0xB1);
+    tb_close(&b);
+}
+
+static void test_graph_event_nodes(void)
+{
+    static const struct { const char *name; uint32_t findings; } cases[] = {
+        { "graph_event_node_ordered", 0 }, { "graph_event_node_after_record", 1 },
+        { "graph_event_node_wait_first", 1 }, { "graph_event_node_internal", 1 },
+    };
+    for (int mode = 0; mode < 4; mode++) {
+        write_graph_event_nodes(cases[mode].name, mode);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[mode].name);
+        result r = analyze(path, &ss_rule_missing_fence);
+        CHECK(r.f.n == cases[mode].findings, "%s: %u missing-fence findings, want %u (%s)", cases[mode].name, r.f.n,
+              cases[mode].findings, r.f.n ? r.f.v[0].message : "");
+        /* B's kernel ran: it is never taken as captured */
+        uint32_t captured = 0;
+        for (uint32_t i = 0; i < r.m->ncalls; i++)
+            if (r.m->calls[i].stream >= 0 && r.m->streams[r.m->calls[i].stream].device >= 0 &&
+                r.m->calls[i].rec->stream == 0xB1 && r.m->calls[i].captured)
+                captured++;
+        CHECK(captured == 0, "%s: %u calls on B taken as captured", cases[mode].name, captured);
+        done(&r);
+    }
+}
+
 static void test_graph_nodes(void)
 {
     static const struct { const char *name; uint32_t findings; ss_severity sev; } cases[] = {
@@ -2619,6 +2694,7 @@ int main(int argc, char **argv)
     test_context_streams();
     test_graph_pageable();
     test_graph_nodes();
+    test_graph_event_nodes();
     test_graph_exec_streams();
     test_launch_attr_event();
     test_ipc_event_wait();
