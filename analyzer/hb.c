@@ -155,6 +155,15 @@ int ss_hb_call_before(const ss_hb *h, int32_t call, const uint32_t *vc)
     return s >= 0 && vc[s] >= h->epoch[call];
 }
 
+int ss_hb_op_before(const ss_hb *h, int32_t op, const uint32_t *vc)
+{
+    if (op < 0) return 0;
+    int32_t call = h->m->ops[op].call;
+    if (call < 0 || !h->epoch[call]) return 0;
+    int32_t s = h->m->calls[call].stream;
+    return s >= 0 && vc[s] >= ss_hb_graph_op_epoch(h->m, call, op, h->epoch[call]);
+}
+
 /* Streams that the legacy default stream is ordered with: those created
  * without cudaStreamNonBlocking, and the per-thread default streams ("not a
  * non-blocking stream: it synchronizes with the legacy default stream"). */

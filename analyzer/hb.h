@@ -78,6 +78,10 @@ const uint32_t *ss_hb_event_clock(const ss_hb *h, int32_t event);
 
 /* Is the submission of `call` ordered before clock vc? */
 int ss_hb_call_before(const ss_hb *h, int32_t call, const uint32_t *vc);
+/* Is GPU operation `op` ordered before clock vc?  Its call's submission, or
+ * for a node of a graph with event record nodes the node's own place
+ * (ss_hb_graph_op_epoch). */
+int ss_hb_op_before(const ss_hb *h, int32_t op, const uint32_t *vc);
 
 /* Had some host thread already waited for the GPU work of `call` (a host
  * join covering it had returned) at or before time t?  Then *waiter_tid and

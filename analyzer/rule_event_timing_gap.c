@@ -70,14 +70,20 @@ static void measure_gap(const ss_model *m, const ss_hb *h, int32_t rs, int32_t r
         if (dev >= 0 && sdev >= 0 && sdev != dev) continue;
         int covered = c->stream == ss || ss_hb_call_before(h, j, vc);
         uint32_t nops = 0;
+        uint32_t uncovered = 0;
         for (int32_t o = c->first_op; o >= 0; o = m->ops[o].next_of_call) {
             const ss_gpu_op *op = &m->ops[o];
+            /* a graph's node ordered before stop by an event record node */
+            int op_covered = covered || (c->stream != ss && ss_hb_op_before(h, o, vc));
             nops++;
             if (op->start < g->span_lo) g->span_lo = op->start;
             if (op->end > g->span_hi) g->span_hi = op->end;
-            if (!covered && op->end > g->last_end) { g->last_end = op->end; g->last_op = o; }
+            if (op_covered) continue;
+            uncovered++;
+            if (op->end > g->last_end) { g->last_end = op->end; g->last_op = o; }
         }
-        if (covered) continue;
+        if (covered || (nops && !uncovered)) continue;
+        nops = uncovered;
         g->nops += nops ? nops : 1;   /* without a GPU timeline the call counts as one */
         if (g->first_call < 0) g->first_call = j;
         add_stream(g, c->stream);

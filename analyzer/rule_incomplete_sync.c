@@ -131,7 +131,7 @@ static void collect(void *ctx, int32_t o)
     const ss_call *s = &m->calls[st->cur_call];
     if (op->call < 0 || op->call >= st->cur_call || op->end <= s->rec->t_exit) return;
     if (!ss_hb_call_epoch(st->h, op->call)) return;              /* not a submission hb knows */
-    if (ss_hb_call_before(st->h, op->call, st->cur_vc)) return;  /* S (or earlier waits) covered it */
+    if (ss_hb_op_before(st->h, o, st->cur_vc)) return;  /* S (or earlier waits) covered it */
     if (st->cur_set < 0) {
         left_set ls = { st->cur_call, sync_waited_stream(st, s), 0, 0, 0 };
         SS_PUSH(st->sets, st->nsets, st->capsets, ls);
@@ -164,7 +164,7 @@ static void prune(state *st, uint32_t tid, uint64_t t)
     for (uint32_t i = 0; i < st->npend; i++) {
         const pending *p = &st->pend[i];
         int drop = p->tid == tid && (st->m->ops[p->op].end <= t ||
-                                     (vc && ss_hb_call_before(st->h, st->m->ops[p->op].call, vc)));
+                                     (vc && ss_hb_op_before(st->h, p->op, vc)));
         if (!drop) st->pend[w++] = *p;
     }
     st->npend = w;
@@ -418,7 +418,7 @@ static void check_release(state *st, int32_t fi, const uint32_t *vc)
         for (uint32_t i = 0; i < st->npend; i++) {
             const pending *p = &st->pend[i];
             if (p->tid != tid || (first_set >= 0 && p->set != first_set)) continue;
-            if (vc && ss_hb_call_before(st->h, m->ops[p->op].call, vc)) continue;
+            if (vc && ss_hb_op_before(st->h, p->op, vc)) continue;
             int maybe;
             if (!op_conflicts(m, p->op, f, &maybe)) continue;
             /* name an exact conflict (a copy) rather than a kernel argument */
@@ -432,7 +432,7 @@ static void check_release(state *st, int32_t fi, const uint32_t *vc)
         for (uint32_t i = 0; i < st->npend; i++) {
             const pending *p = &st->pend[i];
             int maybe;
-            if (p->tid == tid && p->set == first_set && !(vc && ss_hb_call_before(st->h, m->ops[p->op].call, vc)) &&
+            if (p->tid == tid && p->set == first_set && !(vc && ss_hb_op_before(st->h, p->op, vc)) &&
                 op_conflicts(m, p->op, f, &maybe)) {
                 for (uint32_t k = 0; k < st->nhw; k++) if (st->hw[k].op == p->op) st->hw[k].dead = 1;
                 continue;
@@ -457,11 +457,11 @@ static int wait_covers(const state *st, const ss_call *x, int32_t o)
         return ss_model_call_device(m, x) == ss_op_device(op);
     case SS_API_EVENT_SYNC: case SS_API_EVENT_QUERY: {
         const uint32_t *vc = x->event >= 0 ? ss_hb_event_clock(st->h, x->event) : NULL;
-        return vc && ss_hb_call_before(st->h, op->call, vc);
+        return vc && ss_hb_op_before(st->h, o, vc);
     }
     default: {   /* stream sync / successful stream query */
         if (x->stream < 0 || os < 0) return 0;
-        if (ss_hb_call_before(st->h, op->call, ss_hb_stream_clock(st->h, x->stream))) return 1;
+        if (ss_hb_op_before(st->h, o, ss_hb_stream_clock(st->h, x->stream))) return 1;
         /* a host wait for the legacy stream also waits for the device's
          * blocking and per-thread default streams */
         const ss_stream *ws = &m->streams[x->stream], *ps = &m->streams[os];
@@ -529,7 +529,7 @@ static void check_host_writes(state *st, int32_t xi)
              * after it is no such sign */
             if (w->implicit_call >= 0 && x->cls == SS_API_DEVICE_SYNC) continue;
             if (wait_covers(st, x, w->op)) w->dead = 1;
-        } else if (w->implicit_call < 0 && tv && ss_hb_call_before(st->h, m->ops[w->op].call, tv)) {
+        } else if (w->implicit_call < 0 && tv && ss_hb_op_before(st->h, w->op, tv)) {
             w->implicit_call = xi;
         }
     }

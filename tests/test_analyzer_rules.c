@@ -2138,7 +2138,10 @@ static void write_graph_nodes(const char *name, int mode)
  *   mode 2: B waits before the launch and reads buf1: a race;
  *   mode 3: as 0, but a capture-internal record (no External flag), so the
  *           wait after the capture joins nothing: B's kernel runs (not captured)
- *           and races with K1. */
+ *           and races with K1;
+ *   mode 4: no reader on B: the host waits for E (cudaEventSynchronize) and
+ *           copies buf1 back with cudaMemcpy: E covers K1, nothing left over;
+ *   mode 5: the same copying buf2 back: K2 may still be writing it. */
 static void write_graph_event_nodes(const char *name, int mode)
 {
     tb b;
@@ -2148,6 +2151,7 @@ static void write_graph_event_nodes(const char *name, int mode)
     CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE1);
     CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 4096);
     CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(30), .t1 = US(40), .ptr = DEV_BUF + 0x100000, .bytes = 4096);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(50), .t1 = US(60), .ptr = PINNED_BUF, .bytes = 4096);
     uint64_t p1[1] = { DEV_BUF }, p2[1] = { DEV_BUF + 0x100000 };
     CALL(&b, .cbid = CB_cudaStreamBeginCapture, .t0 = MS(1), .t1 = MS(1.001), .stream = 0xA1);
     CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(1.01), .t1 = MS(1.02), .stream = 0xA1, .params = p1, .nparams = 1);
@@ -2172,8 +2176,17 @@ static void write_graph_event_nodes(const char *name, int mode)
         g->h.flags = SS_GPU_F_GRAPH_NODE;
         memcpy((char *)g + sizeof(ss_kernel_rec), &id, 8);
     }
-    if (mode != 2) CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.22), .t1 = MS(1.23), .stream = 0xB1, .event = 0xE1);
-    tb_launch(&b, MS(1.25), 0xB1, 14, MS(2.3), MS(2.4), mode == 1 ? p2 : p1, 1);
+    if (mode >= 4) {
+        CALL(&b, .cbid = CB_cudaEventSynchronize, .t0 = MS(1.22), .t1 = MS(2.21), .event = 0xE1);
+        uint32_t c = CALL(&b, .cbid = CB_cudaMemcpy, .t0 = MS(2.25), .t1 = MS(2.3), .ptr = PINNED_BUF,
+                          .ptr2 = mode == 4 ? DEV_BUF : DEV_BUF + 0x100000, .bytes = 4096, .arg = 2,
+                          .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
+        tb_memcpy_rec(&b, c, LEGACY_SID, MS(2.26), MS(2.27), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096);
+    } else {
+        if (mode != 2)
+            CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.22), .t1 = MS(1.23), .stream = 0xB1, .event = 0xE1);
+        tb_launch(&b, MS(1.25), 0xB1, 14, MS(2.3), MS(2.4), mode == 1 ? p2 : p1, 1);
+    }
     CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(3), .t1 = MS(3.3), .stream = 0xA1);
     CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(3.4), .t1 = MS(3.5), .stream = 0xB1);
     tb_close(&b);
@@ -2199,6 +2212,22 @@ static void test_graph_event_nodes(void)
                 r.m->calls[i].rec->stream == 0xB1 && r.m->calls[i].captured)
                 captured++;
         CHECK(captured == 0, "%s: %u calls on B taken as captured", cases[mode].name, captured);
+        done(&r);
+    }
+    /* what a host wait on E covers: K1, not K2 (the copy back reads buf1 /
+     * buf2 on the legacy stream, which orders nothing with stream A) */
+    for (int mode = 4; mode <= 5; mode++) {
+        const char *name = mode == 4 ? "graph_event_node_sync_copy" : "graph_event_node_sync_copy_after";
+        write_graph_event_nodes(name, mode);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, name);
+        result r = analyze(path, &ss_rule_missing_fence);
+        CHECK(r.f.n == (mode == 5 ? 1u : 0u), "%s: %u missing-fence findings (%s)", name, r.f.n,
+              r.f.n ? r.f.v[0].message : "");
+        done(&r);
+        r = analyze(path, &ss_rule_incomplete_sync);
+        CHECK(mode == 5 || r.f.n == 0, "%s: %u incomplete-sync findings (%s)", name, r.f.n,
+              r.f.n ? r.f.v[0].message : "");
         done(&r);
     }
 }
