@@ -11,7 +11,10 @@ each switch.  While OFF, hot calls (the classes of preload/cuda_api.tab that
 the shim records only while ON) leave no API record, and their GPU records
 (by correlation id) are dropped, as are the GPU records of any operation that
 ran while OFF (CUPTI's kinds were disabled) and the CUPTI synchronization and
-event records of that time.  Everything else is kept.  The file's minor
+event records of that time.  Everything else is kept.  As the shim does
+(preload/sampling.c), recording is never OFF while a stream capture is open:
+a capture that begins inside an OFF span switches ON at its begin (a forced
+switch) and the span resumes when the capture ends.  The file's minor
 version becomes 6; blocks are rewritten with their CRCs.
 """
 import os, re, shutil, struct, sys, zlib
@@ -22,7 +25,7 @@ HOT = {"launch", "graph-launch", "copy-async", "copy-sync", "memset-async", "mem
 REC_API_NAME, REC_API, REC_KERNEL, REC_MEMCPY, REC_MEMSET, REC_SYNC, REC_CUDA_EVENT = 3, 4, 5, 6, 7, 8, 9
 REC_CAPTURE = 25
 OFF, ON = 0, 1
-HEAD_DONE, WINDOW_OPEN, WINDOW_CLOSE = 1, 2, 3
+HEAD_DONE, WINDOW_OPEN, WINDOW_CLOSE, FORCED_ON = 1, 2, 3, 4
 
 
 def classes(root):
@@ -90,6 +93,65 @@ def hot_test(blocks, table):
     return hot
 
 
+def api_names(blocks):
+    names = {}
+    for recs in blocks:
+        for rec in recs:
+            if struct.unpack_from("<H", rec)[0] == REC_API_NAME:
+                cbid, ln = struct.unpack_from("<II", rec, 8)
+                names[cbid] = rec[16:16 + ln].decode("utf-8", "replace")
+    return names
+
+
+def capture_intervals(blocks):
+    """[begin's entry, end's exit] of each stream capture: a successful
+    cudaStreamBeginCapture* / cuStreamBeginCapture* to the next end on the
+    same stream (successful, or 901: an invalidated capture still ended)."""
+    names = api_names(blocks)
+    calls = []
+    for recs in blocks:
+        for rec in recs:
+            if struct.unpack_from("<H", rec)[0] != REC_API:
+                continue
+            cbid = struct.unpack_from("<I", rec, 8)[0]
+            name = base_name(names.get(cbid, ""))
+            if "BeginCapture" in name or "EndCapture" in name:
+                t_enter, t_exit = struct.unpack_from("<QQ", rec, 16)
+                ret = struct.unpack_from("<i", rec, 32)[0]
+                stream = struct.unpack_from("<Q", rec, 40)[0]
+                calls.append((t_enter, t_exit, "Begin" in name, ret, stream))
+    calls.sort()
+    open_at, out = {}, []
+    for t_enter, t_exit, begin, ret, stream in calls:
+        if begin and ret == 0:
+            open_at.setdefault(stream, t_enter)
+        elif not begin and stream in open_at and ret in (0, 901):
+            out.append((open_at.pop(stream), t_exit))
+    out += [(t, None) for t in open_at.values()]   # never ended: ON to the end
+    return out
+
+
+def without_captures(off, caps):
+    """The OFF spans with the open captures taken out: (t_off, t_on, forced),
+    forced when the span ends because a capture began."""
+    out = []
+    for a, b in off:
+        pieces = [(a, b, False)]
+        for c0, c1 in sorted(caps):
+            nxt = []
+            for x, y, forced in pieces:
+                if (y is not None and c0 >= y) or (c1 is not None and c1 < x):
+                    nxt.append((x, y, forced))
+                    continue
+                if c0 > x:
+                    nxt.append((x, c0, True))
+                if c1 is not None and (y is None or c1 + 1 < y):
+                    nxt.append((c1 + 1, y, forced))
+            pieces = nxt
+        out += pieces
+    return out
+
+
 def cut(src, dst, spans, root):
     table = classes(root)
     header, blocks = read(src)
@@ -108,12 +170,13 @@ def cut(src, dst, spans, root):
         t_off = hot_times[ia] - 1
         t_on = hot_times[ib] - 1 if ib < n else None
         off.append((t_off, t_on))
+    off = without_captures(off, capture_intervals(blocks))
 
     def in_off(t):
-        return any(t >= a and (b is None or t < b) for a, b in off)
+        return any(t >= a and (b is None or t < b) for a, b, _ in off)
 
     def overlaps_off(t0, t1):
-        return any(t1 >= a and (b is None or t0 < b) for a, b in off)
+        return any(t1 >= a and (b is None or t0 < b) for a, b, _ in off)
 
     dropped_corr = set()
     for recs in blocks:
@@ -146,12 +209,13 @@ def cut(src, dst, spans, root):
         return lo
 
     caps, window = [], 0
-    for i, (a, b) in enumerate(off):
+    for i, (a, b, forced) in enumerate(off):
         caps.append(struct.pack("<HHIQQII", REC_CAPTURE, OFF, 32, a, hot_before(a),
                                 HEAD_DONE if i == 0 else WINDOW_CLOSE, window))
         if b is not None:
             window += 1
-            caps.append(struct.pack("<HHIQQII", REC_CAPTURE, ON, 32, b, hot_before(b), WINDOW_OPEN, window))
+            caps.append(struct.pack("<HHIQQII", REC_CAPTURE, ON, 32, b, hot_before(b),
+                                    FORCED_ON if forced else WINDOW_OPEN, window))
     struct.pack_into("<H", header, 10, 6)   # version_minor: CAPTURE records are 1.6
     with open(dst, "wb") as f:
         f.write(header)

@@ -71,14 +71,16 @@ for f in sorted(glob.glob("tests/fixtures/*.sstrace")):
         fails.append(f"{name}: the full report has no {MUST_FIND[name]} finding")
     for pname, spans in placements.items():
         dst = os.path.join(tmp, f"{name}.{pname}.sstrace")
-        sample_cut.cut(f, dst, spans, ".")
+        switches = sample_cut.cut(f, dst, spans, ".")
         ncuts += 1
         rep = report(dst)
         if rep is None: continue
         kept += len(rep["findings"])
         full_n += len(full["findings"])
         cap = rep["traces"][0].get("capture")
-        if not cap or not cap.get("sampled"):
+        # no switch: the OFF spans fell inside stream captures, which the
+        # shim records whole (never OFF while a capture is open)
+        if switches and (not cap or not cap.get("sampled")):
             fails.append(f"{name}.{pname}: the JSON report does not say the trace is sampled")
         for k, sev in keyed(rep).items():
             if k not in allowed:
