@@ -6,7 +6,7 @@
 // cudaStreamWaitEvent(side, ready) and a consumer kernel on `side` that reads
 // the buffer.  The event is recorded by every replay when it reaches the node:
 // the consumer is ordered after the producer.  Correct.  The way PyTorch's
-// torch.cuda.Event(external=True) and TensorRT's graphs signal other streams.
+// torch.cuda.Event(external=True) and Warp's record_event(external=True) work.
 // Racy twin: graph_event_node_racy.cu (the side stream waits on the event
 // before the graph is launched: the wait takes the previous replay's record,
 // and the consumer reads while this replay's producer writes).
