@@ -136,7 +136,7 @@ static void unseen_note(const ss_model *m, unseen *u, uint32_t ns, const ss_call
         return;
     }
     for (int32_t oi = c->first_op; oi >= 0; oi = m->ops[oi].next_of_call)
-        unseen_proof(&u[m->ops[oi].stream], m->ops[oi].submit, m->ops[oi].end);
+        if (m->ops[oi].stream >= 0) unseen_proof(&u[m->ops[oi].stream], m->ops[oi].submit, m->ops[oi].end);
     switch (ss_call_host_wait(m, c)) {
     case SS_WAIT_STREAM: case SS_WAIT_STREAM_PRIOR: case SS_WAIT_QUERY:
         if (c->stream >= 0 && c->cls != SS_API_EVENT_QUERY && c->cls != SS_API_EVENT_ELAPSED)
