@@ -422,6 +422,14 @@ static void off_barriers_until(ss_hb *h, uint64_t t)
     }
 }
 
+/* Is external event node k (ss_model.ext_event_calls) of capture gcap and of
+ * class cls (an event record node, or a wait node)?  Its event, or -1. */
+static int32_t ext_node_event(const ss_model *m, uint32_t k, uint32_t gcap, uint8_t cls)
+{
+    const ss_call *x = &m->calls[m->ext_event_calls[k]];
+    return m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == cls ? x->event : -1;
+}
+
 uint32_t ss_hb_graph_op_epoch(const ss_model *m, int32_t call, int32_t op, uint32_t epoch)
 {
     if (!m->next_event_calls || call < 0 || op < 0 || !epoch) return epoch;
@@ -430,10 +438,9 @@ uint32_t ss_hb_graph_op_epoch(const ss_model *m, int32_t call, int32_t op, uint3
     /* records after the op's node: each took one epoch below the launch's */
     int32_t node = m->ops[op].node_call;
     uint32_t after = 0;
-    for (uint32_t k = 0; k < m->next_event_calls; k++) {
-        int32_t x = m->ext_event_calls[k];
-        if (m->call_capture[x] == gcap && m->calls[x].cls == SS_API_EVENT_RECORD && (node < 0 || node < x)) after++;
-    }
+    for (uint32_t k = 0; k < m->next_event_calls; k++)
+        if (ext_node_event(m, k, gcap, SS_API_EVENT_RECORD) >= 0 && (node < 0 || node < m->ext_event_calls[k]))
+            after++;
     return epoch > after ? epoch - after : epoch;
 }
 
@@ -493,16 +500,14 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
          * before the wait goes unreported, never the other way round). */
         uint32_t gcap = m->next_event_calls ? ss_graph_launch_capture(m, c) : 0;
         for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
-            const ss_call *x = &m->calls[m->ext_event_calls[k]];
-            if (m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == SS_API_STREAM_WAIT && h->evc[x->event])
-                join(sv, h->evc[x->event], h->A);
+            int32_t e = ext_node_event(m, k, gcap, SS_API_STREAM_WAIT);
+            if (e >= 0 && h->evc[e]) join(sv, h->evc[e], h->A);
         }
         for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
-            const ss_call *x = &m->calls[m->ext_event_calls[k]];
-            if (m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == SS_API_EVENT_RECORD) {
-                ++sv[s];   /* the nodes before this record node */
-                event_recorded(h, x->event, sv);
-            }
+            int32_t e = ext_node_event(m, k, gcap, SS_API_EVENT_RECORD);
+            if (e < 0) continue;
+            ++sv[s];   /* the nodes before this record node */
+            event_recorded(h, e, sv);
         }
         epoch = ++sv[s];
         h->epoch[ci] = epoch;

@@ -1403,15 +1403,20 @@ uint32_t ss_graph_launch_capture(const ss_model *m, const ss_call *c)
     return 0;
 }
 
-int ss_call_is_unrecorded_stream_work(const ss_call *c)
+int ss_class_is_unrecorded_stream_work(uint8_t cls)
 {
-    switch (c->cls) {
+    switch (cls) {
     case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
     case SS_API_MANAGED_MEMORY: case SS_API_HOST_FUNC:
-        return c->stream >= 0 && !c->captured && c->rec->ret == 0;
+        return 1;
     default:
         return 0;
     }
+}
+
+int ss_call_is_unrecorded_stream_work(const ss_call *c)
+{
+    return ss_class_is_unrecorded_stream_work(c->cls) && c->stream >= 0 && !c->captured && c->rec->ret == 0;
 }
 
 uint64_t ss_call_memop_value(const ss_call *c)

@@ -410,7 +410,9 @@ static inline int ss_launch_records_event_before(const ss_call *c)
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c);
 /* Stream work CUPTI gives no GPU record for (stream memory operations,
  * managed-memory prefetches and discards, host functions): it runs in its
- * stream's order and ends when nothing in the trace says. */
+ * stream's order and ends when nothing in the trace says.  The class, and a
+ * call of it that ran (on a stream, not captured, not failed). */
+int ss_class_is_unrecorded_stream_work(uint8_t cls);
 int ss_call_is_unrecorded_stream_work(const ss_call *c);
 /* The capture a graph launch replays (ss_model.call_capture), 0 when not
  * known: the capture of the call any of its operations' nodes came from. */

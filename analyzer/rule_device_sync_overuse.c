@@ -166,12 +166,7 @@ static int unseen_pending(const ss_model *m, const unseen *u, uint32_t ns, int32
 static int has_unrecorded_work(const ss_model *m)
 {
     for (uint32_t k = 0; k < m->napi_names; k++)
-        switch (m->api_class[k]) {
-        case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
-        case SS_API_MANAGED_MEMORY: case SS_API_HOST_FUNC:
-            return 1;
-        default: break;
-        }
+        if (ss_class_is_unrecorded_stream_work(m->api_class[k])) return 1;
     return 0;
 }
 

@@ -68,23 +68,21 @@ static void measure_gap(const ss_model *m, const ss_hb *h, int32_t rs, int32_t r
         if (!ss_hb_call_epoch(h, j) || c->stream < 0) continue;
         int32_t sdev = m->streams[c->stream].device;
         if (dev >= 0 && sdev >= 0 && sdev != dev) continue;
-        int covered = c->stream == ss || ss_hb_call_before(h, j, vc);
-        uint32_t nops = 0;
-        uint32_t uncovered = 0;
+        /* each op judged at its own place (a graph's node before an event
+         * record node of the graph is ordered by that node's event) */
+        uint32_t nops = 0, uncovered = 0;
         for (int32_t o = c->first_op; o >= 0; o = m->ops[o].next_of_call) {
             const ss_gpu_op *op = &m->ops[o];
-            /* a graph's node ordered before stop by an event record node */
-            int op_covered = covered || (c->stream != ss && ss_hb_op_before(h, o, vc));
             nops++;
             if (op->start < g->span_lo) g->span_lo = op->start;
             if (op->end > g->span_hi) g->span_hi = op->end;
-            if (op_covered) continue;
+            if (c->stream == ss || ss_hb_op_before(h, o, vc)) continue;
             uncovered++;
             if (op->end > g->last_end) { g->last_end = op->end; g->last_op = o; }
         }
-        if (covered || (nops && !uncovered)) continue;
-        nops = uncovered;
-        g->nops += nops ? nops : 1;   /* without a GPU timeline the call counts as one */
+        /* without a GPU timeline the call counts as one */
+        if (nops ? !uncovered : (c->stream == ss || ss_hb_call_before(h, j, vc))) continue;
+        g->nops += nops ? uncovered : 1;
         if (g->first_call < 0) g->first_call = j;
         add_stream(g, c->stream);
     }
@@ -112,7 +110,7 @@ static int library_measurement(const ss_model *m, const ss_call *c, char *where,
                 s = file.s + k + 14;
                 n = file.len - k - 14;
             }
-        snprintf(where, len, "%.*s (%.*s)", (int)(n < 160 ? n : 160), s, (int)(fn.s && fn.len < 80 ? fn.len : 0),
+        snprintf(where, len, "%.*s (%.*s)", (int)(n < 160 ? n : 160), s, (int)(!fn.s ? 0 : fn.len < 80 ? fn.len : 80),
                  fn.s ? fn.s : "");
         return 1;
     }
@@ -169,19 +167,16 @@ static void report(const ss_model *m, ss_findings *out, int32_t ei, int32_t rs, 
     int by_stop = !er->stack_id && !er->pystack_id && (sr->stack_id || sr->pystack_id);
     char where[300], lmsg[1800];
     int by_library = library_measurement(m, &m->calls[by_stop ? rt : ei], where, sizeof where);
-    if (by_library) {
+    if (by_library)
         snprintf(lmsg, sizeof lmsg, "a measurement made inside %s, which your code called, not by your code: %s",
                  where, msg);
-        memcpy(msg, lmsg, sizeof msg - 1);
-        msg[sizeof msg - 1] = 0;
-    }
     ss_occurrence o = {
         .rule = "event-timing-gap",
         .severity = by_library ? SS_SEV_INFO : SS_SEV_WARNING,
         .fixed_severity = 1,
         .cost_ms = 0,
         .cost_basis = "0 ms: the measurement is wrong, the program is not slower",
-        .message = msg,
+        .message = by_library ? lmsg : msg,
         .fix = by_library
                    ? "Nothing to change in your code: the library times with these events for itself, and its "
                      "numbers (not your program's) leave that work out. If you read them (DDP's runtime "

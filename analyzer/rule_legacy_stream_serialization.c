@@ -170,12 +170,11 @@ static void run(const ss_model *m, ss_findings *out)
             event_set[c->event] = 1;
         } else if (c->cls == SS_API_STREAM_WAIT && c->event >= 0 && c->stream >= 0 && event_set[c->event]) {
             if (event_ready[c->event] > s.wait_floor[c->stream]) s.wait_floor[c->stream] = event_ready[c->event];
-        } else if ((c->cls == SS_API_STREAM_WAIT_VALUE || c->cls == SS_API_STREAM_BATCH_MEMOP ||
-                    c->cls == SS_API_MANAGED_MEMORY || c->cls == SS_API_HOST_FUNC) && c->stream >= 0 &&
-                   !c->captured) {
+        } else if (ss_call_is_unrecorded_stream_work(c) && c->cls != SS_API_STREAM_WRITE_VALUE) {
             /* a wait on a memory word, a managed-memory prefetch, a host
              * function: what follows on its stream waited for something CUPTI
-             * did not record, not for the barrier */
+             * did not record, not for the barrier (a write-value holds
+             * nothing back) */
             s.value_wait[c->stream] = 1;
         }
         for (int32_t oi = c->first_op; oi >= 0; oi = m->ops[oi].next_of_call) apply_op(&s, oi, 1);

@@ -79,20 +79,6 @@ def hot_times(src, root):
     return times, struct.unpack_from("<Q", header, 32)[0]
 
 
-def hot_test(blocks, table):
-    names = {}
-    for recs in blocks:
-        for rec in recs:
-            if struct.unpack_from("<H", rec)[0] == REC_API_NAME:
-                cbid, ln = struct.unpack_from("<II", rec, 8)
-                names[cbid] = rec[16:16 + ln].decode("utf-8", "replace")
-
-    def hot(rec):
-        cbid = struct.unpack_from("<I", rec, 8)[0]
-        return table.get(base_name(names.get(cbid, "")), "") in HOT
-    return hot
-
-
 def api_names(blocks):
     names = {}
     for recs in blocks:
@@ -101,6 +87,15 @@ def api_names(blocks):
                 cbid, ln = struct.unpack_from("<II", rec, 8)
                 names[cbid] = rec[16:16 + ln].decode("utf-8", "replace")
     return names
+
+
+def hot_test(blocks, table):
+    names = api_names(blocks)
+
+    def hot(rec):
+        cbid = struct.unpack_from("<I", rec, 8)[0]
+        return table.get(base_name(names.get(cbid, "")), "") in HOT
+    return hot
 
 
 def capture_intervals(blocks):

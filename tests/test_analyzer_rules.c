@@ -2070,6 +2070,23 @@ static void tb_gnode(tb *b, uint16_t what, uint64_t id, uint64_t orig, uint64_t 
     r->h.flags = what; r->node_id = id; r->orig_node_id = orig; r->time = t; r->tid = TID; r->node_type = type;
 }
 
+/* An operation a graph launch (correlation id corr) ran: a kernel, or a
+ * device-to-device copy of 4096 bytes; with node_id, the CUPTI node it ran as
+ * (SS_GPU_F_GRAPH_NODE, the id in the record's tail), else none (format 1.4). */
+static void tb_graph_op(tb *b, uint16_t type, uint32_t corr, uint32_t sid, uint64_t start, uint64_t end,
+                        uint64_t node_id)
+{
+    uint32_t fixed = type == SS_REC_MEMCPY ? sizeof(ss_memcpy_rec) : sizeof(ss_kernel_rec);
+    ss_gpu_common *g = tb_rec(b, type, fixed, node_id ? 8 : 0);
+    g->start = start; g->end = end; g->corr = corr; g->stream_id = sid; g->context_id = 1; g->device = 0;
+    if (type == SS_REC_MEMCPY) { ss_memcpy_rec *r = (ss_memcpy_rec *)g; r->copy_kind = SS_COPY_DTOD; r->bytes = 4096; }
+    else { ss_kernel_rec *r = (ss_kernel_rec *)g; r->name_id = 1; r->grid[0] = r->block[0] = 1; r->graph_id = 9; }
+    if (node_id) {
+        g->h.flags = SS_GPU_F_GRAPH_NODE;
+        memcpy((char *)g + fixed, &node_id, 8);
+    }
+}
+
 static void write_graph_nodes(const char *name, int mode)
 {
     tb b;
@@ -2108,17 +2125,7 @@ static void write_graph_nodes(const char *name, int mode)
         uint32_t corr = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(1.2 + 0.1 * k), .t1 = MS(1.21 + 0.1 * k),
                              .stream = 0xA1);
         uint64_t t0 = mode == 1 ? MS(6.1 + k) : MS(1.3 + k);
-        uint16_t type = copy_node ? SS_REC_MEMCPY : SS_REC_KERNEL;
-        uint32_t fixed = copy_node ? sizeof(ss_memcpy_rec) : sizeof(ss_kernel_rec);
-        ss_gpu_common *g = tb_rec(&b, type, fixed, records ? 8 : 0);
-        g->start = t0; g->end = t0 + 500000; g->corr = corr; g->stream_id = 30; g->context_id = 1; g->device = 0;
-        if (copy_node) { ss_memcpy_rec *r = (ss_memcpy_rec *)g; r->copy_kind = SS_COPY_DTOD; r->bytes = 4096; }
-        else { ss_kernel_rec *r = (ss_kernel_rec *)g; r->name_id = 1; r->grid[0] = r->block[0] = 1; r->graph_id = 9; }
-        if (records) {
-            uint64_t id = GNODE_CLONE;
-            g->h.flags = SS_GPU_F_GRAPH_NODE;
-            memcpy((char *)g + fixed, &id, 8);
-        }
+        tb_graph_op(&b, copy_node ? SS_REC_MEMCPY : SS_REC_KERNEL, corr, 30, t0, t0 + 500000, records ? GNODE_CLONE : 0);
     }
     if (mode == 3) {   /* the reader on B waits for an event recorded on A after the launches */
         CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.6), .t1 = MS(1.61), .stream = 0xA1, .event = 0xE1);
@@ -2167,15 +2174,7 @@ static void write_graph_event_nodes(const char *name, int mode)
     tb_gnode(&b, SS_GNODE_CLONED, 106, 6, MS(1.05), 0);
     if (mode == 2) CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.1), .t1 = MS(1.11), .stream = 0xB1, .event = 0xE1);
     uint32_t corr = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(1.2), .t1 = MS(1.21), .stream = 0xA1);
-    for (int k = 0; k < 2; k++) {
-        ss_gpu_common *g = tb_rec(&b, SS_REC_KERNEL, sizeof(ss_kernel_rec), 8);
-        g->start = MS(1.3 + k); g->end = MS(2.2 + k); g->corr = corr; g->stream_id = 30; g->context_id = 1;
-        ss_kernel_rec *r = (ss_kernel_rec *)g;
-        r->name_id = 1; r->grid[0] = r->block[0] = 1; r->graph_id = 9;
-        uint64_t id = 105 + (uint64_t)k;
-        g->h.flags = SS_GPU_F_GRAPH_NODE;
-        memcpy((char *)g + sizeof(ss_kernel_rec), &id, 8);
-    }
+    for (int k = 0; k < 2; k++) tb_graph_op(&b, SS_REC_KERNEL, corr, 30, MS(1.3 + k), MS(2.2 + k), 105 + (uint64_t)k);
     if (mode >= 4) {
         CALL(&b, .cbid = CB_cudaEventSynchronize, .t0 = MS(1.22), .t1 = MS(2.21), .event = 0xE1);
         uint32_t c = CALL(&b, .cbid = CB_cudaMemcpy, .t0 = MS(2.25), .t1 = MS(2.3), .ptr = PINNED_BUF,
@@ -2311,13 +2310,8 @@ static void write_graph_exec_streams(const char *name, int same_exec, int host_s
     for (int k = 0; k < 2; k++) {
         uint32_t corr = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = at[k], .t1 = at[k] + 10000,
                              .stream = k ? 0xB1 : 0xA1, .func = k && !same_exec ? EXEC_Y : EXEC_X);
-        ss_gpu_common *g = tb_rec(&b, SS_REC_MEMCPY, sizeof(ss_memcpy_rec), 8);
-        g->start = start[k]; g->end = start[k] + (k ? 500000u : 2000000u); g->corr = corr;
-        g->stream_id = k ? 14 : 13; g->context_id = 1; g->device = 0; g->h.flags = SS_GPU_F_GRAPH_NODE;
-        ss_memcpy_rec *r = (ss_memcpy_rec *)g;
-        r->copy_kind = SS_COPY_DTOD; r->bytes = 4096;
-        uint64_t id = k && !same_exec ? GNODE_CLONE + 1 : GNODE_CLONE;
-        memcpy((char *)g + sizeof(ss_memcpy_rec), &id, 8);
+        tb_graph_op(&b, SS_REC_MEMCPY, corr, k ? 14 : 13, start[k], start[k] + (k ? 500000u : 2000000u),
+                    k && !same_exec ? GNODE_CLONE + 1 : GNODE_CLONE);
         if (!k && host_sync) CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.25), .t1 = MS(3.35), .stream = 0xA1);
     }
     /* right after the launches: the host waits for A, then for B */
