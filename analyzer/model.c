@@ -291,7 +291,13 @@ const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, siz
      * known by the number CUPTI (and so Nsight Systems) gives it and where it
      * was created, not by its pointer. */
     if (s->kind == SS_STREAM_LEGACY_NULL || s->kind == SS_STREAM_PER_THREAD) {
-        snprintf(buf, len, "stream 0x0 (%s)", kind);
+        /* Every thread's own default stream is "0x0" to the program: where
+         * there are several, the thread tells them apart. */
+        uint32_t per_thread = 0;
+        for (uint32_t i = 0; s->kind == SS_STREAM_PER_THREAD && s->owner_tid && i < m->nstreams; i++)
+            per_thread += m->streams[i].kind == SS_STREAM_PER_THREAD;
+        if (per_thread > 1) snprintf(buf, len, "stream 0x0 of thread %u (%s)", s->owner_tid, kind);
+        else snprintf(buf, len, "stream 0x0 (%s)", kind);
         return buf;
     }
     char id[32], at[80] = "";

@@ -67,6 +67,7 @@ typedef struct state {
     host_write *hw; uint32_t nhw, caphw;
     uint8_t *left;             /* per op: already left in flight by some S */
     int32_t *last_record;      /* per event: latest successful record call, -1 */
+    int32_t *last_wait;        /* per thread (m->threads' index): latest explicit wait, -1 */
     /* scratch while collecting one S */
     int32_t cur_set;
     int32_t cur_call;
@@ -123,6 +124,26 @@ static int32_t sync_device(const state *st, const ss_call *c)
     return ss_model_call_device(st->m, c);
 }
 
+static int wait_covers(const state *st, const ss_call *x, int32_t o);
+
+/* Did the thread that submitted op o (another thread than S's) already wait
+ * for it explicitly?  Calls are replayed in the order they began, so a wait
+ * of that thread that began before S and returned after it — the writer's
+ * own cudaStreamSynchronize, running beside S — is already applied when S
+ * collects what it left in flight.  That thread, the one that reads the
+ * buffer, waited for the copy: nothing for S to answer for. */
+static int submitter_waited(const state *st, int32_t o)
+{
+    const ss_model *m = st->m;
+    const ss_call *c = &m->calls[m->ops[o].call];
+    const ss_thread *t = ss_model_thread(m, c->rec->tid);
+    if (!t) return 0;
+    int32_t x = st->last_wait[t - m->threads];
+    if (x <= m->ops[o].call) return 0;
+    const uint32_t *tv = ss_hb_thread_clock(st->h, c->rec->tid);
+    return tv && ss_hb_op_before(st->h, o, tv) && wait_covers(st, &m->calls[x], o);
+}
+
 static void collect(void *ctx, int32_t o)
 {
     state *st = ctx;
@@ -150,7 +171,7 @@ static void collect(void *ctx, int32_t o)
     st->left[o] = 1;
     pending p = { o, st->cur_set, st->cur_tid };
     SS_PUSH(st->pend, st->npend, st->cappend, p);
-    if (is_host_write(op)) {
+    if (is_host_write(op) && !(m->calls[op->call].rec->tid != st->cur_tid && submitter_waited(st, o))) {
         host_write w = { o, st->cur_set, st->cur_tid, m->calls[op->call].rec->tid, -1, 0 };
         SS_PUSH(st->hw, st->nhw, st->caphw, w);
     }
@@ -549,6 +570,8 @@ static void run(const ss_model *m, ss_findings *out)
     st.left = ss_xcalloc(m->nops, 1);
     st.last_record = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(int32_t));
     for (uint32_t i = 0; i < m->nevents; i++) st.last_record[i] = -1;
+    st.last_wait = ss_xcalloc(m->nthreads ? m->nthreads : 1, sizeof(int32_t));
+    for (uint32_t i = 0; i < m->nthreads; i++) st.last_wait[i] = -1;
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
         if (is_release(c) && c->cls == SS_API_FREE && st.npend)
@@ -559,6 +582,10 @@ static void run(const ss_model *m, ss_findings *out)
         if (c->event >= 0 && ss_call_records_event(c) && c->rec->ret == 0 && !c->captured)
             st.last_record[c->event] = (int32_t)i;
         if (st.nhw) check_host_writes(&st, (int32_t)i);
+        if (is_explicit_wait(c)) {
+            const ss_thread *t = ss_model_thread(m, c->rec->tid);
+            if (t) st.last_wait[t - m->threads] = (int32_t)i;
+        }
         if (is_sync(c)) on_sync(&st, (int32_t)i);
     }
     /* "No later synchronization waits for it" needs the rest of the run: an
@@ -571,7 +598,7 @@ static void run(const ss_model *m, ss_findings *out)
         free(st.occ[i].msg);
     }
     free(st.occ);
-    free(st.sets); free(st.pend); free(st.hw); free(st.left); free(st.last_record);
+    free(st.sets); free(st.pend); free(st.hw); free(st.left); free(st.last_record); free(st.last_wait);
     ss_hb_free(st.h);
 }
 

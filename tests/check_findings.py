@@ -18,6 +18,9 @@ Expect file format (documented in docs/testing.md), one directive a line,
                                no finding of the rule points at any of these lines
     severity <rule-id> <error|warning|info>
                                every finding of the rule has this severity
+    severity <rule-id> <error|warning|info> <text>
+                               the rule's findings whose message contains <text>
+                               have this severity, and there is at least one
     message <rule-id> <text>   some finding of the rule has a message containing
                                <text> (the rest of the line, inner spaces kept)
     nomessage <text>           no finding (of any rule) has a message containing <text>
@@ -115,7 +118,7 @@ class Expect:
         self.sites = []       # (rule, basename, lines, text)
         self.nosites = []     # (rule, basename, lines, text)
         self.costs = []       # (rule, ms)
-        self.severities = []  # (rule, severity)
+        self.severities = []  # (rule, severity, message text or None)
         self.messages = []    # (rule, text)
         self.nomessages = []  # text
         self.phases = []      # (rule, phase)
@@ -183,6 +186,14 @@ def parse_expect(path):
                 site = parse_site(words[:3], where, base_dir, "EXPECT-SITE")
                 e.occurrences.append(site + (parse_count(words[3], where),))
                 continue
+            if words[0] == "severity" and len(words) > 3:
+                parts = line.split(None, 3)
+                if parts[1] not in RULES:
+                    raise ExpectError(f"{where}: unknown rule id '{parts[1]}'")
+                if parts[2] not in SEVERITIES:
+                    raise ExpectError(f"{where}: severity wants one of {', '.join(SEVERITIES)}")
+                e.severities.append((parts[1], parts[2], parts[3].strip()))
+                continue
             if words[0] in ("site", "nosite", "cost", "severity"):
                 if len(words) != 3:
                     raise ExpectError(f"{where}: want '{words[0]} <rule-id> <value>'")
@@ -197,7 +208,7 @@ def parse_expect(path):
                 elif words[0] == "severity":
                     if words[2] not in SEVERITIES:
                         raise ExpectError(f"{where}: severity wants one of {', '.join(SEVERITIES)}")
-                    e.severities.append((rule, words[2]))
+                    e.severities.append((rule, words[2], None))
                 elif words[0] == "site":
                     e.sites.append(parse_site(words, where, base_dir, "EXPECT-SITE"))
                 else:
@@ -376,8 +387,11 @@ def check(report, e, native_sites=True):
         total = sum(cost_of(f) for f in by_rule.get(rule, []))
         if total < minimum:
             problems.append(f"{rule}: expected a cost of at least {minimum:g} ms, got {total:.3f} ms")
-    for rule, want in e.severities:
-        for f in by_rule.get(rule, []):
+    for rule, want, text in e.severities:
+        chosen = [f for f in by_rule.get(rule, []) if text is None or text in (text_of(f, MESSAGE_KEYS) or "")]
+        if text is not None and not chosen:
+            problems.append(f"{rule}: expected a finding at {want} whose message contains {text!r}, found none")
+        for f in chosen:
             got = text_of(f, SEVERITY_KEYS)
             if got != want:
                 problems.append(f"{rule}: expected severity {want}, a finding has {got or 'none'}"

@@ -1267,6 +1267,11 @@ static void test_stream_identity(void)
     uint32_t corr = CALL(&b, .cbid = CB_cudaLaunchKernel_ptsz, .t0 = MS(1), .t1 = MS(1.01), .stream = 0,
                          .flags = SS_API_F_PTSZ);
     tb_kernel(&b, corr, 21, MS(1.02), MS(2));
+    /* a second thread's per-thread stream: both are "0x0" to the program */
+    tb_stream(&b, 0, 22, SS_STREAM_BLOCKING, 0, 0);
+    corr = CALL(&b, .cbid = CB_cudaLaunchKernel_ptsz, .t0 = MS(1.5), .t1 = MS(1.51), .stream = 0,
+                .flags = SS_API_F_PTSZ, .tid = TID + 1);
+    tb_kernel(&b, corr, 22, MS(2), MS(2.5));
     ss_kernel_rec *k = tb_rec(&b, SS_REC_KERNEL, sizeof *k, 0);
     k->g.start = MS(3); k->g.end = MS(4); k->g.stream_id = 31; k->g.context_id = 2; k->g.device = 1; k->name_id = 1;
     tb_close(&b);
@@ -1278,14 +1283,17 @@ static void test_stream_identity(void)
     if (!m) return;
     int per_thread = 0, dev1 = 0;
     for (uint32_t i = 0; i < m->nstreams; i++) {
-        if (m->streams[i].stream_id == 21) {
-            per_thread = m->streams[i].kind == SS_STREAM_PER_THREAD;
+        uint32_t sid = m->streams[i].stream_id;
+        if (sid == 21 || sid == 22) {
+            per_thread += m->streams[i].kind == SS_STREAM_PER_THREAD;
             ss_stream_describe(m, (int32_t)i, desc, sizeof desc);
-            CHECK(strstr(desc, "per-thread default") != NULL, "per-thread stream described as %s", desc);
+            char want[64];
+            snprintf(want, sizeof want, "stream 0x0 of thread %u (per-thread default)", sid == 21 ? TID : TID + 1);
+            CHECK(strstr(desc, want) != NULL, "per-thread stream %u described as %s", sid, desc);
         }
         if (m->streams[i].stream_id == 31) dev1 = m->streams[i].device == 1;
     }
-    CHECK(per_thread, "the per-thread default stream kept CUPTI's 'blocking'");
+    CHECK(per_thread == 2, "a per-thread default stream kept CUPTI's 'blocking'");
     CHECK(dev1, "a stream of context 2 (device 1) was put on device 0");
     ss_model_free(m);
 }
@@ -1583,8 +1591,52 @@ static void write_pipeline(const char *name, int mode)
     tb_close(&b);
 }
 
+/* Two host threads, each with its own non-blocking stream and pinned
+ * buffer, as cudaStreamPerThread workers are: copy out, then sync their own
+ * stream.  Thread 2's sync begins first (1.10 ms) and returns last (5.01
+ * ms); thread 1's begins at 1.20 ms and returns at 3.01 ms, while thread 2's
+ * copy still runs.  Calls are replayed in the order they began: thread 2's
+ * sync, already applied, waited for its copy.  waited: 0 drops thread 2's
+ * sync (it never waits: the warning stays). */
+static void write_threads_own_streams(const char *name, int waited)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 1 << 20);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(50), .t1 = US(60), .ptr = PINNED_BUF, .bytes = 65536);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(70), .t1 = US(80), .ptr = PINNED_BUF2, .bytes = 65536);
+    uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0xA1, .ptr = PINNED_BUF,
+                       .ptr2 = DEV_BUF, .bytes = 65536, .arg = 2, .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
+    tb_memcpy_rec(&b, c1, 13, MS(1.02), MS(3), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 65536);
+    uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.05), .t1 = MS(1.06), .stream = 0xB1,
+                       .ptr = PINNED_BUF2, .ptr2 = DEV_BUF + 65536, .bytes = 65536, .arg = 2, .mem_dst = SS_MEM_PINNED,
+                       .mem_src = SS_MEM_DEVICE, .tid = TID + 1);
+    tb_memcpy_rec(&b, c2, 14, MS(1.07), MS(5), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 65536);
+    if (waited)
+        CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.1), .t1 = MS(5.01), .stream = 0xB1, .tid = TID + 1);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.2), .t1 = MS(3.01), .stream = 0xA1);
+    tb_close(&b);
+}
+
 static void test_incomplete_sync(void)
 {
+    write_threads_own_streams("incomplete_sync_threads", 1);
+    write_threads_own_streams("incomplete_sync_threads_unwaited", 0);
+    {
+        char tp[600];
+        snprintf(tp, sizeof tp, "%s/incomplete_sync_threads.sstrace", out_dir);
+        result r = analyze(tp, &ss_rule_incomplete_sync);
+        CHECK(r.f.n == 0, "incomplete-sync, each thread waits for its own stream: %u (%s)", r.f.n,
+              r.f.n ? r.f.v[0].message : "");
+        done(&r);
+        snprintf(tp, sizeof tp, "%s/incomplete_sync_threads_unwaited.sstrace", out_dir);
+        r = analyze(tp, &ss_rule_incomplete_sync);
+        CHECK(r.f.n == 1 && strstr(r.f.v[0].message, "possible early read"),
+              "incomplete-sync, thread 2 never waits: %u", r.f.n);
+        done(&r);
+    }
     write_incomplete("incomplete_sync", 1);
     write_incomplete("incomplete_sync_legacy", 0);
     write_pipeline("incomplete_sync_pipeline", 0);

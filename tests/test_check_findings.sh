@@ -94,6 +94,16 @@ expect_rc 1 "severity: every finding, not some" \
     "{\"findings\":[$INFO,{\"rule\":\"relies-on-legacy-sync\",\"severity\":\"warning\",\"message\":\"x\"}]}" \
     "relies-on-legacy-sync >=1
 severity relies-on-legacy-sync info"
+expect_rc 0 "severity of the findings a message names" \
+    "{\"findings\":[$INFO,{\"rule\":\"relies-on-legacy-sync\",\"severity\":\"warning\",\"message\":\"x\"}]}" \
+    "relies-on-legacy-sync >=1
+severity relies-on-legacy-sync info legacy stream"
+expect_rc 1 "severity of the findings a message names: differs" \
+    "{\"findings\":[$INFO,{\"rule\":\"relies-on-legacy-sync\",\"severity\":\"warning\",\"message\":\"x\"}]}" \
+    "relies-on-legacy-sync >=1
+severity relies-on-legacy-sync warning legacy stream"
+expect_rc 1 "severity of the findings a message names: none" "{\"findings\":[$INFO]}" "relies-on-legacy-sync >=1
+severity relies-on-legacy-sync info no such text"
 expect_rc 2 "severity: bad level" '{"findings":[]}' "missing-fence any
 severity missing-fence fatal"
 expect_rc 2 "severity without a count line" '{"findings":[]}' "severity missing-fence error"
