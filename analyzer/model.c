@@ -1001,6 +1001,174 @@ static void sid_put(sid_table *t, uint32_t sid, int64_t s)
     else ss_u64map_put(t->map, sid, s);
 }
 
+/* ---- conditional graph nodes: ops CUPTI gives no correlation id -------
+ *
+ * The body of a conditional node (while / if / switch) runs on a stream of
+ * the executable graph's own, and CUPTI reports its ops with correlation id
+ * 0, the executable graph's id and a node id (measured, CUDA 13.0, H200).
+ * Unjoined, they would be GPU work of nobody: a device-wide sync waiting for
+ * a while-loop would look like it waited for nothing the program used.  A
+ * graph launch records the executable graph's id (trace-format.md); launches
+ * of one executable graph run one at a time, in launch order (cudaGraphLaunch),
+ * so an op of its body belongs to the earliest launch of that graph that the
+ * trace does not prove finished when the op started.  A launch is proven
+ * finished once an op ordered after it has started (an op of a later launch
+ * of the same graph, or of a later call on the launch's stream) or a host
+ * wait for its stream or device, begun after it, has returned.  Where the
+ * proof is missing (launches queued back to back) the op goes to the earlier
+ * launch: it then counts as submitted sooner, which can hide an ordering
+ * problem but never invent one. */
+static uint32_t op_graph_id(const ss_gpu_op *op)
+{
+    switch (op->kind) {
+    case SS_OP_KERNEL: return ((const ss_kernel_rec *)op->rec)->graph_id;
+    case SS_OP_MEMCPY: return ((const ss_memcpy_rec *)op->rec)->graph_id;
+    case SS_OP_MEMSET: return ((const ss_memset_rec *)op->rec)->graph_id;
+    default: return 0;
+    }
+}
+
+typedef struct graph_launch { uint32_t graph; int32_t call; uint64_t done_by; } graph_launch;
+
+static int cmp_graph_launch(const void *a, const void *b)
+{
+    const graph_launch *x = a, *y = b;
+    if (x->graph != y->graph) return x->graph < y->graph ? -1 : 1;
+    return (x->call > y->call) - (x->call < y->call);
+}
+
+static int cmp_graph_orphan(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;   /* (graph id << 32 | 0), op index: by graph, then op (start order) */
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static void join_graph_bodies(ss_model *m)
+{
+    if (!m->has_graph_launch) return;
+    uint32_t norphans = 0;
+    for (uint32_t i = 0; i < m->nops; i++)
+        norphans += m->ops[i].call < 0 && op_graph_id(&m->ops[i]) && ss_op_graph_node(&m->ops[i]);
+    if (!norphans) return;
+    /* the launches, each with the executable graph's id: recorded, or (older
+     * traces) the id its own joined ops carry */
+    graph_launch *gl = NULL;
+    uint32_t ngl = 0, capgl = 0;
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        if (!ss_call_is_graph_launch(m, c) || c->rec->ret != 0) continue;
+        uint32_t g = c->rec->arg;
+        for (int32_t o = c->first_op; !g && o >= 0; o = m->ops[o].next_of_call) g = op_graph_id(&m->ops[o]);
+        if (!g) continue;
+        graph_launch x = { g, (int32_t)i, UINT64_MAX };
+        SS_PUSH(gl, ngl, capgl, x);
+    }
+    if (!ngl) { free(gl); return; }
+    /* A launch is done by the start of the first op of a later call on its
+     * stream: per stream, its launches by call index; the ops in start order
+     * settle them as a prefix (an op of call c settles every launch before c). */
+    int32_t *by_stream = ss_xcalloc(ngl, sizeof(int32_t));   /* launch indices, by (stream, call) */
+    uint32_t *first = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    for (uint32_t k = 0; k < ngl; k++) {
+        int32_t s = m->calls[gl[k].call].stream;
+        if (s >= 0) first[s + 1]++;
+    }
+    for (uint32_t s = 0; s < m->nstreams; s++) first[s + 1] += first[s];
+    uint32_t *fill = ss_xcalloc(m->nstreams + 1, sizeof(uint32_t));
+    for (uint32_t k = 0; k < ngl; k++) {   /* gl is in call order here */
+        int32_t s = m->calls[gl[k].call].stream;
+        if (s >= 0) by_stream[first[s] + fill[s]++] = (int32_t)k;
+    }
+    memset(fill, 0, (m->nstreams + 1) * sizeof(uint32_t));   /* now: how many of a stream's are settled */
+    for (uint32_t i = 0; i < m->nops; i++) {
+        const ss_gpu_op *op = &m->ops[i];
+        if (op->call < 0) continue;
+        int32_t s = m->calls[op->call].stream;
+        if (s < 0) continue;
+        uint32_t n = first[s + 1] - first[s];
+        while (fill[s] < n && gl[by_stream[first[s] + fill[s]]].call < op->call) {
+            gl[by_stream[first[s] + fill[s]]].done_by = op->start;
+            fill[s]++;
+        }
+    }
+    free(by_stream); free(first); free(fill);
+    /* ... and by the return of a host wait for its stream or its device that
+     * began after it was submitted (the nearest 64 such waits) */
+    int32_t *waits = NULL;
+    uint32_t nw = 0, capw = 0;
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        if (c->rec->ret == 0 && (c->cls == SS_API_DEVICE_SYNC || (c->cls == SS_API_STREAM_SYNC && c->stream >= 0)))
+            SS_PUSH(waits, nw, capw, (int32_t)i);
+    }
+    for (uint32_t k = 0; k < ngl && nw; k++) {
+        const ss_call *l = &m->calls[gl[k].call];
+        int32_t dev = ss_model_call_device(m, l);
+        uint32_t lo = 0, hi = nw;   /* the first wait that began after the launch returned */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (m->calls[waits[mid]].rec->t_enter < l->rec->t_exit) lo = mid + 1;
+            else hi = mid;
+        }
+        for (uint32_t w = lo; w < nw && w < lo + 64; w++) {
+            const ss_call *x = &m->calls[waits[w]];
+            int covers = x->cls == SS_API_DEVICE_SYNC ? ss_model_call_device(m, x) == dev : x->stream == l->stream;
+            if (covers && x->rec->t_exit < gl[k].done_by) gl[k].done_by = x->rec->t_exit;
+        }
+    }
+    free(waits);
+    qsort(gl, ngl, sizeof *gl, cmp_graph_launch);
+    /* ... and by the start of the first op of a later launch of its graph */
+    for (uint32_t k = ngl; k-- > 1; ) {
+        if (gl[k - 1].graph != gl[k].graph) continue;
+        const ss_call *next = &m->calls[gl[k].call];
+        uint64_t t = next->first_op >= 0 ? m->ops[next->first_op].start : UINT64_MAX;
+        if (gl[k].done_by < t) t = gl[k].done_by;   /* what proves the later one done proves this one */
+        if (t < gl[k - 1].done_by) gl[k - 1].done_by = t;
+    }
+    /* the orphans by graph, in start order; each graph's launches walked once */
+    uint64_t *orph = ss_xcalloc(norphans, 2 * sizeof(uint64_t));
+    uint32_t no = 0;
+    for (uint32_t i = 0; i < m->nops; i++) {
+        uint32_t g = m->ops[i].call < 0 && ss_op_graph_node(&m->ops[i]) ? op_graph_id(&m->ops[i]) : 0;
+        if (g) { orph[2 * no] = g; orph[2 * no + 1] = i; no++; }
+    }
+    qsort(orph, no, 2 * sizeof(uint64_t), cmp_graph_orphan);
+    uint8_t *touched = ss_xcalloc(m->ncalls ? m->ncalls : 1, 1);
+    uint32_t k = 0, joined = 0;
+    for (uint32_t j = 0; j < no; j++) {
+        uint32_t g = (uint32_t)orph[2 * j];
+        ss_gpu_op *op = &m->ops[orph[2 * j + 1]];
+        if (j == 0 || (uint32_t)orph[2 * j - 2] != g) {
+            while (k < ngl && gl[k].graph < g) k++;   /* the graph's first launch */
+        }
+        if (k >= ngl || gl[k].graph != g) continue;   /* no launch of it recorded */
+        while (k + 1 < ngl && gl[k + 1].graph == g && op->start >= gl[k].done_by) k++;
+        const ss_call *c = &m->calls[gl[k].call];
+        op->call = gl[k].call;
+        op->submit = c->rec->t_enter;
+        touched[gl[k].call] = 1;
+        joined++;
+    }
+    /* the launches' op chains again, in start order (op index order) */
+    if (joined) {
+        int32_t *last = ss_xcalloc(m->ncalls ? m->ncalls : 1, sizeof(int32_t));
+        for (uint32_t i = 0; i < m->ncalls; i++) if (touched[i]) m->calls[i].first_op = -1;
+        for (uint32_t i = 0; i < m->nops; i++) {
+            ss_gpu_op *op = &m->ops[i];
+            if (op->call < 0 || !touched[op->call]) continue;
+            ss_call *c = &m->calls[op->call];
+            op->next_of_call = -1;
+            if (c->first_op < 0) c->first_op = (int32_t)i;
+            else m->ops[last[op->call]].next_of_call = (int32_t)i;
+            last[op->call] = (int32_t)i;
+        }
+        free(last);
+    }
+    free(touched); free(orph); free(gl);
+}
+
 /* the largest correlation id of a slice of the calls */
 typedef struct corr_job { const ss_model *m; uint32_t max[SS_MAX_THREADS]; } corr_job;
 static void max_corr_slice(void *ctx, uint32_t s, size_t from, size_t to)
@@ -1259,6 +1427,8 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         }
         if (best >= 0) m->streams[best].name_id = r->name_id;
     }
+    /* 6. ops of conditional graph nodes' bodies: to their launches */
+    join_graph_bodies(m);
 }
 
 /* Memory mapped through CUDA's virtual memory management (cuMemMap /
@@ -1429,6 +1599,13 @@ uint64_t ss_call_memop_value(const ss_call *c)
 {
     const ss_api_rec *r = c->rec;
     return r->bytes == 8 ? (r->ptr2 << 32) | r->arg : r->arg;
+}
+
+int32_t ss_op_program_stream(const ss_model *m, const ss_gpu_op *op)
+{
+    if (op->call >= 0 && m->calls[op->call].stream >= 0 && ss_call_is_graph_launch(m, &m->calls[op->call]))
+        return m->calls[op->call].stream;
+    return op->stream;
 }
 
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c)

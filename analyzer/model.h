@@ -433,6 +433,10 @@ const ss_pystack_rec *ss_model_pystack(const ss_model *m, uint32_t id);
 ss_string_ref ss_model_op_name(const ss_model *m, const ss_gpu_op *op);
 /* The op's device. */
 static inline int32_t ss_op_device(const ss_gpu_op *op) { return (int32_t)op->rec->device; }
+/* The stream the program put an op on: a graph launch's stream for the ops
+ * of its nodes (they run on streams of the graph's own, ordered as one unit
+ * on the stream it was launched on), else the stream the op ran on. */
+int32_t ss_op_program_stream(const ss_model *m, const ss_gpu_op *op);
 /* CUPTI's id of the graph node an op ran as (SS_GPU_F_GRAPH_NODE), 0 when
  * it did not run in a graph or the trace predates format 1.5. */
 static inline uint64_t ss_op_graph_node(const ss_gpu_op *op)

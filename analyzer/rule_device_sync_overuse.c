@@ -88,9 +88,11 @@ static void visit(void *ctx, int32_t oi)
 {
     scan *s = ctx;
     const ss_gpu_op *op = &s->m->ops[oi];
-    s->inflight[op->stream] = 1;
-    if (op->end > s->inflight_end[op->stream]) { s->inflight_end[op->stream] = op->end; s->inflight_last[op->stream] = oi; }
-    if (host_visible_write(s->m, oi)) s->host_reads[op->stream] = 1;
+    /* by the stream the program used: a graph's nodes count on its launch's */
+    int32_t st = ss_op_program_stream(s->m, op);
+    s->inflight[st] = 1;
+    if (op->end > s->inflight_end[st]) { s->inflight_end[st] = op->end; s->inflight_last[st] = oi; }
+    if (host_visible_write(s->m, oi)) s->host_reads[st] = 1;
     SS_PUSH(s->list, s->nlist, s->caplist, oi);
 }
 
@@ -261,9 +263,9 @@ static void run(const ss_model *m, ss_findings *out)
             /* bounded: the ops closest to the sync (queued, then running) */
             for (uint32_t k = 0; k < s.nlist && k < FENCE_CHECK_LIMIT; k++) {
                 const ss_gpu_op *op = &m->ops[s.list[k]];
-                if (op->stream != n->stream && !touched[op->stream] && op->call >= 0 &&
-                    ss_calls_share_memory(m, op->call, ni))
-                    touched[op->stream] = 1;
+                int32_t st = ss_op_program_stream(m, op);
+                if (st != n->stream && !touched[st] && op->call >= 0 && ss_calls_share_memory(m, op->call, ni))
+                    touched[st] = 1;
             }
             /* A later call that waits for the whole device by itself
              * (cudaFree, cudaFreeHost, cudaHostUnregister: not a sync the fix

@@ -169,6 +169,9 @@ SS_HIDDEN void ss_api_fill_memcpy_batch(ss_api_rec *r, void *const *dsts, const 
  * count.  `ptrs` is the batch's array of void * (runtime) or CUdeviceptr
  * (driver): both 8-byte addresses. */
 SS_HIDDEN void ss_api_fill_range_batch(ss_api_rec *r, const void *ptrs, const size_t *sizes, size_t count);
+/* CUPTI's id of an executable graph, 0 unknown (graphs.c): what a graph
+ * launch records in `arg`. */
+SS_HIDDEN uint32_t ss_graphs_exec_id(const void *exec);
 SS_HIDDEN void ss_api_fill_memcpy3d_batch(ss_api_rec *r, size_t num_ops,
                                           const struct cudaMemcpy3DBatchOp *ops);
 SS_HIDDEN void ss_api_fill_launch_config(ss_api_rec *r, const cudaLaunchConfig_t *config);

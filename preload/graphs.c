@@ -92,6 +92,20 @@ void ss_graphs_on_resource(uint32_t cbid, const void *resource_data)
     ss_rec_commit(r);
 }
 
+/* CUPTI's id of an executable graph: the graphId the activity records of
+ * its nodes carry, 0 when unknown (no CUPTI, an older one, a bad handle).
+ * A graph launch records it (the `arg` slot, cuda_api.tab) because CUPTI
+ * gives the ops of a conditional node's body no correlation id: the
+ * analyzer joins them to the launches of the graph they ran in.  A lookup
+ * in CUPTI, no CUDA call, so it is safe where the launch is: inside a
+ * capture too.  Called before the record is written. */
+uint32_t ss_graphs_exec_id(const void *exec)
+{
+    uint32_t id = 0;
+    if (!exec || !p_exec_id || p_exec_id((CUgraphExec)(uintptr_t)exec, &id) != CUPTI_SUCCESS) id = 0;
+    return id;
+}
+
 void *ss_graphs_gpu_rec_begin(uint16_t type, uint32_t fixed_size, uint64_t graph_node_id)
 {
     ss_rec_hdr *h = ss_rec_begin(type, fixed_size, graph_node_id ? 8u : 0u);

@@ -106,6 +106,11 @@ FIXTURES="$FIXTURES sample_overlap_offsets pitched_tiles"
 # graphs built and captured, a captured Jacobi iteration updated in place.
 FIXTURES="$FIXTURES sample_simple_callback sample_unified_memory_streams sample_zero_copy sample_hyperq"
 FIXTURES="$FIXTURES sample_cuda_graphs sample_jacobi_graph_update"
+# Graphs as CUDA 12.4+ samples build them (2026-11-29): conditional nodes (a
+# device-side while loop, whose body's ops CUPTI gives no correlation id) and
+# graph memory nodes.
+FIXTURES="$FIXTURES sample_graph_conditional sample_graph_conditional_racy sample_graph_conditional_while"
+FIXTURES="$FIXTURES sample_graph_memory_nodes"
 # Thrust on streams with its synchronizing policy, and the CUB way (2026-11-24):
 # what a header-only library synchronizes for the program is the library's.
 FIXTURES="$FIXTURES sample_thrust_streams sample_thrust_streams_fixed"

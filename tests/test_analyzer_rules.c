@@ -2243,6 +2243,112 @@ static void write_graph_event_nodes(const char *name, int mode)
     tb_close(&b);
 }
 
+/* A conditional node's body: CUPTI reports its ops with correlation id 0,
+ * the executable graph's id (9) and a node id, on a stream of the graph's
+ * own (sid 30).  Launches of exec 9 on stream A (arg = 9, as the shim
+ * records it; or, `recorded_id` 0, an older trace: a joined node of the
+ * launch carries the id):
+ *   L1 at 1 ms: body ops at 1.10 and 1.35 ms; a copy on A after L1 starts
+ *               at 1.60 ms (L1 is proven done by then);
+ *   L2 at 2 ms: a body op at 2.10 ms, then cudaStreamSynchronize(A) returns
+ *               at 2.31 ms (L2 is proven done by then);
+ *   L3, L4 at 3.00 / 3.01 ms, back to back: body ops at 3.10, 3.30 and
+ *               3.55 ms.  In the older trace each launch has a joined node
+ *               (L3's at 3.05, L4's at 3.50 ms: L3 is done by 3.50, so the
+ *               op at 3.55 is L4's); in the recorded one L3 and L4 have
+ *               none, nothing proves L3 done, and all three go to L3.
+ * Then a legacy-stream launch L5 at 4 ms (a joined kernel node on the legacy
+ * stream, then a body op on sid 31 until 4.6 ms), cudaDeviceSynchronize,
+ * and a cudaMemcpy on the legacy stream that reads what the body wrote: the
+ * sync waited for the launch the copy needed (no device-sync-overuse). */
+static void write_graph_bodies(const char *name, int recorded_id)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 4096);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 4096);
+    const double launch_at[4] = { 1, 2, 3, 3.01 };
+    uint32_t corr[5];
+    for (int k = 0; k < 4; k++) {
+        corr[k] = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(launch_at[k]), .t1 = MS(launch_at[k] + 0.005),
+                       .stream = 0xA1, .func = 0x9000, .arg = recorded_id ? 9 : 0);
+        /* older traces: the launch's own (joined) node tells the graph */
+        double node_at = k == 3 ? 3.5 : launch_at[k] + 0.05;
+        if (!recorded_id || k < 2)
+            tb_graph_op(&b, SS_REC_KERNEL, corr[k], 13, MS(node_at), MS(node_at + 0.01), (9ull << 32) | 1);
+        if (k == 0)
+            tb_copy(&b, CB_cudaMemcpyAsync, MS(1.01), 0xA1, 13, PINNED_BUF, DEV_BUF, 4096, 2, SS_MEM_PINNED,
+                    SS_MEM_DEVICE, MS(1.6), MS(1.65));
+        if (k == 1)
+            CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(2.2), .t1 = MS(2.31), .stream = 0xA1);
+    }
+    const double body[6][2] = { { 1.10, 1.30 }, { 1.35, 1.50 }, { 2.10, 2.30 }, { 3.10, 3.25 }, { 3.30, 3.45 },
+                                { 3.55, 3.70 } };
+    for (int k = 0; k < 6; k++)
+        tb_graph_op(&b, SS_REC_KERNEL, 0, 30, MS(body[k][0]), MS(body[k][1]), (9ull << 32) | 2);
+    corr[4] = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(4), .t1 = MS(4.005), .stream = 0, .func = 0xA000,
+                   .arg = recorded_id ? 12 : 0);
+    {
+        ss_gpu_common *g = tb_rec(&b, SS_REC_KERNEL, sizeof(ss_kernel_rec), 8);
+        g->start = MS(4.01); g->end = MS(4.02); g->corr = corr[4]; g->stream_id = LEGACY_SID; g->context_id = 1;
+        ss_kernel_rec *r = (ss_kernel_rec *)g; r->name_id = 1; r->grid[0] = r->block[0] = 1; r->graph_id = 12;
+        g->h.flags = SS_GPU_F_GRAPH_NODE;
+        uint64_t id = (12ull << 32) | 1;
+        memcpy((char *)g + sizeof(ss_kernel_rec), &id, 8);
+        g = tb_rec(&b, SS_REC_KERNEL, sizeof(ss_kernel_rec), 8);
+        g->start = MS(4.03); g->end = MS(4.6); g->corr = 0; g->stream_id = 31; g->context_id = 1;
+        r = (ss_kernel_rec *)g; r->name_id = 1; r->grid[0] = r->block[0] = 1; r->graph_id = 12;
+        g->h.flags = SS_GPU_F_GRAPH_NODE;
+        id = (12ull << 32) | 2;
+        memcpy((char *)g + sizeof(ss_kernel_rec), &id, 8);
+    }
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(4.01), .t1 = MS(4.61));
+    uint32_t c = CALL(&b, .cbid = CB_cudaMemcpy, .t0 = MS(4.62), .t1 = MS(4.64), .ptr = PINNED_BUF, .ptr2 = DEV_BUF,
+                      .bytes = 4096, .arg = 2, .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
+    tb_memcpy_rec(&b, c, LEGACY_SID, MS(4.625), MS(4.63), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096);
+    tb_close(&b);
+}
+
+static void test_graph_bodies(void)
+{
+    for (int recorded = 0; recorded <= 1; recorded++) {
+        const char *name = recorded ? "graph_bodies" : "graph_bodies_old_trace";
+        write_graph_bodies(name, recorded);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, name);
+        result r = analyze(path, &ss_rule_device_sync_overuse);
+        CHECK(r.f.n == 0, "%s: %u device-sync-overuse findings (%s)", name, r.f.n, r.f.n ? r.f.v[0].message : "");
+        /* the launches, in call order, and where each body op went */
+        int32_t launch[5];
+        uint32_t nl = 0;
+        for (uint32_t i = 0; i < r.m->ncalls && nl < 5; i++)
+            if (ss_call_is_graph_launch(r.m, &r.m->calls[i])) launch[nl++] = (int32_t)i;
+        CHECK(nl == 5, "%s: %u graph launches", name, nl);
+        static const double body_start[7] = { 1.10, 1.35, 2.10, 3.10, 3.30, 3.55, 4.03 };
+        const int want[7] = { 0, 0, 1, 2, 2, recorded ? 2 : 3, 4 };
+        for (int k = 0; k < 7 && nl == 5; k++) {
+            int32_t got = -2;
+            for (uint32_t i = 0; i < r.m->nops; i++)
+                if (r.m->ops[i].start == MS(body_start[k]) && r.m->ops[i].rec->corr == 0) got = r.m->ops[i].call;
+            CHECK(got == launch[want[k]], "%s: the body op at %.2f ms joined call %d, want launch %d (call %d)",
+                  name, body_start[k], got, want[k] + 1, launch[want[k]]);
+        }
+        /* a launch's ops chained in start order, the body among them */
+        if (nl == 5) {
+            uint32_t n = 0;
+            uint64_t prev = 0;
+            int ordered = 1;
+            for (int32_t o = r.m->calls[launch[0]].first_op; o >= 0; o = r.m->ops[o].next_of_call, n++) {
+                ordered &= r.m->ops[o].start >= prev;
+                prev = r.m->ops[o].start;
+            }
+            CHECK(n == 3 && ordered, "%s: L1 has %u ops (want its node and 2 body ops), in order %d", name, n, ordered);
+        }
+        done(&r);
+    }
+}
+
 static void test_graph_event_nodes(void)
 {
     static const struct { const char *name; uint32_t findings; } cases[] = {
@@ -2775,6 +2881,7 @@ int main(int argc, char **argv)
     test_ipc_event_wait();
     test_unrecorded();
     test_incomplete_sync();
+    test_graph_bodies();
     test_event_timing_gap();
     test_model();
     test_all_rules();

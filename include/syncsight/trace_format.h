@@ -244,12 +244,16 @@ enum ss_api_flags {
  *   cudaFree(all kinds),    
  *   HostUnregister               stream*  -        ptr
  *   kernel launches              stream   -        -        -       -         function    grid x*y*z   block x*y*z
- *   cudaGraphLaunch              stream   -        -        -       -         graphExec
+ *   cudaGraphLaunch              stream   -        -        -       -         graphExec   exec's graph id
  *   cudaDeviceSynchronize        -
  *   cudaDeviceSetLimit           -        -        -        -       value     -           limit
  *   cudaSetDevice                -        -        -        -       -         -           device
  *   (* stream only for the Async variants)
  *
+ * A graph launch's `arg` is CUPTI's id of the executable graph (the graphId
+ * of its nodes' activity records; 0 unknown, and in traces written before
+ * it was recorded): the ops of a conditional node's body carry that id but
+ * no correlation id, and the analyzer joins them to the launch by it.
  * 2D/3D copies and memsets store the total bytes moved. Batch copies store
  * the first dst/src and the sum of the sizes.  For kernel launches the tail
  * holds `nparams` uint64 values, in parameter order: every kernel parameter
