@@ -111,6 +111,9 @@ FIXTURES="$FIXTURES sample_cuda_graphs sample_jacobi_graph_update"
 # graph memory nodes.
 FIXTURES="$FIXTURES sample_graph_conditional sample_graph_conditional_racy sample_graph_conditional_while"
 FIXTURES="$FIXTURES sample_graph_memory_nodes"
+# Benchmarking as triton.testing.do_bench writes it (events around each
+# repetition, one synchronize).
+FIXTURES="$FIXTURES torch_do_bench"
 # Thrust on streams with its synchronizing policy, and the CUB way (2026-11-24):
 # what a header-only library synchronizes for the program is the library's.
 FIXTURES="$FIXTURES sample_thrust_streams sample_thrust_streams_fixed"
