@@ -509,7 +509,24 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
             ++sv[s];   /* the nodes before this record node */
             event_recorded(h, e, sv);
         }
+        /* A graph built node by node with event nodes: its wait nodes order
+         * the whole launch after their events; a record node without
+         * dependencies records before the launch's work, one with
+         * dependencies after all of it (which nodes it follows is not kept:
+         * a race with a node after it goes unreported, never the other way
+         * round). */
+        uint32_t nle = 0;
+        const ss_launch_event *le = ss_call_is_graph_launch(m, c) ? ss_graph_launch_events(m, ci, &nle) : NULL;
+        for (uint32_t k = 0; k < nle; k++)
+            if (le[k].kind == SS_GRAPH_NODE_EVENT_WAIT && le[k].event >= 0 && h->evc[le[k].event])
+                join(sv, h->evc[le[k].event], h->A);
+        for (uint32_t k = 0; k < nle; k++)
+            if (le[k].kind == SS_GRAPH_NODE_EVENT_RECORD && le[k].first && le[k].event >= 0)
+                event_recorded(h, le[k].event, sv);
         epoch = ++sv[s];
+        for (uint32_t k = 0; k < nle; k++)
+            if (le[k].kind == SS_GRAPH_NODE_EVENT_RECORD && !le[k].first && le[k].event >= 0)
+                event_recorded(h, le[k].event, sv);
         h->epoch[ci] = epoch;
         if (gexc) memcpy(gexc, sv, h->A * sizeof(uint32_t));
         if (launch_record && !ss_launch_records_event_before(c)) event_recorded(h, c->event, sv);

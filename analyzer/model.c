@@ -1496,10 +1496,17 @@ static void build_events_allocs(ss_model *m)
             c->event = (int32_t)m->nevents - 1;
             break;
         }
-        case SS_API_LAUNCH:
+        case SS_API_LAUNCH: case SS_API_GRAPH_NODE:
             /* a launch that records an event through a launch attribute
-             * (SS_API_F_EVENT_AT_END / _AT_START): a record of that event */
-            if (!r->event || !(r->flags & (SS_API_F_EVENT_AT_END | SS_API_F_EVENT_AT_START))) break;
+             * (SS_API_F_EVENT_AT_END / _AT_START): a record of that event;
+             * an event record or wait node: names the event (a record node
+             * records it whenever its graph runs: from here on it counts as
+             * recorded, as a record captured into a graph does) */
+            if (!r->event) break;
+            if (c->cls == SS_API_LAUNCH && !(r->flags & (SS_API_F_EVENT_AT_END | SS_API_F_EVENT_AT_START))) break;
+            if (c->cls == SS_API_GRAPH_NODE && r->arg2 != SS_GRAPH_NODE_EVENT_RECORD &&
+                r->arg2 != SS_GRAPH_NODE_EVENT_WAIT)
+                break;
             __attribute__((fallthrough));
         case SS_API_EVENT_RECORD: case SS_API_STREAM_WAIT: case SS_API_EVENT_SYNC:
         case SS_API_EVENT_QUERY: case SS_API_EVENT_DESTROY: {
@@ -1512,7 +1519,9 @@ static void build_events_allocs(ss_model *m)
                 ss_u64map_put(&ev, r->event, e);
             }
             c->event = (int32_t)e;
-            if (ss_call_records_event(c) && r->ret == 0 && m->events[e].first_record < 0)
+            int records = ss_call_records_event(c) ||
+                          (c->cls == SS_API_GRAPH_NODE && r->arg2 == SS_GRAPH_NODE_EVENT_RECORD);
+            if (records && r->ret == 0 && m->events[e].first_record < 0)
                 m->events[e].first_record = (int32_t)i;
             if (c->cls == SS_API_EVENT_DESTROY && r->ret == 0) ss_u64map_del(&ev, r->event);
             break;
@@ -1753,59 +1762,150 @@ static int cmp_gnode(const void *a, const void *b)
     return x->time < y->time ? -1 : x->time > y->time;
 }
 
+/* What resolves a node id to the call whose parameters it runs: per node its
+ * CLONED record, and its latest parameter event with the chain of earlier
+ * ones and each event's call. */
+typedef struct gnode_index {
+    ss_u64map clone_rec, last_event;   /* node -> its CLONED record; node -> its latest parameter event */
+    int32_t *prev;                     /* per record: the node's previous parameter event */
+    int32_t *ev_call;                  /* per record: the call it fired in */
+} gnode_index;
+
+static void gnode_index_build(const ss_model *m, gnode_index *gi)
+{
+    uint32_t n = m->ngnodes;
+    memset(gi, 0, sizeof *gi);
+    gi->prev = ss_xcalloc(n ? n : 1, sizeof(int32_t));
+    gi->ev_call = ss_xcalloc(n ? n : 1, sizeof(int32_t));
+    for (uint32_t i = 0; i < n; i++) {
+        const ss_graph_node_rec *r = m->gnodes[i];
+        gi->prev[i] = gi->ev_call[i] = -1;
+        if (!r->node_id) continue;
+        if (r->h.flags == SS_GNODE_CLONED) {
+            if (r->orig_node_id && r->orig_node_id != r->node_id) ss_u64map_put(&gi->clone_rec, r->node_id, i);
+        } else if (r->h.flags == SS_GNODE_CREATED || r->h.flags == SS_GNODE_UPDATED ||
+                   r->h.flags == SS_GNODE_SET_PARAMS) {
+            gi->ev_call[i] = call_running_at(m, r->tid, r->time);
+            gi->prev[i] = (int32_t)ss_u64map_get(&gi->last_event, r->node_id, -1);
+            ss_u64map_put(&gi->last_event, r->node_id, i);
+        }
+    }
+}
+
+static void gnode_index_free(gnode_index *gi)
+{
+    ss_u64map_free(&gi->clone_rec);
+    ss_u64map_free(&gi->last_event);
+    free(gi->prev);
+    free(gi->ev_call);
+}
+
+/* The call whose parameters node `id` of an executable graph runs in a
+ * launch at time `launch`, or -1. */
+static int32_t gnode_call(const ss_model *m, const gnode_index *gi, uint64_t id, uint64_t launch)
+{
+    uint64_t bound = launch;   /* graph-level events count up to the cloning */
+    for (int depth = 0; id && depth < 64; depth++) {
+        int64_t e = ss_u64map_get(&gi->last_event, id, -1);
+        while (e >= 0) {
+            const ss_graph_node_rec *r = m->gnodes[e];
+            if (r->time <= (r->h.flags == SS_GNODE_SET_PARAMS ? launch : bound)) break;
+            e = gi->prev[e];
+        }
+        /* Instantiation reports each clone as created too, inside no call
+         * the trace holds: that creation names no parameters of its own, the
+         * clone's origin does. */
+        if (e >= 0 && (gi->ev_call[e] >= 0 || m->gnodes[e]->h.flags != SS_GNODE_CREATED)) return gi->ev_call[e];
+        int64_t c = ss_u64map_get(&gi->clone_rec, id, -1);
+        if (c < 0) break;
+        if (m->gnodes[c]->time < bound) bound = m->gnodes[c]->time;
+        id = m->gnodes[c]->orig_node_id;
+    }
+    return -1;
+}
+
+static int cmp_launch_event(const void *a, const void *b)
+{
+    const ss_launch_event *x = a, *y = b;
+    return (x->call > y->call) - (x->call < y->call);
+}
+
+/* A graph-node call that makes an event record or wait node: its kind
+ * (SS_GRAPH_NODE_EVENT_*), else 0. */
+static int event_node_kind(const ss_call *c)
+{
+    if (c->cls != SS_API_GRAPH_NODE || c->rec->ret != 0 || c->event < 0) return 0;
+    return c->rec->arg2 == SS_GRAPH_NODE_EVENT_RECORD || c->rec->arg2 == SS_GRAPH_NODE_EVENT_WAIT ? c->rec->arg2 : 0;
+}
+
+/* The event nodes each graph launch runs (ss_model.launch_events): the
+ * executable graph's clones (SS_GNODE_CLONED records of its graph id) whose
+ * node an event-node call made or last set. */
+static void build_launch_events(ss_model *m, const gnode_index *gi)
+{
+    typedef struct { uint32_t graph; uint64_t node; } exec_node;
+    exec_node *en = NULL;
+    uint32_t nen = 0, capen = 0;
+    for (uint32_t i = 0; i < m->ngnodes; i++) {
+        const ss_graph_node_rec *r = m->gnodes[i];
+        if (r->h.flags != SS_GNODE_CLONED || !r->graph_id || !r->node_id) continue;
+        int32_t c = gnode_call(m, gi, r->node_id, UINT64_MAX);
+        if (c < 0 || !event_node_kind(&m->calls[c])) continue;
+        exec_node x = { r->graph_id, r->node_id };
+        SS_PUSH(en, nen, capen, x);
+    }
+    if (!nen) return;
+    uint32_t cap = 0;
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *l = &m->calls[i];
+        if (!ss_call_is_graph_launch(m, l) || l->rec->ret != 0) continue;
+        uint32_t g = l->rec->arg;
+        for (int32_t o = l->first_op; !g && o >= 0; o = m->ops[o].next_of_call) g = op_graph_id(&m->ops[o]);
+        for (uint32_t k = 0; g && k < nen; k++) {
+            if (en[k].graph != g) continue;
+            int32_t c = gnode_call(m, gi, en[k].node, l->rec->t_enter);
+            int kind = c >= 0 ? event_node_kind(&m->calls[c]) : 0;
+            if (!kind) continue;
+            const ss_api_rec *r = m->calls[c].rec;
+            ss_launch_event x = { (int32_t)i, m->calls[c].event, (uint8_t)kind,
+                                  (uint8_t)(kind == SS_GRAPH_NODE_EVENT_RECORD && r->arg == 0), 0 };
+            SS_PUSH(m->launch_events, m->nlaunch_events, cap, x);
+        }
+    }
+    free(en);
+    ss_qsort(m->launch_events, m->nlaunch_events, sizeof *m->launch_events, cmp_launch_event);
+}
+
+const ss_launch_event *ss_graph_launch_events(const ss_model *m, int32_t call, uint32_t *n)
+{
+    *n = 0;
+    uint32_t lo = 0, hi = m->nlaunch_events;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m->launch_events[mid].call < call) lo = mid + 1; else hi = mid;
+    }
+    uint32_t e = lo;
+    while (e < m->nlaunch_events && m->launch_events[e].call == call) e++;
+    *n = e - lo;
+    return *n ? &m->launch_events[lo] : NULL;
+}
+
 static void build_graph_nodes(ss_model *m)
 {
     uint32_t n = m->ngnodes;
     if (!n) return;
     ss_qsort(m->gnodes, n, sizeof(*m->gnodes), cmp_gnode);
-    ss_u64map clone_rec, last_event;   /* node -> its CLONED record; node -> its latest parameter event */
-    memset(&clone_rec, 0, sizeof clone_rec);
-    memset(&last_event, 0, sizeof last_event);
-    int32_t *prev = ss_xcalloc(n, sizeof(int32_t));      /* the node's previous parameter event */
-    int32_t *ev_call = ss_xcalloc(n, sizeof(int32_t));
-    for (uint32_t i = 0; i < n; i++) {
-        const ss_graph_node_rec *r = m->gnodes[i];
-        prev[i] = ev_call[i] = -1;
-        if (!r->node_id) continue;
-        if (r->h.flags == SS_GNODE_CLONED) {
-            if (r->orig_node_id && r->orig_node_id != r->node_id) ss_u64map_put(&clone_rec, r->node_id, i);
-        } else if (r->h.flags == SS_GNODE_CREATED || r->h.flags == SS_GNODE_UPDATED ||
-                   r->h.flags == SS_GNODE_SET_PARAMS) {
-            ev_call[i] = call_running_at(m, r->tid, r->time);
-            prev[i] = (int32_t)ss_u64map_get(&last_event, r->node_id, -1);
-            ss_u64map_put(&last_event, r->node_id, i);
-        }
-    }
+    gnode_index gi;
+    gnode_index_build(m, &gi);
     for (uint32_t i = 0; i < m->nops; i++) {
         ss_gpu_op *op = &m->ops[i];
         uint64_t id = ss_op_graph_node(op);
         if (!id) continue;
         uint64_t launch = op->call >= 0 ? m->calls[op->call].rec->t_enter : op->start;
-        uint64_t bound = launch;   /* graph-level events count up to the cloning */
-        for (int depth = 0; id && depth < 64; depth++) {
-            int64_t e = ss_u64map_get(&last_event, id, -1);
-            while (e >= 0) {
-                const ss_graph_node_rec *r = m->gnodes[e];
-                if (r->time <= (r->h.flags == SS_GNODE_SET_PARAMS ? launch : bound)) break;
-                e = prev[e];
-            }
-            /* Instantiation reports each clone as created too, inside no
-             * call the trace holds: that creation names no parameters of its
-             * own, the clone's origin does. */
-            if (e >= 0 && (ev_call[e] >= 0 || m->gnodes[e]->h.flags != SS_GNODE_CREATED)) {
-                op->node_call = ev_call[e];
-                break;
-            }
-            int64_t c = ss_u64map_get(&clone_rec, id, -1);
-            if (c < 0) break;
-            if (m->gnodes[c]->time < bound) bound = m->gnodes[c]->time;
-            id = m->gnodes[c]->orig_node_id;
-        }
+        op->node_call = gnode_call(m, &gi, id, launch);
     }
-    ss_u64map_free(&clone_rec);
-    ss_u64map_free(&last_event);
-    free(prev);
-    free(ev_call);
+    build_launch_events(m, &gi);
+    gnode_index_free(&gi);
 }
 
 /* Each call's thread id, read from its record (in the mapped trace: a cache
@@ -2825,7 +2925,7 @@ void ss_model_free(ss_model *m)
     for (uint32_t i = 0; i < m->nthreads; i++) free(m->threads[i].calls);
     free(m->threads); free(m->notes); free(m->metas); free(m->contexts); free(m->stacks);
     free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess); free(m->hsyncs); free(m->jits); free(m->pauses);
-    free(m->gnodes); free(m->call_capture); free(m->ext_event_calls);
+    free(m->gnodes); free(m->call_capture); free(m->ext_event_calls); free(m->launch_events);
     for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
     free(m->api_names); free(m->api_class); free(m->api_info); free(m->api_graph_launch);
     if (m->strings) {

@@ -291,6 +291,11 @@ typedef struct ss_model {
      * node, which every launch of the captured graph runs
      * (ss_graph_launch_capture). */
     int32_t *ext_event_calls; uint32_t next_event_calls;
+    /* The event record and wait nodes each graph launch runs, from graphs
+     * built node by node (cudaGraphAddEventRecordNode / WaitNode, or
+     * cudaGraphAddNode of those types), sorted by launch call
+     * (ss_graph_launch_events). */
+    struct ss_launch_event *launch_events; uint32_t nlaunch_events;
 
     /* API names: api_names[i] is the display name, api_class[i] its class,
      * api_info[i] its row of the generated table (NULL: not listed). */
@@ -414,6 +419,20 @@ int ss_call_is_graph_launch(const ss_model *m, const ss_call *c);
  * call of it that ran (on a stream, not captured, not failed). */
 int ss_class_is_unrecorded_stream_work(uint8_t cls);
 int ss_call_is_unrecorded_stream_work(const ss_call *c);
+/* An event node of a graph launch: the event, recorded or waited for
+ * (SS_GRAPH_NODE_EVENT_*); first: a record node with no dependency, which
+ * runs before the launch's other nodes (the place of one with dependencies
+ * is not kept: it is taken to run after all of them). */
+typedef struct ss_launch_event {
+    int32_t call;
+    int32_t event;
+    uint8_t kind;
+    uint8_t first;
+    uint16_t pad;
+} ss_launch_event;
+/* The event nodes graph launch `call` runs, *n of them (NULL: none). */
+const ss_launch_event *ss_graph_launch_events(const ss_model *m, int32_t call, uint32_t *n);
+
 /* The capture a graph launch replays (ss_model.call_capture), 0 when not
  * known: the capture of the call any of its operations' nodes came from. */
 uint32_t ss_graph_launch_capture(const ss_model *m, const ss_call *c);

@@ -37,7 +37,7 @@ enum {
     CB_cudaStreamSynchronize_ptsz = 239, CB_cudaEventRecord_ptsz = 242, CB_cudaStreamWaitEvent_ptsz = 247,
     CB_cudaMemset = 49, CB_cudaGraphAddKernelNode = 289, CB_cudaGraphAddMemcpyNode1D = 352,
     CB_cudaLaunchHostFunc = 284, CB_cudaIpcOpenEventHandle = 177, CB_cudaMemPrefetchAsync = 449,
-    CB_cudaEventRecordWithFlags = 370,
+    CB_cudaEventRecordWithFlags = 370, CB_cudaGraphAddEventRecordNode = 362, CB_cudaGraphAddEventWaitNode = 365,
     /* driver calls: SS_API_CBID_DRIVER + cupti_driver_cbid.h's id */
     CB_cuMemMap = 0x10000 + 551, CB_cuMemUnmap = 0x10000 + 552,
     CB_cuStreamWaitValue32 = 0x10000 + 659, CB_cuStreamWaitValue64 = 0x10000 + 661,
@@ -56,6 +56,8 @@ static const tb_api_name api_names[] = {
     { CB_cudaStreamBeginCapture, "cudaStreamBeginCapture" }, { CB_cudaStreamEndCapture, "cudaStreamEndCapture" },
     { CB_cudaStreamCreateWithPriority, "cudaStreamCreateWithPriority" },
     { CB_cudaGraphAddKernelNode, "cudaGraphAddKernelNode" }, { CB_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D" },
+    { CB_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNode" },
+    { CB_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode" },
     { CB_cudaStreamQuery, "cudaStreamQuery" }, { CB_cudaEventQuery, "cudaEventQuery" },
     { CB_cudaEventElapsedTime, "cudaEventElapsedTime" }, { CB_cudaHostRegister, "cudaHostRegister" },
     { CB_cudaHostUnregister, "cudaHostUnregister" }, { CB_cudaLaunchKernel_ptsz, "cudaLaunchKernel_ptsz" },
@@ -2125,8 +2127,8 @@ static void tb_gnode(tb *b, uint16_t what, uint64_t id, uint64_t orig, uint64_t 
 /* An operation a graph launch (correlation id corr) ran: a kernel, or a
  * device-to-device copy of 4096 bytes; with node_id, the CUPTI node it ran as
  * (SS_GPU_F_GRAPH_NODE, the id in the record's tail), else none (format 1.4). */
-static void tb_graph_op(tb *b, uint16_t type, uint32_t corr, uint32_t sid, uint64_t start, uint64_t end,
-                        uint64_t node_id)
+static ss_gpu_common *tb_graph_op(tb *b, uint16_t type, uint32_t corr, uint32_t sid, uint64_t start, uint64_t end,
+                                  uint64_t node_id)
 {
     uint32_t fixed = type == SS_REC_MEMCPY ? sizeof(ss_memcpy_rec) : sizeof(ss_kernel_rec);
     ss_gpu_common *g = tb_rec(b, type, fixed, node_id ? 8 : 0);
@@ -2137,6 +2139,7 @@ static void tb_graph_op(tb *b, uint16_t type, uint32_t corr, uint32_t sid, uint6
         g->h.flags = SS_GPU_F_GRAPH_NODE;
         memcpy((char *)g + fixed, &node_id, 8);
     }
+    return g;
 }
 
 static void write_graph_nodes(const char *name, int mode)
@@ -2345,6 +2348,90 @@ static void test_graph_bodies(void)
             }
             CHECK(n == 3 && ordered, "%s: L1 has %u ops (want its node and 2 body ops), in order %d", name, n, ordered);
         }
+        done(&r);
+    }
+}
+
+/* Graphs built node by node with event nodes (graph_event_node_explicit.cu):
+ * graph 1 = a producer kernel node writing buf, then an event record node
+ * on `ready` (1 dependency; racy: none, so it may run first), instantiated
+ * as exec 2; graph 3 = a wait node on `consumed`, then a kernel node
+ * overwriting buf, exec 4.  Stream A launches exec 2; stream B waits for
+ * `ready`, runs a consumer kernel reading buf, records `consumed`; stream A
+ * launches exec 4.  `recorded`: the launches carry their exec's id (else
+ * their ops' graph ids tell it). */
+static void write_explicit_event_nodes(const char *name, int racy, int recorded)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE1);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(5), .t1 = US(6), .event = 0xE2);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 4096);
+    uint64_t p[1] = { DEV_BUF };
+    const uint64_t K0 = 1ull << 32, R0 = (1ull << 32) | 1, W = 3ull << 32, K1 = (3ull << 32) | 1;
+    struct { uint64_t t; uint64_t id, orig; uint32_t graph; uint16_t what; } g[8] = {
+        { MS(1.001), K0, 0, 1, SS_GNODE_CREATED }, { MS(1.011), R0, 0, 1, SS_GNODE_CREATED },
+        { MS(1.05), 2ull << 32, K0, 2, SS_GNODE_CLONED }, { MS(1.051), (2ull << 32) | 1, R0, 2, SS_GNODE_CLONED },
+        { MS(1.101), W, 0, 3, SS_GNODE_CREATED }, { MS(1.111), K1, 0, 3, SS_GNODE_CREATED },
+        { MS(1.15), 4ull << 32, W, 4, SS_GNODE_CLONED }, { MS(1.151), (4ull << 32) | 1, K1, 4, SS_GNODE_CLONED },
+    };
+    CALL(&b, .cbid = CB_cudaGraphAddKernelNode, .t0 = MS(1.0), .t1 = MS(1.005), .params = p, .nparams = 1,
+         .func = 0xF00);
+    CALL(&b, .cbid = CB_cudaGraphAddEventRecordNode, .t0 = MS(1.01), .t1 = MS(1.015), .event = 0xE1,
+         .arg = racy ? 0 : 1, .arg2 = SS_GRAPH_NODE_EVENT_RECORD);
+    CALL(&b, .cbid = CB_cudaGraphAddEventWaitNode, .t0 = MS(1.1), .t1 = MS(1.105), .event = 0xE2, .arg = 0,
+         .arg2 = SS_GRAPH_NODE_EVENT_WAIT);
+    CALL(&b, .cbid = CB_cudaGraphAddKernelNode, .t0 = MS(1.11), .t1 = MS(1.115), .params = p, .nparams = 1,
+         .func = 0xF01);
+    for (int k = 0; k < 8; k++) {
+        ss_graph_node_rec *r = tb_rec(&b, SS_REC_GRAPH_NODE, sizeof *r, 0);
+        r->h.flags = g[k].what; r->node_id = g[k].id; r->orig_node_id = g[k].orig; r->time = g[k].t; r->tid = TID;
+        r->graph_id = g[k].graph;
+        r->orig_graph_id = g[k].what == SS_GNODE_CLONED ? g[k].graph - 1 : 0;
+    }
+    uint32_t l1 = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(2.0), .t1 = MS(2.005), .stream = 0xA1, .func = 0x2000,
+                       .arg = recorded ? 2 : 0);
+    ((ss_kernel_rec *)tb_graph_op(&b, SS_REC_KERNEL, l1, 13, MS(2.05), MS(3.0), 2ull << 32))->graph_id = 2;
+    CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(2.01), .t1 = MS(2.011), .stream = 0xB1, .event = 0xE1);
+    uint32_t c = CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(2.02), .t1 = MS(2.025), .stream = 0xB1, .params = p,
+                      .nparams = 1);
+    tb_kernel(&b, c, 14, racy ? MS(2.1) : MS(3.0), racy ? MS(2.2) : MS(3.1));
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(2.03), .t1 = MS(2.031), .stream = 0xB1, .event = 0xE2);
+    uint32_t l2 = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(2.04), .t1 = MS(2.045), .stream = 0xA1, .func = 0x4000,
+                       .arg = recorded ? 4 : 0);
+    ((ss_kernel_rec *)tb_graph_op(&b, SS_REC_KERNEL, l2, 13, MS(3.1), MS(3.2), (4ull << 32) | 1))->graph_id = 4;
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(2.05), .t1 = MS(3.21));
+    tb_close(&b);
+}
+
+static void test_explicit_event_nodes(void)
+{
+    for (int mode = 0; mode < 3; mode++) {
+        int racy = mode == 2, recorded = mode != 1;
+        const char *name = mode == 0 ? "explicit_event_nodes" : mode == 1 ? "explicit_event_nodes_old_trace"
+                                                                          : "explicit_event_nodes_racy";
+        write_explicit_event_nodes(name, racy, recorded);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, name);
+        result r = analyze(path, &ss_rule_unrecorded_event_wait);
+        CHECK(r.f.n == 0, "%s: %u unrecorded-event-wait findings (%s)", name, r.f.n, r.f.n ? r.f.v[0].message : "");
+        done(&r);
+        r = analyze(path, &ss_rule_missing_fence);
+        /* ordered: the consumer after the record node, the overwrite after
+         * the wait node; racy: the record node without a dependency orders
+         * nothing of the producer */
+        CHECK(racy ? r.f.n >= 1 : r.f.n == 0, "%s: %u missing-fence findings (%s)", name, r.f.n,
+              r.f.n ? r.f.v[0].message : "");
+        uint32_t nle = 0;
+        for (uint32_t i = 0; i < r.m->ncalls; i++)
+            if (ss_call_is_graph_launch(r.m, &r.m->calls[i])) {
+                uint32_t n;
+                ss_graph_launch_events(r.m, (int32_t)i, &n);
+                nle += n;
+            }
+        CHECK(nle == 2, "%s: %u event nodes over the launches, want 2", name, nle);
         done(&r);
     }
 }
@@ -2882,6 +2969,7 @@ int main(int argc, char **argv)
     test_unrecorded();
     test_incomplete_sync();
     test_graph_bodies();
+    test_explicit_event_nodes();
     test_event_timing_gap();
     test_model();
     test_all_rules();

@@ -409,6 +409,16 @@ def post_code(e, indent, t="t"):
             out.append("} else if (%s != NULL && %s->type == %s) {" % (g, g, mset))
             out.append("    rec.ptr = (uint64_t)(uintptr_t)%s->memset.dst;" % g)
             out.append("    rec.bytes = SS_MEMSET_NODE_BYTES(&%s->memset);" % g)
+            # event record / wait nodes: the event, and arg2 says which
+            # (SS_GRAPH_NODE_EVENT_RECORD / _WAIT, trace_format.h)
+            rec_t, wait_t = (("CU_GRAPH_NODE_TYPE_EVENT_RECORD", "CU_GRAPH_NODE_TYPE_WAIT_EVENT") if e.driver
+                             else ("cudaGraphNodeTypeEventRecord", "cudaGraphNodeTypeWaitEvent"))
+            out.append("} else if (%s != NULL && %s->type == %s) {" % (g, g, rec_t))
+            out.append("    rec.event = (uint64_t)(uintptr_t)%s->eventRecord.event;" % g)
+            out.append("    rec.arg2 = SS_GRAPH_NODE_EVENT_RECORD;")
+            out.append("} else if (%s != NULL && %s->type == %s) {" % (g, g, wait_t))
+            out.append("    rec.event = (uint64_t)(uintptr_t)%s->eventWait.event;" % g)
+            out.append("    rec.arg2 = SS_GRAPH_NODE_EVENT_WAIT;")
             out.append("}")
         out.append("const void *node_func = %s;" % func)
         out.append("rec.func = (uint64_t)(uintptr_t)node_func;")

@@ -245,6 +245,11 @@ enum ss_api_flags {
  *   HostUnregister               stream*  -        ptr
  *   kernel launches              stream   -        -        -       -         function    grid x*y*z   block x*y*z
  *   cudaGraphLaunch              stream   -        -        -       -         graphExec   exec's graph id
+ *   graph event record/wait nodes
+ *   (cudaGraphAddEvent*Node, their
+ *   SetEvent calls, cudaGraphAddNode
+ *   of those types)              -        event    -        -       -         -           deps (or     1 record, 2 wait
+ *                                                                                         ~0: unknown)
  *   cudaDeviceSynchronize        -
  *   cudaDeviceSetLimit           -        -        -        -       value     -           limit
  *   cudaSetDevice                -        -        -        -       -         -           device
@@ -267,6 +272,15 @@ enum ss_api_flags {
  * where the kernel's code reads it (constant bank 0, parameter base +
  * offset).  The tail is then 10 * nparams bytes, rounded up to 8.
  */
+/* A graph-node call's arg2 when the node records or waits for an event. */
+enum ss_graph_node_event {
+    SS_GRAPH_NODE_EVENT_RECORD = 1,
+    SS_GRAPH_NODE_EVENT_WAIT = 2,
+};
+/* Its arg when the call does not say how many dependencies the node has
+ * (the SetEvent calls change only the event). */
+#define SS_GRAPH_NODE_DEPS_UNKNOWN 0xffffffffu
+
 typedef struct ss_api_rec {
     ss_rec_hdr h;
     uint32_t cbid;
