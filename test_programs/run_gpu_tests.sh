@@ -111,6 +111,8 @@ FIXTURES="$FIXTURES sample_cuda_graphs sample_jacobi_graph_update"
 # graph memory nodes.
 FIXTURES="$FIXTURES sample_graph_conditional sample_graph_conditional_racy sample_graph_conditional_while"
 FIXTURES="$FIXTURES sample_graph_memory_nodes"
+# Event record / wait nodes of graphs built node by node (2026-11-29).
+FIXTURES="$FIXTURES graph_event_node_explicit graph_event_node_explicit_racy"
 # Benchmarking as triton.testing.do_bench writes it (events around each
 # repetition, one synchronize).
 FIXTURES="$FIXTURES torch_do_bench"
