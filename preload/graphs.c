@@ -98,7 +98,8 @@ void ss_graphs_on_resource(uint32_t cbid, const void *resource_data)
  * gives the ops of a conditional node's body no correlation id: the
  * analyzer joins them to the launches of the graph they ran in.  A lookup
  * in CUPTI, no CUDA call, so it is safe where the launch is: inside a
- * capture too.  Called before the record is written. */
+ * capture too.  Called before the record is written, and only after a
+ * launch that succeeded: a handle the driver refused is not handed to CUPTI. */
 uint32_t ss_graphs_exec_id(const void *exec)
 {
     uint32_t id = 0;
