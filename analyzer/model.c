@@ -1146,6 +1146,9 @@ static void join_graph_bodies(ss_model *m)
         if (k >= ngl || gl[k].graph != g) continue;   /* no launch of it recorded */
         while (k + 1 < ngl && gl[k + 1].graph == g && op->start >= gl[k].done_by) k++;
         const ss_call *c = &m->calls[gl[k].call];
+        /* begun before the launch was made: a launch the trace lacks (before
+         * it started, or while the shim was sampling off) ran it */
+        if (op->start < c->rec->t_enter) continue;
         op->call = gl[k].call;
         op->submit = c->rec->t_enter;
         touched[gl[k].call] = 1;
