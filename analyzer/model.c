@@ -1028,6 +1028,16 @@ static uint32_t op_graph_id(const ss_gpu_op *op)
     }
 }
 
+/* The executable graph a launch ran, as CUPTI numbers it: recorded with the
+ * launch (trace-format.md), or in older traces carried by its joined
+ * operations; 0 unknown. */
+static uint32_t launch_graph_id(const ss_model *m, const ss_call *l)
+{
+    uint32_t g = l->rec->arg;
+    for (int32_t o = l->first_op; !g && o >= 0; o = m->ops[o].next_of_call) g = op_graph_id(&m->ops[o]);
+    return g;
+}
+
 typedef struct graph_launch { uint32_t graph; int32_t call; uint64_t done_by; } graph_launch;
 
 static int cmp_graph_launch(const void *a, const void *b)
@@ -1058,8 +1068,7 @@ static void join_graph_bodies(ss_model *m)
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
         if (!ss_call_is_graph_launch(m, c) || c->rec->ret != 0) continue;
-        uint32_t g = c->rec->arg;
-        for (int32_t o = c->first_op; !g && o >= 0; o = m->ops[o].next_of_call) g = op_graph_id(&m->ops[o]);
+        uint32_t g = launch_graph_id(m, c);
         if (!g) continue;
         graph_launch x = { g, (int32_t)i, UINT64_MAX };
         SS_PUSH(gl, ngl, capgl, x);
@@ -1827,6 +1836,21 @@ static int32_t gnode_call(const ss_model *m, const gnode_index *gi, uint64_t id,
     return -1;
 }
 
+/* The call that created node `id` (through its clones to the original), or
+ * -1: where a node sits in its graph is said there, not by the calls that
+ * set its parameters later. */
+static int32_t gnode_creating_call(const ss_model *m, const gnode_index *gi, uint64_t id)
+{
+    for (int depth = 0; id && depth < 64; depth++) {
+        for (int64_t e = ss_u64map_get(&gi->last_event, id, -1); e >= 0; e = gi->prev[e])
+            if (m->gnodes[e]->h.flags == SS_GNODE_CREATED && gi->ev_call[e] >= 0) return gi->ev_call[e];
+        int64_t c = ss_u64map_get(&gi->clone_rec, id, -1);
+        if (c < 0) break;
+        id = m->gnodes[c]->orig_node_id;
+    }
+    return -1;
+}
+
 static int cmp_launch_event(const void *a, const void *b)
 {
     const ss_launch_event *x = a, *y = b;
@@ -1862,16 +1886,18 @@ static void build_launch_events(ss_model *m, const gnode_index *gi)
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *l = &m->calls[i];
         if (!ss_call_is_graph_launch(m, l) || l->rec->ret != 0) continue;
-        uint32_t g = l->rec->arg;
-        for (int32_t o = l->first_op; !g && o >= 0; o = m->ops[o].next_of_call) g = op_graph_id(&m->ops[o]);
+        uint32_t g = launch_graph_id(m, l);
         for (uint32_t k = 0; g && k < nen; k++) {
             if (en[k].graph != g) continue;
             int32_t c = gnode_call(m, gi, en[k].node, l->rec->t_enter);
             int kind = c >= 0 ? event_node_kind(&m->calls[c]) : 0;
             if (!kind) continue;
-            const ss_api_rec *r = m->calls[c].rec;
-            ss_launch_event x = { (int32_t)i, m->calls[c].event, (uint8_t)kind,
-                                  (uint8_t)(kind == SS_GRAPH_NODE_EVENT_RECORD && r->arg == 0), 0 };
+            /* no dependency: said by the call that made the node (arg), not
+             * by a later one that set its event */
+            int32_t made = gnode_creating_call(m, gi, en[k].node);
+            int first = kind == SS_GRAPH_NODE_EVENT_RECORD && made >= 0 && event_node_kind(&m->calls[made]) &&
+                        m->calls[made].rec->arg == 0;
+            ss_launch_event x = { (int32_t)i, m->calls[c].event, (uint8_t)kind, (uint8_t)first, 0 };
             SS_PUSH(m->launch_events, m->nlaunch_events, cap, x);
         }
     }

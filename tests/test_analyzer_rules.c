@@ -38,6 +38,7 @@ enum {
     CB_cudaMemset = 49, CB_cudaGraphAddKernelNode = 289, CB_cudaGraphAddMemcpyNode1D = 352,
     CB_cudaLaunchHostFunc = 284, CB_cudaIpcOpenEventHandle = 177, CB_cudaMemPrefetchAsync = 449,
     CB_cudaEventRecordWithFlags = 370, CB_cudaGraphAddEventRecordNode = 362, CB_cudaGraphAddEventWaitNode = 365,
+    CB_cudaGraphEventRecordNodeSetEvent = 364,
     /* driver calls: SS_API_CBID_DRIVER + cupti_driver_cbid.h's id */
     CB_cuMemMap = 0x10000 + 551, CB_cuMemUnmap = 0x10000 + 552,
     CB_cuStreamWaitValue32 = 0x10000 + 659, CB_cuStreamWaitValue64 = 0x10000 + 661,
@@ -58,6 +59,7 @@ static const tb_api_name api_names[] = {
     { CB_cudaGraphAddKernelNode, "cudaGraphAddKernelNode" }, { CB_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D" },
     { CB_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNode" },
     { CB_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode" },
+    { CB_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordNodeSetEvent" },
     { CB_cudaStreamQuery, "cudaStreamQuery" }, { CB_cudaEventQuery, "cudaEventQuery" },
     { CB_cudaEventElapsedTime, "cudaEventElapsedTime" }, { CB_cudaHostRegister, "cudaHostRegister" },
     { CB_cudaHostUnregister, "cudaHostUnregister" }, { CB_cudaLaunchKernel_ptsz, "cudaLaunchKernel_ptsz" },
@@ -2361,8 +2363,11 @@ static void test_graph_bodies(void)
  * overwriting buf, exec 4.  Stream A launches exec 2; stream B waits for
  * `ready`, runs a consumer kernel reading buf, records `consumed`; stream A
  * launches exec 4.  `recorded`: the launches carry their exec's id (else
- * their ops' graph ids tell it). */
-static void write_explicit_event_nodes(const char *name, int racy, int recorded)
+ * their ops' graph ids tell it).  `set_event`: the record node is first
+ * made on another event, then given `ready` by
+ * cudaGraphEventRecordNodeSetEvent (which says nothing of dependencies: the
+ * node still follows the producer). */
+static void write_explicit_event_nodes(const char *name, int racy, int recorded, int set_event)
 {
     tb b;
     tb_open(&b, name);
@@ -2381,8 +2386,15 @@ static void write_explicit_event_nodes(const char *name, int racy, int recorded)
     };
     CALL(&b, .cbid = CB_cudaGraphAddKernelNode, .t0 = MS(1.0), .t1 = MS(1.005), .params = p, .nparams = 1,
          .func = 0xF00);
-    CALL(&b, .cbid = CB_cudaGraphAddEventRecordNode, .t0 = MS(1.01), .t1 = MS(1.015), .event = 0xE1,
-         .arg = racy ? 0 : 1, .arg2 = SS_GRAPH_NODE_EVENT_RECORD);
+    CALL(&b, .cbid = CB_cudaGraphAddEventRecordNode, .t0 = MS(1.01), .t1 = MS(1.015),
+         .event = set_event ? 0xE2 : 0xE1, .arg = racy ? 0 : 1, .arg2 = SS_GRAPH_NODE_EVENT_RECORD);
+    if (set_event) {
+        CALL(&b, .cbid = CB_cudaGraphEventRecordNodeSetEvent, .t0 = MS(1.02), .t1 = MS(1.025), .event = 0xE1,
+             .arg2 = SS_GRAPH_NODE_EVENT_RECORD);
+        ss_graph_node_rec *u = tb_rec(&b, SS_REC_GRAPH_NODE, sizeof *u, 0);
+        u->h.flags = SS_GNODE_UPDATED; u->node_id = (1ull << 32) | 1; u->time = MS(1.021); u->tid = TID;
+        u->graph_id = 1;
+    }
     CALL(&b, .cbid = CB_cudaGraphAddEventWaitNode, .t0 = MS(1.1), .t1 = MS(1.105), .event = 0xE2, .arg = 0,
          .arg2 = SS_GRAPH_NODE_EVENT_WAIT);
     CALL(&b, .cbid = CB_cudaGraphAddKernelNode, .t0 = MS(1.11), .t1 = MS(1.115), .params = p, .nparams = 1,
@@ -2410,11 +2422,12 @@ static void write_explicit_event_nodes(const char *name, int racy, int recorded)
 
 static void test_explicit_event_nodes(void)
 {
-    for (int mode = 0; mode < 3; mode++) {
+    static const char *const names[4] = { "explicit_event_nodes", "explicit_event_nodes_old_trace",
+                                          "explicit_event_nodes_racy", "explicit_event_nodes_set_event" };
+    for (int mode = 0; mode < 4; mode++) {
         int racy = mode == 2, recorded = mode != 1;
-        const char *name = mode == 0 ? "explicit_event_nodes" : mode == 1 ? "explicit_event_nodes_old_trace"
-                                                                          : "explicit_event_nodes_racy";
-        write_explicit_event_nodes(name, racy, recorded);
+        const char *name = names[mode];
+        write_explicit_event_nodes(name, racy, recorded, mode == 3);
         char path[600];
         snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, name);
         result r = analyze(path, &ss_rule_unrecorded_event_wait);

@@ -248,8 +248,7 @@ enum ss_api_flags {
  *   graph event record/wait nodes
  *   (cudaGraphAddEvent*Node, their
  *   SetEvent calls, cudaGraphAddNode
- *   of those types)              -        event    -        -       -         -           deps (or     1 record, 2 wait
- *                                                                                         ~0: unknown)
+ *   of those types)              -        event    -        -       -         -           deps (Add)   1 record, 2 wait
  *   cudaDeviceSynchronize        -
  *   cudaDeviceSetLimit           -        -        -        -       value     -           limit
  *   cudaSetDevice                -        -        -        -       -         -           device
@@ -277,9 +276,6 @@ enum ss_graph_node_event {
     SS_GRAPH_NODE_EVENT_RECORD = 1,
     SS_GRAPH_NODE_EVENT_WAIT = 2,
 };
-/* Its arg when the call does not say how many dependencies the node has
- * (the SetEvent calls change only the event). */
-#define SS_GRAPH_NODE_DEPS_UNKNOWN 0xffffffffu
 
 typedef struct ss_api_rec {
     ss_rec_hdr h;
