@@ -293,10 +293,7 @@ const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, siz
     if (s->kind == SS_STREAM_LEGACY_NULL || s->kind == SS_STREAM_PER_THREAD) {
         /* Every thread's own default stream is "0x0" to the program: where
          * there are several, the thread tells them apart. */
-        uint32_t per_thread = 0;
-        for (uint32_t i = 0; s->kind == SS_STREAM_PER_THREAD && s->owner_tid && i < m->nstreams; i++)
-            per_thread += m->streams[i].kind == SS_STREAM_PER_THREAD;
-        if (per_thread > 1) snprintf(buf, len, "stream 0x0 of thread %u (%s)", s->owner_tid, kind);
+        if (s->kind == SS_STREAM_PER_THREAD && s->owner_tid && m->nper_thread_streams > 1) snprintf(buf, len, "stream 0x0 of thread %u (%s)", s->owner_tid, kind);
         else snprintf(buf, len, "stream 0x0 (%s)", kind);
         return buf;
     }
@@ -1439,6 +1436,7 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         }
         if (best >= 0) m->streams[best].name_id = r->name_id;
     }
+    for (uint32_t i = 0; i < m->nstreams; i++) m->nper_thread_streams += m->streams[i].kind == SS_STREAM_PER_THREAD;
     /* 6. ops of conditional graph nodes' bodies: to their launches */
     join_graph_bodies(m);
 }

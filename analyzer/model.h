@@ -258,6 +258,7 @@ typedef struct ss_model {
     const ss_sync_rec **syncs; uint32_t nsyncs;
     const ss_cuda_event_rec **cuda_events; uint32_t ncuda_events;
     ss_stream *streams; uint32_t nstreams;
+    uint32_t nper_thread_streams;           /* streams of kind SS_STREAM_PER_THREAD (threads' own default streams) */
     ss_event *events; uint32_t nevents;
     ss_alloc *allocs; uint32_t nallocs;    /* sorted by (ptr, t_alloc) */
     ss_nvtx *nvtx; uint32_t nnvtx;          /* sorted by (tid, start) */
