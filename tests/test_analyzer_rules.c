@@ -2296,20 +2296,9 @@ static void write_graph_bodies(const char *name, int recorded_id)
         tb_graph_op(&b, SS_REC_KERNEL, 0, 30, MS(body[k][0]), MS(body[k][1]), (9ull << 32) | 2);
     corr[4] = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(4), .t1 = MS(4.005), .stream = 0, .func = 0xA000,
                    .arg = recorded_id ? 12 : 0);
-    {
-        ss_gpu_common *g = tb_rec(&b, SS_REC_KERNEL, sizeof(ss_kernel_rec), 8);
-        g->start = MS(4.01); g->end = MS(4.02); g->corr = corr[4]; g->stream_id = LEGACY_SID; g->context_id = 1;
-        ss_kernel_rec *r = (ss_kernel_rec *)g; r->name_id = 1; r->grid[0] = r->block[0] = 1; r->graph_id = 12;
-        g->h.flags = SS_GPU_F_GRAPH_NODE;
-        uint64_t id = (12ull << 32) | 1;
-        memcpy((char *)g + sizeof(ss_kernel_rec), &id, 8);
-        g = tb_rec(&b, SS_REC_KERNEL, sizeof(ss_kernel_rec), 8);
-        g->start = MS(4.03); g->end = MS(4.6); g->corr = 0; g->stream_id = 31; g->context_id = 1;
-        r = (ss_kernel_rec *)g; r->name_id = 1; r->grid[0] = r->block[0] = 1; r->graph_id = 12;
-        g->h.flags = SS_GPU_F_GRAPH_NODE;
-        id = (12ull << 32) | 2;
-        memcpy((char *)g + sizeof(ss_kernel_rec), &id, 8);
-    }
+    ((ss_kernel_rec *)tb_graph_op(&b, SS_REC_KERNEL, corr[4], LEGACY_SID, MS(4.01), MS(4.02),
+                                  (12ull << 32) | 1))->graph_id = 12;
+    ((ss_kernel_rec *)tb_graph_op(&b, SS_REC_KERNEL, 0, 31, MS(4.03), MS(4.6), (12ull << 32) | 2))->graph_id = 12;
     CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(4.01), .t1 = MS(4.61));
     uint32_t c = CALL(&b, .cbid = CB_cudaMemcpy, .t0 = MS(4.62), .t1 = MS(4.64), .ptr = PINNED_BUF, .ptr2 = DEV_BUF,
                       .bytes = 4096, .arg = 2, .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
