@@ -2120,10 +2120,11 @@ static void test_capture(void)
  *   mode 6: as 2, the copy node added by cudaGraphAddMemcpyNode1D. */
 #define GNODE_CAPTURED 5
 #define GNODE_CLONE 105
-static void tb_gnode(tb *b, uint16_t what, uint64_t id, uint64_t orig, uint64_t t, uint32_t type)
+static ss_graph_node_rec *tb_gnode(tb *b, uint16_t what, uint64_t id, uint64_t orig, uint64_t t, uint32_t type)
 {
     ss_graph_node_rec *r = tb_rec(b, SS_REC_GRAPH_NODE, sizeof *r, 0);
     r->h.flags = what; r->node_id = id; r->orig_node_id = orig; r->time = t; r->tid = TID; r->node_type = type;
+    return r;
 }
 
 /* An operation a graph launch (correlation id corr) ran: a kernel, or a
@@ -2380,17 +2381,14 @@ static void write_explicit_event_nodes(const char *name, int racy, int recorded,
     if (set_event) {
         CALL(&b, .cbid = CB_cudaGraphEventRecordNodeSetEvent, .t0 = MS(1.02), .t1 = MS(1.025), .event = 0xE1,
              .arg2 = SS_GRAPH_NODE_EVENT_RECORD);
-        ss_graph_node_rec *u = tb_rec(&b, SS_REC_GRAPH_NODE, sizeof *u, 0);
-        u->h.flags = SS_GNODE_UPDATED; u->node_id = (1ull << 32) | 1; u->time = MS(1.021); u->tid = TID;
-        u->graph_id = 1;
+        tb_gnode(&b, SS_GNODE_UPDATED, (1ull << 32) | 1, 0, MS(1.021), 0)->graph_id = 1;
     }
     CALL(&b, .cbid = CB_cudaGraphAddEventWaitNode, .t0 = MS(1.1), .t1 = MS(1.105), .event = 0xE2, .arg = 0,
          .arg2 = SS_GRAPH_NODE_EVENT_WAIT);
     CALL(&b, .cbid = CB_cudaGraphAddKernelNode, .t0 = MS(1.11), .t1 = MS(1.115), .params = p, .nparams = 1,
          .func = 0xF01);
     for (int k = 0; k < 8; k++) {
-        ss_graph_node_rec *r = tb_rec(&b, SS_REC_GRAPH_NODE, sizeof *r, 0);
-        r->h.flags = g[k].what; r->node_id = g[k].id; r->orig_node_id = g[k].orig; r->time = g[k].t; r->tid = TID;
+        ss_graph_node_rec *r = tb_gnode(&b, g[k].what, g[k].id, g[k].orig, g[k].t, 0);
         r->graph_id = g[k].graph;
         r->orig_graph_id = g[k].what == SS_GNODE_CLONED ? g[k].graph - 1 : 0;
     }
