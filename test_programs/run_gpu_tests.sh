@@ -116,6 +116,10 @@ FIXTURES="$FIXTURES graph_event_node_explicit graph_event_node_explicit_racy"
 # Benchmarking as triton.testing.do_bench writes it (events around each
 # repetition, one synchronize).
 FIXTURES="$FIXTURES torch_do_bench"
+# More CUDA-sample strangers (2026-11-29): StreamPriorities (pageable cudaMemcpy in, then
+# kernels on non-blocking streams: a possible race, never a proven one), a context per
+# worker thread (threadMigration), dynamic parallelism (cdpSimpleQuicksort, tail launches).
+FIXTURES="$FIXTURES sample_stream_priorities sample_thread_contexts sample_cdp_quicksort"
 # Thrust on streams with its synchronizing policy, and the CUB way (2026-11-24):
 # what a header-only library synchronizes for the program is the library's.
 FIXTURES="$FIXTURES sample_thrust_streams sample_thrust_streams_fixed"

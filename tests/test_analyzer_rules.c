@@ -1100,6 +1100,49 @@ static void test_host_threads(void)
     check_fence_cases(cases, (int)(sizeof cases / sizeof cases[0]), write_handoff);
 }
 
+/* A synchronous cudaMemcpy from pageable memory into buf on the legacy
+ * stream (NVIDIA's StreamPriorities sample), then a copy out of buf on a
+ * non-blocking stream with no event.  CUDA lets such a copy return once
+ * staged, before it lands.  Modes: 0 the copy landed before the call
+ * returned, and the same thread submits the second copy after the return:
+ * possible (warning); 1 the copy landed after the call returned: error; 2
+ * the second copy comes from another thread: error; 3 the same copy from
+ * pinned memory (it returns when the copy is done): ordered, nothing; 4 as 0
+ * with cudaMemcpyAsync (asynchronous: nothing orders it): error. */
+static void write_pageable_sync(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(2), 0xC1, 14, 1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 32768);
+    uint8_t src = mode == 3 ? SS_MEM_PINNED : SS_MEM_PAGEABLE;
+    uint64_t from = mode == 3 ? PINNED_BUF + 16384 : PAGEABLE_BUF;
+    uint32_t c1 = CALL(&b, .cbid = mode == 4 ? CB_cudaMemcpyAsync : CB_cudaMemcpy, .t0 = MS(1),
+                       .t1 = MS(mode == 4 ? 1.01 : 3.05), .ptr = DEV_BUF, .ptr2 = from, .bytes = 16384, .arg = 1,
+                       .mem_dst = SS_MEM_DEVICE, .mem_src = src);
+    tb_memcpy_rec(&b, c1, LEGACY_SID, MS(1.02), MS(mode == 1 ? 3.1 : 3), 1, src, SS_MEM_DEVICE, 16384);
+    double t2 = 3.2;
+    uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(t2), .t1 = MS(t2 + 0.01), .stream = 0xC1,
+                       .tid = mode == 2 ? TID + 1 : TID, .ptr = PINNED_BUF, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2,
+                       .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
+    tb_memcpy_rec(&b, c2, 14, MS(t2 + 0.02), MS(t2 + 0.2), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(4), .t1 = MS(4.01), .stream = 0xC1);
+    tb_close(&b);
+}
+
+static void test_pageable_sync_copy(void)
+{
+    static const fence_case cases[] = {
+        { "pageable_sync_landed", 1, SS_SEV_WARNING, "may return once its data is staged" },
+        { "pageable_sync_landed_late", 1, SS_SEV_ERROR, NULL },
+        { "pageable_sync_other_thread", 1, SS_SEV_ERROR, NULL },
+        { "pageable_sync_pinned", 0, 0, NULL },
+        { "pageable_async_landed", 1, SS_SEV_ERROR, NULL },
+    };
+    check_fence_cases(cases, (int)(sizeof cases / sizeof cases[0]), write_pageable_sync);
+}
+
 /* Stream memory operations (cuStreamWriteValue*, cuStreamWaitValue*) order
  * a copy into DEV_BUF on stream A (GPU 1.02-3 ms) before a copy out of it on
  * stream C (submitted at 1.1 ms, GPU from 3.05 ms), with no event.  Modes:
@@ -2958,6 +3001,7 @@ int main(int argc, char **argv)
     test_vmm();
     test_exact_memory();
     test_host_threads();
+    test_pageable_sync_copy();
     test_stream_memops();
     test_relies_on_legacy();
     test_stream_identity();
