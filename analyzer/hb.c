@@ -224,11 +224,14 @@ static void host_joins_stream(ss_hb *h, uint32_t *tv, int32_t s)
                 join(tv, SV(h, (int32_t)k), h->A);
 }
 
-static void host_joins_device(ss_hb *h, uint32_t *tv, int32_t device)
+/* a device-wide wait: every stream of the device, of the waiting call's
+ * context where it is known (another context's work is not waited for) */
+static void host_joins_device(ss_hb *h, uint32_t *tv, int32_t device, uint32_t context)
 {
     const ss_model *m = h->m;
     for (uint32_t k = 0; k < m->nstreams; k++)
-        if (m->streams[k].device == device || m->streams[k].device < 0)
+        if ((m->streams[k].device == device || m->streams[k].device < 0) &&
+            ss_stream_in_context(m, (int32_t)k, context))
             join(tv, SV(h, (int32_t)k), h->A);
 }
 
@@ -574,7 +577,7 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         if (c->event >= 0 && h->evc[c->event]) join(tv, h->evc[c->event], h->A);
         break;
     case SS_WAIT_DEVICE:
-        host_joins_device(h, tv, ss_model_call_device(m, c));
+        host_joins_device(h, tv, ss_model_call_device(m, c), ss_model_call_context(m, c));
         break;
     default:
         break;

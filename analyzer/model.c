@@ -576,6 +576,30 @@ int32_t ss_model_call_device(const ss_model *m, const ss_call *c)
     return 0;
 }
 
+uint32_t ss_model_call_context(const ss_model *m, const ss_call *c)
+{
+    if (c->cls == SS_API_DEVICE_SYNC) return c->rec->arg;
+    if (c->stream >= 0) return m->streams[c->stream].context_id;
+    return 0;
+}
+
+int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t context)
+{
+    return !context || s < 0 || !m->streams[s].context_id || m->streams[s].context_id == context;
+}
+
+uint32_t ss_model_device_contexts(const ss_model *m, int32_t device)
+{
+    uint32_t n = 0, first = 0;
+    for (uint32_t s = 0; s < m->nstreams && n < 2; s++) {
+        uint32_t x = m->streams[s].context_id;
+        if (!x || (m->streams[s].device != device && m->streams[s].device >= 0)) continue;
+        if (!n) { first = x; n = 1; }
+        else if (x != first) n = 2;
+    }
+    return n;
+}
+
 /* ------------------------------------------------------------------ loading */
 
 typedef struct loader {
@@ -1119,7 +1143,9 @@ static void join_graph_bodies(ss_model *m)
         }
         for (uint32_t w = lo; w < nw && w < lo + 64; w++) {
             const ss_call *x = &m->calls[waits[w]];
-            int covers = x->cls == SS_API_DEVICE_SYNC ? ss_model_call_device(m, x) == dev : x->stream == l->stream;
+            int covers = x->cls == SS_API_DEVICE_SYNC
+                             ? ss_model_call_device(m, x) == dev && ss_stream_in_context(m, l->stream, ss_model_call_context(m, x))
+                             : x->stream == l->stream;
             if (covers && x->rec->t_exit < gl[k].done_by) gl[k].done_by = x->rec->t_exit;
         }
     }

@@ -519,6 +519,18 @@ int ss_model_busy_at(const ss_model *m, int32_t device, uint64_t t);
 uint64_t ss_model_next_start(const ss_model *m, int32_t device, uint64_t t);
 /* Device of a call: rec->device, else its stream's, else its first op's, else 0. */
 int32_t ss_model_call_device(const ss_model *m, const ss_call *c);
+/* The CUDA context whose work a device-wide wait waits for (CUPTI's id; 0
+ * unknown): cudaDeviceSynchronize and cuCtxSynchronize wait for the calling
+ * thread's context only, which the shim records in their `arg` (traces
+ * from 2026-11-29 on); a call on a stream, its stream's context.  Several
+ * contexts on one device (a context per thread, cuCtxCreate) order nothing
+ * between them. */
+uint32_t ss_model_call_context(const ss_model *m, const ss_call *c);
+/* Is stream s among the work of `context` (0: any; a stream of unknown
+ * context: yes)? */
+int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t context);
+/* How many contexts the streams of `device` belong to: 0, 1, or 2 for "more than one". */
+uint32_t ss_model_device_contexts(const ss_model *m, int32_t device);
 
 /* The other half of a blocking copy (the sync of a copy, the copy of a
  * sync), or -1 when the call is not part of one. */

@@ -75,6 +75,7 @@ typedef struct cwait {
     uint8_t waited;            /* in the measured run, it waited (its wait ended after its entry) */
     uint64_t post;             /* time from the end of what it waited for to its return (0: it did not wait) */
     int32_t wait_op;           /* the operation whose end released its wait, -1 */
+    uint32_t context;          /* W_DEVICE: the CUDA context waited for (ss_model_call_context), 0 any */
 } cwait;
 #define NO_WAIT UINT32_MAX     /* cwi of a call that waits on nothing */
 _Static_assert(MAX_DEVICES <= INT16_MAX, "cwait.device holds a device index");
@@ -746,7 +747,8 @@ static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
         const rdevice *d = &r->dev[w.device];
         uint64_t v = 0;
         if (w.kind == W_DEVICE) {
-            for (uint32_t i = 0; i < d->nstreams; i++) wait_on(p, d->streams[i], w.bound, &v, who);
+            for (uint32_t i = 0; i < d->nstreams; i++)
+                if (ss_stream_in_context(r->m, d->streams[i], w.context)) wait_on(p, d->streams[i], w.bound, &v, who);
         } else {
             /* the legacy stream: its own work, and with the legacy barriers
              * in place the blocking streams' earlier work too */
@@ -2642,6 +2644,7 @@ static cwait host_wait_of(const ss_replay *r, int32_t c, uint8_t hw, int32_t ev_
     case SS_WAIT_DEVICE:
         w.kind = W_DEVICE;
         w.device = device_index(ss_model_call_device(m, call), r->ndev);
+        w.context = ss_model_call_context(m, call);
         w.bound = key;
         break;
     default:

@@ -62,6 +62,10 @@ void ss_rules_run_all(const ss_model *m, ss_findings *out);
  * traces with thousands of ops in flight at once are sampled, never slow. */
 typedef void (*ss_op_visit)(void *ctx, int32_t op);
 void ss_inflight_ops(const ss_model *m, int32_t device, uint64_t t, ss_op_visit visit, void *ctx);
+/* The same, only the work of one CUDA context (0: every context): what a
+ * device-wide wait of that context waits for (ss_model_call_context). */
+void ss_inflight_ops_of_context(const ss_model *m, int32_t device, uint32_t context, uint64_t t, ss_op_visit visit,
+                                void *ctx);
 
 /* Does a call's memory (copy dst/src, memset dst, kernel pointer params)
  * fall inside allocation `alloc`? */

@@ -11,6 +11,12 @@
 
 void ss_inflight_ops(const ss_model *m, int32_t device, uint64_t t, ss_op_visit visit, void *ctx)
 {
+    ss_inflight_ops_of_context(m, device, 0, t, visit, ctx);
+}
+
+void ss_inflight_ops_of_context(const ss_model *m, int32_t device, uint32_t context, uint64_t t, ss_op_visit visit,
+                                void *ctx)
+{
     /* first op starting at or after t */
     uint32_t lo = 0, hi = m->nops;
     while (lo < hi) {
@@ -21,13 +27,15 @@ void ss_inflight_ops(const ss_model *m, int32_t device, uint64_t t, ss_op_visit 
     for (uint32_t i = lo, n = 0; i < m->nops && n < INFLIGHT_SCAN_LIMIT; i++, n++) {
         if (m->op_min_submit[i] >= t) break;   /* nothing from here on was submitted before t */
         const ss_gpu_op *op = &m->ops[i];
-        if (ss_op_device(op) == device && op->submit < t) visit(ctx, (int32_t)i);
+        if (ss_op_device(op) == device && op->submit < t && ss_stream_in_context(m, op->stream, context))
+            visit(ctx, (int32_t)i);
     }
     /* running: started before t, ending after */
     for (uint32_t i = lo, n = 0; i > 0 && n < INFLIGHT_SCAN_LIMIT; n++) {
         if (m->op_max_end[i - 1] <= t) break;   /* everything started earlier has ended by t */
         const ss_gpu_op *op = &m->ops[--i];
-        if (ss_op_device(op) == device && op->end > t) visit(ctx, (int32_t)i);
+        if (ss_op_device(op) == device && op->end > t && ss_stream_in_context(m, op->stream, context))
+            visit(ctx, (int32_t)i);
     }
 }
 

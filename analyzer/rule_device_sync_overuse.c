@@ -146,8 +146,10 @@ static void unseen_note(const ss_model *m, unseen *u, uint32_t ns, const ss_call
         break;
     case SS_WAIT_DEVICE: {
         int32_t dev = ss_model_call_device(m, c);
+        uint32_t cx = ss_model_call_context(m, c);
         for (uint32_t k = 0; k < ns; k++)
-            if (dev < 0 || m->streams[k].device == dev) unseen_proof(&u[k], c->rec->t_enter, c->rec->t_exit);
+            if ((dev < 0 || m->streams[k].device == dev) && ss_stream_in_context(m, (int32_t)k, cx))
+                unseen_proof(&u[k], c->rec->t_enter, c->rec->t_exit);
         break;
     }
     default: break;
@@ -219,11 +221,16 @@ static void run(const ss_model *m, ss_findings *out)
          * a synchronous cudaMemcpy would: not this rule's business */
         if (c->blocking_copy == SS_BLOCKING_COPY_SYNC) continue;
         int32_t dev = ss_model_call_device(m, c);
+        /* What it waited for is its context's work: several contexts on the
+         * device (a context per thread) and no record of which one it was
+         * (traces before 2026-11-29), nothing can be said of it. */
+        uint32_t cx = ss_model_call_context(m, c);
+        if (!cx && ss_model_device_contexts(m, dev) > 1) continue;
         uint64_t t0 = c->rec->t_enter, t1 = c->rec->t_exit > t0 ? c->rec->t_exit : t0;
         memset(s.inflight, 0, ns); memset(s.inflight_end, 0, ns * 8); memset(s.host_reads, 0, ns);
         for (uint32_t k = 0; k < ns; k++) s.inflight_last[k] = -1;
         s.nlist = 0;
-        ss_inflight_ops(m, dev, t0, visit, &s);
+        ss_inflight_ops_of_context(m, dev, cx, t0, visit, &s);
         uint32_t ninflight = 0;
         for (uint32_t k = 0; k < ns; k++) ninflight += s.inflight[k];
         char msg[1024], basis[256], sd[96], lbl[192];
@@ -272,7 +279,8 @@ static void run(const ss_model *m, ss_findings *out)
              * would narrow too) would have waited for the unneeded work
              * anyway: a narrower sync saves at most the host time between. */
             if (!is_device_wide(m, n) && ss_call_host_wait(m, n) == SS_WAIT_DEVICE &&
-                ss_model_call_device(m, n) == dev) {
+                ss_model_call_device(m, n) == dev &&
+                (!cx || !ss_model_call_context(m, n) || ss_model_call_context(m, n) == cx)) {
                 device_wait_gap = n->rec->t_enter > t1 ? n->rec->t_enter - t1 : 0;
                 device_waiter = ni;
                 used++;

@@ -201,7 +201,8 @@ static void on_sync(state *st, int32_t ci)
     st->cur_vc = ss_hb_thread_clock(st->h, c->rec->tid);
     if (!st->cur_vc) return;
     prune(st, c->rec->tid, c->rec->t_exit);
-    ss_inflight_ops(m, sync_device(st, c), c->rec->t_exit, collect, st);
+    ss_inflight_ops_of_context(m, sync_device(st, c), c->cls == SS_API_DEVICE_SYNC ? ss_model_call_context(m, c) : 0,
+                               c->rec->t_exit, collect, st);
 }
 
 /* ---- memory a release call and a left-in-flight op share ---------------- */
@@ -475,7 +476,7 @@ static int wait_covers(const state *st, const ss_call *x, int32_t o)
     int32_t os = m->calls[op->call].stream;
     switch (x->cls) {
     case SS_API_DEVICE_SYNC:
-        return ss_model_call_device(m, x) == ss_op_device(op);
+        return ss_model_call_device(m, x) == ss_op_device(op) && ss_stream_in_context(m, op->stream, ss_model_call_context(m, x));
     case SS_API_EVENT_SYNC: case SS_API_EVENT_QUERY: {
         const uint32_t *vc = x->event >= 0 ? ss_hb_event_clock(st->h, x->event) : NULL;
         return vc && ss_hb_op_before(st->h, o, vc);

@@ -1003,8 +1003,10 @@ void ss_api_on_runtime_callback(uint32_t cbid, const void *cbdata)
         /* The interposer records this call: lend it the correlation id of
          * the first callback inside it (the call itself); later ones are
          * runtime calls cudart makes while serving it. */
-        if (d->callbackSite == CUPTI_API_ENTER && t->active->corr == 0)
+        if (d->callbackSite == CUPTI_API_ENTER && t->active->corr == 0) {
             t->active->corr = d->correlationId;
+            t->lent_ctx = d->contextUid;
+        }
         return;
     }
     (void)ss_api_cupti_dispatch(cbid, d, t, (int)d->callbackSite);

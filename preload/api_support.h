@@ -37,6 +37,8 @@
 /* Per-thread state of the call recording. */
 typedef struct ss_api_tls {
     ss_api_rec *active;     /* interposer record of the call in flight, or NULL */
+    uint32_t    lent_ctx;   /* interposer: CUPTI's context id of the call in flight, lent by the
+                               callback inside it with its correlation id (SS_CALL_CONTEXT) */
     /* A recorded runtime launch in flight on this thread (interposer wrapper
      * or CUPTI path between API_ENTER and API_EXIT): the driver-level
      * callback that fires inside it hands it the kernel parameters when the

@@ -539,6 +539,64 @@ static void write_device_sync_free(const char *name, double gap_ms)
     tb_close(&b);
 }
 
+/* Two CUDA contexts on device 0 (a context per host thread, cuCtxCreate):
+ * thread 1 runs 1 ms on stream F (context 1) and copies the result out,
+ * thread 2 a 20 ms kernel on stream B of context 2, and thread 1 then calls
+ * cudaDeviceSynchronize, which waits for its own context only: it returns
+ * after the copy (t + 1.5: time-sliced with the other context).  Modes: 0 the sync records its context (arg 1):
+ * it waited for nothing it did not need, no finding; 1 a trace without the
+ * context (arg 0): which work it waited for is not known, no finding; 2 one
+ * context for both streams, the sync returning after B's kernel: the
+ * over-synchronization the rule is for (one finding). */
+static void write_device_sync_contexts(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    uint32_t corr = CALL(&b, .cbid = CB_cudaStreamCreateWithFlags, .t0 = US(1), .t1 = US(6), .stream = 0xF1, .arg = 1);
+    tb_stream(&b, 0xF1, 13, SS_STREAM_NON_BLOCKING, 1, corr);
+    corr = CALL(&b, .cbid = CB_cudaStreamCreateWithFlags, .t0 = US(2), .t1 = US(7), .stream = 0xB1, .arg = 1,
+                .tid = TID + 1);
+    ss_stream_rec *sr = tb_rec(&b, SS_REC_STREAM, sizeof *sr, 0);
+    sr->handle = 0xB1; sr->stream_id = 14; sr->context_id = mode == 2 ? 1 : 2; sr->device = 0;
+    sr->kind = SS_STREAM_NON_BLOCKING; sr->flags = 1; sr->corr = corr;
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 64);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 64);
+    uint64_t p[1] = { DEV_BUF };
+    double t = 1;
+    for (int it = 0; it < 3; it++) {
+        uint32_t c = CALL(&b, .cbid = CB_cudaLaunchKernel, .t0 = MS(t), .t1 = MS(t + 0.005), .stream = 0xB1,
+                          .tid = TID + 1);
+        tb_kernel(&b, c, 14, MS(t + 0.01), MS(t + 20));
+        tb_launch(&b, MS(t + 0.02), 0xF1, 13, MS(t + 0.03), MS(t + 1), p, 1);
+        c = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(t + 0.04), .t1 = MS(t + 0.05), .stream = 0xF1,
+                 .ptr = PINNED_BUF, .ptr2 = DEV_BUF, .bytes = 4, .arg = 2, .mem_dst = SS_MEM_PINNED,
+                 .mem_src = SS_MEM_DEVICE);
+        tb_memcpy_rec(&b, c, 13, MS(t + 1), MS(t + 1.01), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4);
+        CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(t + 0.06), .t1 = MS(mode == 2 ? t + 20.02 : t + 1.5),
+             .arg = mode == 1 ? 0 : 1);
+        CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(t + 0.06), .t1 = MS(t + 20.03), .stream = 0xB1,
+             .tid = TID + 1);
+        t += 20.1;
+    }
+    tb_close(&b);
+}
+
+static void test_device_sync_contexts(void)
+{
+    static const char *names[] = { "device_sync_own_context", "device_sync_context_unknown",
+                                   "device_sync_one_context" };
+    for (int mode = 0; mode < 3; mode++) {
+        write_device_sync_contexts(names[mode], mode);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, names[mode]);
+        result r = analyze(path, &ss_rule_device_sync_overuse);
+        uint32_t want = mode == 2 ? 1 : 0;
+        CHECK(r.f.n == want, "%s: %u device-sync-overuse findings, want %u (%s)", names[mode], r.f.n, want,
+              r.f.n ? r.f.v[0].message : "");
+        done(&r);
+    }
+}
+
 static void test_device_sync(void)
 {
     /* the later cudaFree waits for the device anyway: nothing to gain right
@@ -3002,6 +3060,7 @@ int main(int argc, char **argv)
     test_exact_memory();
     test_host_threads();
     test_pageable_sync_copy();
+    test_device_sync_contexts();
     test_stream_memops();
     test_relies_on_legacy();
     test_stream_identity();

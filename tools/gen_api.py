@@ -545,6 +545,8 @@ def gen_wrapper(e, symbol, cbid_name, ptsz):
         L.append("    /* Arms the driver-level parameter fallback (the node's kernel may be")
         L.append("     * a stub of another cudart): see ss_api_on_driver_callback. */")
         L.append("    ss_api_launch_enter(t, %s, 0);" % node_kernel(e)[0])
+    if any("SS_CALL_CONTEXT" in expr for _, expr in e.slots):
+        L.append("    t->lent_ctx = 0;   /* SS_CALL_CONTEXT: lent by the CUPTI callback inside the call */")
     L.append("    t->active = &rec;")
     L.append("    rec.t_enter = ss_now();")
     L.append("    cudaError_t ret = real(%s);" % args)
@@ -673,6 +675,10 @@ WRAP_PRELUDE = """#include <errno.h>
 #include <stddef.h>
 #include "api_support.h"   /* SS_EXPORT: base.h */
 
+/* A slot's SS_CALL_CONTEXT: CUPTI's id of the context the call ran in, lent
+ * by the CUPTI callback that fires inside the call (0 without one). */
+#define SS_CALL_CONTEXT (t->lent_ctx)
+
 /* Every wrapper has the same shape: resolve the real entry point once, mark
  * the thread as inside a recorded call (so the CUPTI callback that fires in
  * the real call only lends its correlation id), call through, build the
@@ -720,6 +726,9 @@ CUPTI_PRELUDE = """#include <errno.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>   /* also brings generated_cuda_runtime_api_meta.h: the params structs */
 #include "api_support.h"
+
+/* A slot's SS_CALL_CONTEXT: CUPTI's id of the context the call ran in. */
+#define SS_CALL_CONTEXT (d->contextUid)
 
 static inline void ss_api_rec_init(ss_api_rec *r, uint32_t cbid, uint32_t flags, const ss_api_tls *t)
 {

@@ -254,6 +254,9 @@ enum ss_api_flags {
  *   cudaSetDevice                -        -        -        -       -         -           device
  *   (* stream only for the Async variants)
  *
+ * A device-wide sync's `arg` (cudaDeviceSynchronize, cuCtxSynchronize) is
+ * CUPTI's id of the context it waited for, the calling thread's current
+ * one (0 unknown, and in traces before 2026-11-29).
  * A graph launch's `arg` is CUPTI's id of the executable graph (the graphId
  * of its nodes' activity records; 0 unknown, and in traces written before
  * it was recorded): the ops of a conditional node's body carry that id but
