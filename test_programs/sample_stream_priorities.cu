@@ -11,15 +11,16 @@
 // Why it is otherwise correct: each stream copies only its own buffers; the host reads
 // results with cudaMemcpy after both end events were waited for; the events
 // time work of their own stream, recorded before and after it on that stream.
-// Expected: one possible race, at warning.  The sample copies its inputs with
+// Expected: one race.  The sample copies its inputs with
 // cudaMemcpy from pageable memory on the legacy stream, and kernels on
 // non-blocking streams read them with no event between: CUDA's
 // synchronization rules let a pageable-to-device cudaMemcpy return once its
 // data is staged, before it lands, and a non-blocking stream does not wait
 // for the legacy stream.  Measured, copies of up to 16 MB nearly always land
-// after the call returned (bench/pageable_landing.cu); these 64 MB ones had
-// landed by the return (the trace shows it), so syncsight says "possible",
-// not "data race".  Nothing else: the events time work of their own stream.
+// after the call returned (bench/pageable_landing.cu), and these 64 MB ones
+// did in some runs: then it is a data race (error); in runs where they had
+// landed by the return (the trace shows which), a possible one (warning).
+// Nothing else: the events time work of their own stream.
 #include "ss_test.cuh"
 #include <string.h>
 
