@@ -120,6 +120,8 @@ FIXTURES="$FIXTURES torch_do_bench"
 # kernels on non-blocking streams: a possible race, never a proven one), a context per
 # worker thread (threadMigration), dynamic parallelism (cdpSimpleQuicksort, tail launches).
 FIXTURES="$FIXTURES sample_stream_priorities sample_thread_contexts sample_cdp_quicksort"
+# A pageable cudaMemcpy is no fence for a non-blocking stream: its copies land after it returns.
+FIXTURES="$FIXTURES pageable_memcpy_race pageable_memcpy_race_fixed"
 # Thrust on streams with its synchronizing policy, and the CUB way (2026-11-24):
 # what a header-only library synchronizes for the program is the library's.
 FIXTURES="$FIXTURES sample_thrust_streams sample_thrust_streams_fixed"
