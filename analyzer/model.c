@@ -579,13 +579,20 @@ int32_t ss_model_call_device(const ss_model *m, const ss_call *c)
 uint32_t ss_model_call_context(const ss_model *m, const ss_call *c)
 {
     if (c->cls == SS_API_DEVICE_SYNC) return c->rec->arg;
-    if (c->stream >= 0) return m->streams[c->stream].context_id;
+    /* A created stream belongs to one context.  The model keeps one legacy
+     * stream a device and one per-thread stream a thread and device (handle
+     * 0 names them in every context): theirs is not known. */
+    if (c->stream >= 0 && m->streams[c->stream].kind != SS_STREAM_LEGACY_NULL &&
+        m->streams[c->stream].kind != SS_STREAM_PER_THREAD)
+        return m->streams[c->stream].context_id;
     return 0;
 }
 
 int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t context)
 {
-    return !context || s < 0 || !m->streams[s].context_id || m->streams[s].context_id == context;
+    if (!context || s < 0 || !m->streams[s].context_id || m->streams[s].context_id == context) return 1;
+    /* the model's legacy and per-thread streams serve every context (above) */
+    return m->streams[s].kind == SS_STREAM_LEGACY_NULL || m->streams[s].kind == SS_STREAM_PER_THREAD;
 }
 
 uint32_t ss_model_device_contexts(const ss_model *m, int32_t device)

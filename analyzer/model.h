@@ -522,12 +522,14 @@ int32_t ss_model_call_device(const ss_model *m, const ss_call *c);
 /* The CUDA context whose work a device-wide wait waits for (CUPTI's id; 0
  * unknown): cudaDeviceSynchronize and cuCtxSynchronize wait for the calling
  * thread's context only, which the shim records in their `arg` (traces
- * from 2026-11-29 on); a call on a stream, its stream's context.  Several
+ * from 2026-11-29 on); a call on a created stream, its stream's context
+ * (the legacy and per-thread default streams are one a device in the
+ * model, whatever the context: theirs is unknown).  Several
  * contexts on one device (a context per thread, cuCtxCreate) order nothing
  * between them. */
 uint32_t ss_model_call_context(const ss_model *m, const ss_call *c);
 /* Is stream s among the work of `context` (0: any; a stream of unknown
- * context: yes)? */
+ * context, the model's legacy or per-thread default streams: yes)? */
 int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t context);
 /* How many contexts the streams of `device` belong to: 0, 1, or 2 for "more than one". */
 uint32_t ss_model_device_contexts(const ss_model *m, int32_t device);
