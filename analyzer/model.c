@@ -1533,7 +1533,8 @@ static void build_events_allocs(ss_model *m)
         case SS_API_EVENT_CREATE: {
             if (r->ret != 0 || !r->event) break;
             const ss_api_info *info = c->name_idx < m->napi_names && m->api_info ? m->api_info[c->name_idx] : NULL;
-            ss_event e = { r->event, (int32_t)i, -1, r->arg, (uint8_t)(info && !strcmp(info->tab_class, "event-open")) };
+            ss_event e = { .handle = r->event, .create_call = (int32_t)i, .first_record = -1, .first_run_record = -1,
+                           .flags = r->arg, .from_ipc = (uint8_t)(info && !strcmp(info->tab_class, "event-open")) };
             SS_PUSH(m->events, m->nevents, cap_ev, e);
             ss_u64map_put(&ev, r->event, m->nevents - 1);
             c->event = (int32_t)m->nevents - 1;
@@ -1556,7 +1557,7 @@ static void build_events_allocs(ss_model *m)
             if (!r->event) break;
             int64_t e = ss_u64map_get(&ev, r->event, -1);
             if (e < 0) {   /* created before the trace started, or creation not seen */
-                ss_event ne = { r->event, -1, -1, 0, 0 };
+                ss_event ne = { .handle = r->event, .create_call = -1, .first_record = -1, .first_run_record = -1 };
                 SS_PUSH(m->events, m->nevents, cap_ev, ne);
                 e = m->nevents - 1;
                 ss_u64map_put(&ev, r->event, e);
@@ -2547,6 +2548,45 @@ static void make_ops(ss_model *m, loader *L)
     m->has_gpu = m->nops > 0;
 }
 
+/* An event recorded only inside a graph -- by a record node made with
+ * cudaGraphAddEventRecordNode (or set to it later), or by a
+ * cudaEventRecordWithFlags(..., cudaEventRecordExternal) captured into it --
+ * is recorded when a launch of the graph reaches the node, not when the node
+ * is made: a wait before the graph's first launch waits on an event never
+ * recorded; a record captured without cudaEventRecordExternal records
+ * nothing outside its capture.  first_run_record is that: the first
+ * successful record call that is neither captured nor a node, or the first
+ * successful launch of a graph that records the event, whichever came
+ * first.  (first_record, taken while the calls were read, counts every
+ * record: a wait captured into the same graph joins the captured record.) */
+static void graph_first_records(ss_model *m)
+{
+    for (uint32_t e = 0; e < m->nevents; e++) m->events[e].first_run_record = m->events[e].first_record;
+    /* no graph records an event, and no record was captured: as read */
+    if (!m->nlaunch_events && !m->next_event_calls && !m->call_capture) return;
+    int32_t *first = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(int32_t));
+    for (uint32_t e = 0; e < m->nevents; e++) first[e] = -1;
+#define SS_FIRST(e, i) do { if ((e) >= 0 && (uint32_t)(e) < m->nevents && first[e] < 0) first[e] = (int32_t)(i); } while (0)
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        const ss_call *c = &m->calls[i];
+        if (c->rec->ret != 0 || c->captured || c->cls == SS_API_GRAPH_NODE) continue;
+        if (c->event >= 0 && ss_call_records_event(c)) SS_FIRST(c->event, i);
+        if (!ss_call_is_graph_launch(m, c)) continue;
+        uint32_t n = 0;
+        const ss_launch_event *le = ss_graph_launch_events(m, (int32_t)i, &n);
+        for (uint32_t k = 0; k < n; k++)
+            if (le[k].kind == SS_GRAPH_NODE_EVENT_RECORD) SS_FIRST(le[k].event, i);
+        uint32_t gcap = m->next_event_calls ? ss_graph_launch_capture(m, c) : 0;
+        for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
+            const ss_call *x = &m->calls[m->ext_event_calls[k]];
+            if (m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == SS_API_EVENT_RECORD) SS_FIRST(x->event, i);
+        }
+    }
+#undef SS_FIRST
+    for (uint32_t e = 0; e < m->nevents; e++) m->events[e].first_run_record = first[e];
+    free(first);
+}
+
 /* What derives from the calls (and the ops' joins): events, allocations,
  * capture, threads, graph nodes, blocking copies; the record arrays sorted
  * for lookups.  Runs beside derive_from_ops: of the ops it writes only
@@ -2561,6 +2601,7 @@ static void derive_from_calls(ss_model *m, loader *L)
     build_threads(m, L);
     ss_timing("load.derive.capture_threads", t); t = ss_seconds();
     build_graph_nodes(m);
+    graph_first_records(m);
 
     m->nnvtx = L->nnvtx;
     m->nvtx = ss_xcalloc(L->nnvtx, sizeof(ss_nvtx));

@@ -201,7 +201,11 @@ typedef struct ss_alloc {
 typedef struct ss_event {       /* one lifetime of an event handle */
     uint64_t handle;
     int32_t  create_call;       /* -1 when created before the trace */
-    int32_t  first_record;      /* first successful cudaEventRecord call, -1 */
+    int32_t  first_record;      /* first successful cudaEventRecord call, -1 (captured ones and graph
+                                   record nodes included: what a captured wait can join) */
+    int32_t  first_run_record;  /* the first call after which the event is recorded when work runs: a record
+                                   call neither captured nor a node, or a launch of a graph that records it
+                                   (a record node, an External record captured); -1 */
     uint32_t flags;
     uint8_t  from_ipc;          /* opened from another process's handle (cudaIpcOpenEventHandle):
                                    recorded there, so never "unrecorded" here */

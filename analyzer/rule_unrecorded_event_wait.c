@@ -14,7 +14,10 @@ static void run(const ss_model *m, ss_findings *out)
         if ((c->cls != SS_API_STREAM_WAIT && c->cls != SS_API_EVENT_SYNC) || c->event < 0) continue;
         if (c->rec->ret != 0) continue;   /* a failed call is an error the program sees */
         const ss_event *e = &m->events[c->event];
-        if (e->first_record >= 0 && (uint32_t)e->first_record < i) continue;
+        /* a wait captured into a graph joins records captured before it; any
+         * other waits for a record that happens when work runs (model.h) */
+        int32_t first = c->captured ? e->first_record : e->first_run_record;
+        if (first >= 0 && (uint32_t)first < i) continue;
         if (e->from_ipc) continue;   /* another process records it (CUDA IPC) */
         char sd[96], msg[512];
         int is_wait = c->cls == SS_API_STREAM_WAIT;
