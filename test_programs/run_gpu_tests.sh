@@ -476,6 +476,13 @@ if [ "$mode" = fixtures ] && [ "$failed" -eq 0 ]; then
             copy_fixture "${n}_$v" "${n}_$v" "$ve"
         done
     done
+    # Each debug file keeps only the symbols its fixtures' stacks reach: the
+    # rest is mostly the static cudart's symbol table (a 340 KB file becomes
+    # about 50 KB; tools/shrink_debug.py says why the reports do not change).
+    if command -v objcopy > /dev/null 2>&1 && command -v nm > /dev/null 2>&1; then
+        SYNCSIGHT="$SYNCSIGHT" "$PYTHON" tools/shrink_debug.py --dir tests/fixtures ||
+            fail "fixtures" "tools/shrink_debug.py failed"
+    fi
 elif [ "$mode" = fixtures ]; then
     echo "fixtures not copied: the suite failed"
 fi
