@@ -151,11 +151,12 @@ static const ss_gpu_op *access_op(const ss_model *m, const access *a)
  *     memory to the device, and the second was submitted by the same
  *     thread after it returned.  CUDA's synchronization rules let such a
  *     copy return once its data is staged, before it lands (so nothing
- *     orders another stream's work after it), but where the run shows the
- *     copy had landed before the call returned, the driver did wait: the
- *     race is CUDA's letter, not what the run did (NVIDIA's
- *     StreamPriorities sample copies its inputs so before kernels on
- *     non-blocking streams read them).
+ *     orders another stream's work after it; measured, copies of up to
+ *     16 MB nearly always land after the return: bench/pageable_landing.cu).
+ *     Where the run shows the copy had landed before the call returned, the
+ *     driver did wait that time: the race is CUDA's letter, not what the run
+ *     did (NVIDIA's StreamPriorities sample copies 64 MB inputs so, before
+ *     kernels on non-blocking streams read them).
  * An unknown GPU time counts as "may have". */
 static int unseen_ordering(const fence_state *f, const access *x, const access *e, int unknown_access, char *why,
                            size_t len)
