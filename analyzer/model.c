@@ -2566,6 +2566,10 @@ static void graph_first_records(ss_model *m)
     if (!m->nlaunch_events && !m->next_event_calls && !m->call_capture) return;
     int32_t *first = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(int32_t));
     for (uint32_t e = 0; e < m->nevents; e++) first[e] = -1;
+    /* launches whose graph the trace cannot name (no graph id, no op of a
+     * captured node): they may be the ones that record */
+    int32_t *unknown = NULL;
+    uint32_t nunknown = 0, cunknown = 0;
 #define SS_FIRST(e, i) do { if ((e) >= 0 && (uint32_t)(e) < m->nevents && first[e] < 0) first[e] = (int32_t)(i); } while (0)
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
@@ -2576,13 +2580,29 @@ static void graph_first_records(ss_model *m)
         const ss_launch_event *le = ss_graph_launch_events(m, (int32_t)i, &n);
         for (uint32_t k = 0; k < n; k++)
             if (le[k].kind == SS_GRAPH_NODE_EVENT_RECORD) SS_FIRST(le[k].event, i);
-        uint32_t gcap = m->next_event_calls ? ss_graph_launch_capture(m, c) : 0;
+        uint32_t gcap = m->call_capture ? ss_graph_launch_capture(m, c) : 0;
         for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
             const ss_call *x = &m->calls[m->ext_event_calls[k]];
             if (m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == SS_API_EVENT_RECORD) SS_FIRST(x->event, i);
         }
+        if (!gcap && !launch_graph_id(m, c)) SS_PUSH(unknown, nunknown, cunknown, (int32_t)i);
     }
 #undef SS_FIRST
+    /* Right before complete: an event that only a graph records, whose
+     * graph's launches the trace cannot tell apart from others, counts as
+     * recorded from the first such launch after the record was made (the
+     * old reading, a launch later), never as unrecorded. */
+    for (uint32_t e = 0; e < m->nevents && nunknown; e++) {
+        int32_t made = m->events[e].first_record;
+        if (first[e] >= 0 || made < 0) continue;
+        uint32_t lo = 0, hi = nunknown;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (unknown[mid] <= made) lo = mid + 1; else hi = mid;
+        }
+        if (lo < nunknown) first[e] = unknown[lo];
+    }
+    free(unknown);
     for (uint32_t e = 0; e < m->nevents; e++) m->events[e].first_run_record = first[e];
     free(first);
 }

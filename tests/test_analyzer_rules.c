@@ -2310,6 +2310,10 @@ static void write_graph_nodes(const char *name, int mode)
  *   mode 5: the same copying buf2 back: K2 may still be writing it. */
 static void write_graph_event_nodes(const char *name, int mode)
 {
+    /* mode 6: as 0, but no GPU record of the launch's nodes came (the trace
+     * cannot tell which graph the launch ran) */
+    int no_ops = mode == 6;
+    if (no_ops) mode = 0;
     tb b;
     tb_open(&b, name);
     tb_create_stream(&b, US(1), 0xA1, 13, 1);
@@ -2333,7 +2337,8 @@ static void write_graph_event_nodes(const char *name, int mode)
     tb_gnode(&b, SS_GNODE_CLONED, 106, 6, MS(1.05), 0);
     if (mode == 2) CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.1), .t1 = MS(1.11), .stream = 0xB1, .event = 0xE1);
     uint32_t corr = CALL(&b, .cbid = CB_cudaGraphLaunch, .t0 = MS(1.2), .t1 = MS(1.21), .stream = 0xA1);
-    for (int k = 0; k < 2; k++) tb_graph_op(&b, SS_REC_KERNEL, corr, 30, MS(1.3 + k), MS(2.2 + k), 105 + (uint64_t)k);
+    for (int k = 0; k < 2 && !no_ops; k++)
+        tb_graph_op(&b, SS_REC_KERNEL, corr, 30, MS(1.3 + k), MS(2.2 + k), 105 + (uint64_t)k);
     if (mode >= 4) {
         CALL(&b, .cbid = CB_cudaEventSynchronize, .t0 = MS(1.22), .t1 = MS(2.21), .event = 0xE1);
         uint32_t c = CALL(&b, .cbid = CB_cudaMemcpy, .t0 = MS(2.25), .t1 = MS(2.3), .ptr = PINNED_BUF,
@@ -2577,6 +2582,17 @@ static void test_graph_event_nodes(void)
         r = analyze(path, &ss_rule_unrecorded_event_wait);
         uint32_t want = mode == 2 || mode == 3 ? 1 : 0;
         CHECK(r.f.n == want, "%s: %u unrecorded-event-wait findings, want %u (%s)", cases[mode].name, r.f.n, want,
+              r.f.n ? r.f.v[0].message : "");
+        done(&r);
+    }
+    /* a launch of a graph the trace cannot name may be the one that records
+     * E: a wait after it is not called unrecorded */
+    {
+        write_graph_event_nodes("graph_event_node_launch_unknown", 6);
+        char path[600];
+        snprintf(path, sizeof path, "%s/graph_event_node_launch_unknown.sstrace", out_dir);
+        result r = analyze(path, &ss_rule_unrecorded_event_wait);
+        CHECK(r.f.n == 0, "graph_event_node_launch_unknown: %u unrecorded-event-wait findings (%s)", r.f.n,
               r.f.n ? r.f.v[0].message : "");
         done(&r);
     }
