@@ -8,7 +8,7 @@
 #     committed one, sites included;
 #   - with no trace naming the binary, every symbol goes, and the report's
 #     call sites then change: the kept symbols are the ones it reads.
-# Skipped (77) without objcopy/nm or the fixture.
+# Skipped (77) without objcopy/nm, the fixture, or a symbolizer.
 set -u
 cd "$(dirname "$0")/.."
 SYNCSIGHT=${SYNCSIGHT:-build/syncsight}
@@ -17,6 +17,8 @@ NAME=sample_stream_priorities
 FX=tests/fixtures
 command -v objcopy > /dev/null && command -v nm > /dev/null || { echo "SKIP: no objcopy/nm"; exit 77; }
 [ -f "$FX/$NAME.sstrace" ] && [ -f "$FX/bin/$NAME.debug" ] || { echo "SKIP: no $NAME fixture"; exit 77; }
+"$SYNCSIGHT" --version 2>/dev/null | grep -q '^symbolizer: none' &&
+    { echo "SKIP: the analyzer has no symbolizer (no libdw, addr2line or llvm-symbolizer)"; exit 77; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
