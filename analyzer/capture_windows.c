@@ -107,14 +107,10 @@ static void build_knowledge(ss_model *m, ss_capture *c)
         case SS_WAIT_QUERY:
             if (call->cls == SS_API_STREAM_QUERY) known_at(m, k, call->stream, call->rec->t_exit);
             break;
-        case SS_WAIT_DEVICE: {
-            int32_t dev = ss_model_call_device(m, call);
-            uint32_t cx = ss_model_call_context(m, call);
+        case SS_WAIT_DEVICE:
             for (uint32_t s = 0; s < S; s++)
-                if ((m->streams[s].device == dev || m->streams[s].device < 0) && ss_stream_in_context(m, (int32_t)s, cx))
-                    known_at(m, k, (int32_t)s, call->rec->t_exit);
+                if (ss_device_wait_covers(m, call, (int32_t)s)) known_at(m, k, (int32_t)s, call->rec->t_exit);
             break;
-        }
         default:
             break;
         }

@@ -224,15 +224,12 @@ static void host_joins_stream(ss_hb *h, uint32_t *tv, int32_t s)
                 join(tv, SV(h, (int32_t)k), h->A);
 }
 
-/* a device-wide wait: every stream of the device, of the waiting call's
- * context where it is known (another context's work is not waited for) */
-static void host_joins_device(ss_hb *h, uint32_t *tv, int32_t device, uint32_t context)
+/* a device-wide wait: every stream it covers (ss_device_wait_covers) */
+static void host_joins_device(ss_hb *h, uint32_t *tv, const ss_call *c)
 {
     const ss_model *m = h->m;
     for (uint32_t k = 0; k < m->nstreams; k++)
-        if ((m->streams[k].device == device || m->streams[k].device < 0) &&
-            ss_stream_in_context(m, (int32_t)k, context))
-            join(tv, SV(h, (int32_t)k), h->A);
+        if (ss_device_wait_covers(m, c, (int32_t)k)) join(tv, SV(h, (int32_t)k), h->A);
 }
 
 /* A device-serialized op (cudaMemcpyPeer) runs after all earlier work of
@@ -427,12 +424,6 @@ static void off_barriers_until(ss_hb *h, uint64_t t)
 
 /* Is external event node k (ss_model.ext_event_calls) of capture gcap and of
  * class cls (an event record node, or a wait node)?  Its event, or -1. */
-static int32_t ext_node_event(const ss_model *m, uint32_t k, uint32_t gcap, uint8_t cls)
-{
-    const ss_call *x = &m->calls[m->ext_event_calls[k]];
-    return m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == cls ? x->event : -1;
-}
-
 uint32_t ss_hb_graph_op_epoch(const ss_model *m, int32_t call, int32_t op, uint32_t epoch)
 {
     if (!m->next_event_calls || call < 0 || op < 0 || !epoch) return epoch;
@@ -442,7 +433,7 @@ uint32_t ss_hb_graph_op_epoch(const ss_model *m, int32_t call, int32_t op, uint3
     int32_t node = m->ops[op].node_call;
     uint32_t after = 0;
     for (uint32_t k = 0; k < m->next_event_calls; k++)
-        if (ext_node_event(m, k, gcap, SS_API_EVENT_RECORD) >= 0 && (node < 0 || node < m->ext_event_calls[k]))
+        if (ss_graph_ext_event(m, k, gcap, SS_API_EVENT_RECORD) >= 0 && (node < 0 || node < m->ext_event_calls[k]))
             after++;
     return epoch > after ? epoch - after : epoch;
 }
@@ -503,11 +494,11 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
          * before the wait goes unreported, never the other way round). */
         uint32_t gcap = m->next_event_calls ? ss_graph_launch_capture(m, c) : 0;
         for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
-            int32_t e = ext_node_event(m, k, gcap, SS_API_STREAM_WAIT);
+            int32_t e = ss_graph_ext_event(m, k, gcap, SS_API_STREAM_WAIT);
             if (e >= 0 && h->evc[e]) join(sv, h->evc[e], h->A);
         }
         for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
-            int32_t e = ext_node_event(m, k, gcap, SS_API_EVENT_RECORD);
+            int32_t e = ss_graph_ext_event(m, k, gcap, SS_API_EVENT_RECORD);
             if (e < 0) continue;
             ++sv[s];   /* the nodes before this record node */
             event_recorded(h, e, sv);
@@ -577,7 +568,7 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         if (c->event >= 0 && h->evc[c->event]) join(tv, h->evc[c->event], h->A);
         break;
     case SS_WAIT_DEVICE:
-        host_joins_device(h, tv, ss_model_call_device(m, c), ss_model_call_context(m, c));
+        host_joins_device(h, tv, c);
         break;
     default:
         break;

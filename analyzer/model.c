@@ -595,6 +595,13 @@ int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t context)
     return m->streams[s].kind == SS_STREAM_LEGACY_NULL || m->streams[s].kind == SS_STREAM_PER_THREAD;
 }
 
+int ss_device_wait_covers(const ss_model *m, const ss_call *c, int32_t s)
+{
+    int32_t dev = ss_model_call_device(m, c);
+    return (m->streams[s].device == dev || m->streams[s].device < 0) &&
+           ss_stream_in_context(m, s, ss_model_call_context(m, c));
+}
+
 uint32_t ss_model_device_contexts(const ss_model *m, int32_t device)
 {
     uint32_t n = 0, first = 0;
@@ -1544,8 +1551,8 @@ static void build_events_allocs(ss_model *m)
             /* a launch that records an event through a launch attribute
              * (SS_API_F_EVENT_AT_END / _AT_START): a record of that event;
              * an event record or wait node: names the event (a record node
-             * records it whenever its graph runs: from here on it counts as
-             * recorded, as a record captured into a graph does) */
+             * counts in first_record, which every record made so far does;
+             * it records only when its graph runs: graph_first_records) */
             if (!r->event) break;
             if (c->cls == SS_API_LAUNCH && !(r->flags & (SS_API_F_EVENT_AT_END | SS_API_F_EVENT_AT_START))) break;
             if (c->cls == SS_API_GRAPH_NODE && r->arg2 != SS_GRAPH_NODE_EVENT_RECORD &&
@@ -1630,6 +1637,12 @@ uint32_t ss_graph_launch_capture(const ss_model *m, const ss_call *c)
         if (n >= 0 && m->call_capture[n]) return m->call_capture[n];
     }
     return 0;
+}
+
+int32_t ss_graph_ext_event(const ss_model *m, uint32_t k, uint32_t capture, uint8_t cls)
+{
+    const ss_call *x = &m->calls[m->ext_event_calls[k]];
+    return m->call_capture[m->ext_event_calls[k]] == capture && x->cls == cls ? x->event : -1;
 }
 
 int ss_class_is_unrecorded_stream_work(uint8_t cls)
@@ -2559,52 +2572,51 @@ static void make_ops(ss_model *m, loader *L)
  * successful launch of a graph that records the event, whichever came
  * first.  (first_record, taken while the calls were read, counts every
  * record: a wait captured into the same graph joins the captured record.) */
+static void note_first_run_record(ss_model *m, int32_t e, uint32_t call)
+{
+    if (e >= 0 && (uint32_t)e < m->nevents && m->events[e].first_run_record < 0)
+        m->events[e].first_run_record = (int32_t)call;
+}
+
 static void graph_first_records(ss_model *m)
 {
-    for (uint32_t e = 0; e < m->nevents; e++) m->events[e].first_run_record = m->events[e].first_record;
     /* no graph records an event, and no record was captured: as read */
-    if (!m->nlaunch_events && !m->next_event_calls && !m->call_capture) return;
-    int32_t *first = ss_xcalloc(m->nevents ? m->nevents : 1, sizeof(int32_t));
-    for (uint32_t e = 0; e < m->nevents; e++) first[e] = -1;
+    int graphs = m->nlaunch_events || m->next_event_calls || m->call_capture;
+    for (uint32_t e = 0; e < m->nevents; e++) m->events[e].first_run_record = graphs ? -1 : m->events[e].first_record;
+    if (!graphs) return;
     /* launches whose graph the trace cannot name (no graph id, no op of a
      * captured node): they may be the ones that record */
     int32_t *unknown = NULL;
     uint32_t nunknown = 0, cunknown = 0;
-#define SS_FIRST(e, i) do { if ((e) >= 0 && (uint32_t)(e) < m->nevents && first[e] < 0) first[e] = (int32_t)(i); } while (0)
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
         if (c->rec->ret != 0 || c->captured || c->cls == SS_API_GRAPH_NODE) continue;
-        if (c->event >= 0 && ss_call_records_event(c)) SS_FIRST(c->event, i);
+        if (ss_call_records_event(c)) note_first_run_record(m, c->event, i);
         if (!ss_call_is_graph_launch(m, c)) continue;
         uint32_t n = 0;
         const ss_launch_event *le = ss_graph_launch_events(m, (int32_t)i, &n);
         for (uint32_t k = 0; k < n; k++)
-            if (le[k].kind == SS_GRAPH_NODE_EVENT_RECORD) SS_FIRST(le[k].event, i);
-        uint32_t gcap = m->call_capture ? ss_graph_launch_capture(m, c) : 0;
-        for (uint32_t k = 0; gcap && k < m->next_event_calls; k++) {
-            const ss_call *x = &m->calls[m->ext_event_calls[k]];
-            if (m->call_capture[m->ext_event_calls[k]] == gcap && x->cls == SS_API_EVENT_RECORD) SS_FIRST(x->event, i);
-        }
+            if (le[k].kind == SS_GRAPH_NODE_EVENT_RECORD) note_first_run_record(m, le[k].event, i);
+        uint32_t gcap = ss_graph_launch_capture(m, c);
+        for (uint32_t k = 0; gcap && k < m->next_event_calls; k++)
+            note_first_run_record(m, ss_graph_ext_event(m, k, gcap, SS_API_EVENT_RECORD), i);
         if (!gcap && !launch_graph_id(m, c)) SS_PUSH(unknown, nunknown, cunknown, (int32_t)i);
     }
-#undef SS_FIRST
     /* Right before complete: an event that only a graph records, whose
      * graph's launches the trace cannot tell apart from others, counts as
      * recorded from the first such launch after the record was made (the
      * old reading, a launch later), never as unrecorded. */
     for (uint32_t e = 0; e < m->nevents && nunknown; e++) {
         int32_t made = m->events[e].first_record;
-        if (first[e] >= 0 || made < 0) continue;
+        if (m->events[e].first_run_record >= 0 || made < 0) continue;
         uint32_t lo = 0, hi = nunknown;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
             if (unknown[mid] <= made) lo = mid + 1; else hi = mid;
         }
-        if (lo < nunknown) first[e] = unknown[lo];
+        if (lo < nunknown) m->events[e].first_run_record = unknown[lo];
     }
     free(unknown);
-    for (uint32_t e = 0; e < m->nevents; e++) m->events[e].first_run_record = first[e];
-    free(first);
 }
 
 /* What derives from the calls (and the ops' joins): events, allocations,

@@ -441,6 +441,9 @@ const ss_launch_event *ss_graph_launch_events(const ss_model *m, int32_t call, u
 /* The capture a graph launch replays (ss_model.call_capture), 0 when not
  * known: the capture of the call any of its operations' nodes came from. */
 uint32_t ss_graph_launch_capture(const ss_model *m, const ss_call *c);
+/* The event of ext_event_calls[k] when that call is of class `cls` and
+ * belongs to `capture` (an external record or wait node of that graph), else -1. */
+int32_t ss_graph_ext_event(const ss_model *m, uint32_t k, uint32_t capture, uint8_t cls);
 /* A stream memory operation's value (cuStreamWriteValue*: written,
  * cuStreamWaitValue*: waited for): the record's `arg`, and for the 64-bit
  * calls (bytes == 8) the high half in ptr2 (preload/cuda_api.tab). */
@@ -535,6 +538,9 @@ uint32_t ss_model_call_context(const ss_model *m, const ss_call *c);
 /* Is stream s among the work of `context` (0: any; a stream of unknown
  * context, the model's legacy or per-thread default streams: yes)? */
 int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t context);
+/* Does call c's device-wide wait (SS_WAIT_DEVICE) cover stream s: a stream
+ * of its device (or of none known) and of its context? */
+int ss_device_wait_covers(const ss_model *m, const ss_call *c, int32_t s);
 /* How many contexts the streams of `device` belong to: 0, 1, or 2 for "more than one". */
 uint32_t ss_model_device_contexts(const ss_model *m, int32_t device);
 

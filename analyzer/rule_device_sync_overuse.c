@@ -144,14 +144,10 @@ static void unseen_note(const ss_model *m, unseen *u, uint32_t ns, const ss_call
         if (c->stream >= 0 && c->cls != SS_API_EVENT_QUERY && c->cls != SS_API_EVENT_ELAPSED)
             unseen_proof(&u[c->stream], c->rec->t_enter, c->rec->t_exit);
         break;
-    case SS_WAIT_DEVICE: {
-        int32_t dev = ss_model_call_device(m, c);
-        uint32_t cx = ss_model_call_context(m, c);
+    case SS_WAIT_DEVICE:
         for (uint32_t k = 0; k < ns; k++)
-            if ((dev < 0 || m->streams[k].device == dev) && ss_stream_in_context(m, (int32_t)k, cx))
-                unseen_proof(&u[k], c->rec->t_enter, c->rec->t_exit);
+            if (ss_device_wait_covers(m, c, (int32_t)k)) unseen_proof(&u[k], c->rec->t_enter, c->rec->t_exit);
         break;
-    }
     default: break;
     }
 }

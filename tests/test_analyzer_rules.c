@@ -116,10 +116,18 @@ static uint32_t tb_call(tb *b, call_args a)
 }
 #define CALL(b, ...) tb_call(b, (call_args){ __VA_ARGS__ })
 
-static void tb_stream(tb *b, uint64_t handle, uint32_t sid, uint32_t kind, uint32_t flags, uint32_t corr)
+/* a STREAM record of CUDA context `context` */
+static void tb_stream_of(tb *b, uint64_t handle, uint32_t sid, uint32_t kind, uint32_t flags, uint32_t corr,
+                         uint32_t context)
 {
     ss_stream_rec *r = tb_rec(b, SS_REC_STREAM, sizeof *r, 0);
-    r->handle = handle; r->stream_id = sid; r->context_id = 1; r->device = 0; r->kind = kind; r->flags = flags; r->corr = corr;
+    r->handle = handle; r->stream_id = sid; r->context_id = context; r->device = 0; r->kind = kind; r->flags = flags;
+    r->corr = corr;
+}
+
+static void tb_stream(tb *b, uint64_t handle, uint32_t sid, uint32_t kind, uint32_t flags, uint32_t corr)
+{
+    tb_stream_of(b, handle, sid, kind, flags, corr, 1);
 }
 
 /* cudaStreamCreateWithFlags + the STREAM record the shim writes for it */
@@ -556,9 +564,7 @@ static void write_device_sync_contexts(const char *name, int mode)
     tb_stream(&b, 0xF1, 13, SS_STREAM_NON_BLOCKING, 1, corr);
     corr = CALL(&b, .cbid = CB_cudaStreamCreateWithFlags, .t0 = US(2), .t1 = US(7), .stream = 0xB1, .arg = 1,
                 .tid = TID + 1);
-    ss_stream_rec *sr = tb_rec(&b, SS_REC_STREAM, sizeof *sr, 0);
-    sr->handle = 0xB1; sr->stream_id = 14; sr->context_id = mode == 2 ? 1 : 2; sr->device = 0;
-    sr->kind = SS_STREAM_NON_BLOCKING; sr->flags = 1; sr->corr = corr;
+    tb_stream_of(&b, 0xB1, 14, SS_STREAM_NON_BLOCKING, 1, corr, mode == 2 ? 1 : 2);
     CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 64);
     CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 64);
     uint64_t p[1] = { DEV_BUF };
