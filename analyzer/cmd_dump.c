@@ -23,6 +23,7 @@ typedef struct dumper {
     ss_u64map names;       /* cbid -> index into texts */
     ss_u64map strings;     /* string id -> index into texts */
     const char **texts; uint32_t *lens; uint32_t ntexts, cap, caplens;
+    uint16_t minor;        /* the trace's minor version: fields that came later */
 } dumper;
 
 static void begin(dumper *d, const char *type)
@@ -220,6 +221,7 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
     case SS_REC_CONTEXT: {
         const ss_context_rec *r = (const void *)h;
         begin(d, "context"); fu(d, "context", r->context_id); fu(d, "device", r->device); fu(d, "null_stream_id", r->null_stream_id);
+        if (d->minor >= 9 && r->parent_id) fu(d, "green_parent", r->parent_id);
         break;
     }
     case SS_REC_NVTX: {
@@ -393,6 +395,11 @@ static void dump_record(dumper *d, const ss_rec_hdr *h)
         fdur(d, "dur_ms", r->t0, r->t1);
         break;
     }
+    case SS_REC_THREAD_CONTEXT: {
+        const ss_thread_context_rec *r = (const void *)h;
+        begin(d, "thread_context"); fu(d, "tid", r->tid); fu(d, "context", r->context_id); fms(d, "t_ms", r->t);
+        break;
+    }
     case SS_REC_JIT: {
         static const char *const entries[] = { "?", "ptx-to-cubin", "nvvm-ir-to-ptx" };
         static const char *const ops[] = { "?", "cache-load", "cache-store", "compile" };
@@ -460,6 +467,7 @@ int ss_cmd_dump(int argc, char **argv)
     if (!r2) { fputs("syncsight: cannot reopen the trace\n", stderr); rc = SS_EXIT_USAGE; }
     else {
         const ss_file_header *fh = ss_reader_header(r2);
+        d.minor = fh->version_major == SS_TRACE_VERSION_MAJOR ? fh->version_minor : 0;
         begin(&d, "header");
         fu(&d, "version_major", fh->version_major); fu(&d, "version_minor", fh->version_minor);
         fu(&d, "pid", fh->pid); fu(&d, "ppid", fh->ppid); fu(&d, "clock_id", fh->clock_id); fx(&d, "flags", fh->flags);

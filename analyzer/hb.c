@@ -172,17 +172,12 @@ static int legacy_ordered(uint32_t kind)
     return kind == SS_STREAM_BLOCKING || kind == SS_STREAM_PER_THREAD;
 }
 
-static int same_device(const ss_model *m, int32_t a, int32_t b)
-{
-    return m->streams[a].device == m->streams[b].device;
-}
-
 /* Work entering stream s waits for what the legacy barrier makes it wait for:
  * on the legacy stream, all earlier work of the device's blocking streams; on
  * a blocking stream, all earlier legacy work. */
 static int legacy_partner(const ss_model *m, int32_t s, uint32_t k)
 {
-    if ((int32_t)k == s || !same_device(m, (int32_t)k, s)) return 0;
+    if ((int32_t)k == s || !ss_same_legacy_domain(m, (int32_t)k, s)) return 0;
     uint32_t kind = m->streams[s].kind, other = m->streams[k].kind;
     return (kind == SS_STREAM_LEGACY_NULL && legacy_ordered(other)) ||
            (legacy_ordered(kind) && other == SS_STREAM_LEGACY_NULL);
@@ -220,7 +215,7 @@ static void host_joins_stream(ss_hb *h, uint32_t *tv, int32_t s)
     join(tv, SV(h, s), h->A);
     if (m->streams[s].kind == SS_STREAM_LEGACY_NULL && !(h->flags & SS_HB_NO_LEGACY_BARRIER))
         for (uint32_t k = 0; k < m->nstreams; k++)
-            if (legacy_ordered(m->streams[k].kind) && same_device(m, (int32_t)k, s))
+            if (legacy_ordered(m->streams[k].kind) && ss_same_legacy_domain(m, (int32_t)k, s))
                 join(tv, SV(h, (int32_t)k), h->A);
 }
 

@@ -276,6 +276,14 @@ const char *ss_stream_kind_name(uint32_t kind)
     }
 }
 
+static uint32_t legacy_streams_of_device(const ss_model *m, int32_t device)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nstreams; i++)
+        n += m->streams[i].kind == SS_STREAM_LEGACY_NULL && m->streams[i].device == device;
+    return n;
+}
+
 const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, size_t len)
 {
     if (stream < 0 || (uint32_t)stream >= m->nstreams) { snprintf(buf, len, "no stream"); return buf; }
@@ -294,6 +302,11 @@ const char *ss_stream_describe(const ss_model *m, int32_t stream, char *buf, siz
         /* Every thread's own default stream is "0x0" to the program: where
          * there are several, the thread tells them apart. */
         if (s->kind == SS_STREAM_PER_THREAD && s->owner_tid && m->nper_thread_streams > 1) snprintf(buf, len, "stream 0x0 of thread %u (%s)", s->owner_tid, kind);
+        else if (s->kind == SS_STREAM_LEGACY_NULL && m->split_contexts && s->context_id &&
+                 legacy_streams_of_device(m, s->device) > 1)
+            /* each context's own legacy stream: the context tells them apart */
+            snprintf(buf, len, "stream 0x0 of CUDA context %u (%s%s)", s->context_id, kind,
+                     s->family && s->family != s->context_id ? ", a green context" : "");
         else snprintf(buf, len, "stream 0x0 (%s)", kind);
         return buf;
     }
@@ -576,23 +589,65 @@ int32_t ss_model_call_device(const ss_model *m, const ss_call *c)
     return 0;
 }
 
+/* thread contexts by thread, then time (then file order: the later one wins) */
+static int cmp_tctx(const void *a, const void *b)
+{
+    const ss_thread_context_rec *x = *(const ss_thread_context_rec *const *)a;
+    const ss_thread_context_rec *y = *(const ss_thread_context_rec *const *)b;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* The context thread tid's call entered at t ran in: the thread's last
+ * SS_REC_THREAD_CONTEXT at or before t; 0 unknown. */
+static uint32_t thread_context_at(const ss_model *m, uint32_t tid, uint64_t t)
+{
+    uint32_t lo = 0, hi = m->ntctx;   /* first record after (tid, t) */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const ss_thread_context_rec *r = m->tctx[mid];
+        if (r->tid < tid || (r->tid == tid && r->t <= t)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 && m->tctx[lo - 1]->tid == tid ? m->tctx[lo - 1]->context_id : 0;
+}
+
 uint32_t ss_model_call_context(const ss_model *m, const ss_call *c)
 {
-    if (c->cls == SS_API_DEVICE_SYNC) return c->rec->arg;
-    /* A created stream belongs to one context.  The model keeps one legacy
-     * stream a device and one per-thread stream a thread and device (handle
-     * 0 names them in every context): theirs is not known. */
-    if (c->stream >= 0 && m->streams[c->stream].kind != SS_STREAM_LEGACY_NULL &&
-        m->streams[c->stream].kind != SS_STREAM_PER_THREAD)
+    if (c->cls == SS_API_DEVICE_SYNC && c->rec->arg) return c->rec->arg;
+    /* the context current to the calling thread, which the shim says */
+    if (m->ntctx) {
+        uint32_t x = thread_context_at(m, c->rec->tid, c->rec->t_enter);
+        if (x) return x;
+    }
+    /* A created stream belongs to one context.  Without the thread's, the
+     * model keeps one legacy stream a device and one per-thread stream a
+     * thread and device (handle 0 names them in every context): theirs is
+     * not known. */
+    if (c->stream >= 0 && m->streams[c->stream].kind != SS_STREAM_PER_THREAD &&
+        (m->split_contexts || m->streams[c->stream].kind != SS_STREAM_LEGACY_NULL))
         return m->streams[c->stream].context_id;
     return 0;
 }
 
+uint32_t ss_model_context_family(const ss_model *m, uint32_t context)
+{
+    if (!context || m->hdr.version_major != SS_TRACE_VERSION_MAJOR || m->hdr.version_minor < 9) return context;
+    for (uint32_t i = 0; i < m->ncontexts; i++)
+        if (m->contexts[i]->context_id == context && m->contexts[i]->parent_id) return m->contexts[i]->parent_id;
+    return context;
+}
+
 int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t context)
 {
-    if (!context || s < 0 || !m->streams[s].context_id || m->streams[s].context_id == context) return 1;
-    /* the model's legacy and per-thread streams serve every context (above) */
-    return m->streams[s].kind == SS_STREAM_LEGACY_NULL || m->streams[s].kind == SS_STREAM_PER_THREAD;
+    if (!context || s < 0 || !m->streams[s].context_id) return 1;
+    /* the model's per-thread streams serve every context, and so do its
+     * legacy streams unless it keeps one a context */
+    if (m->streams[s].kind == SS_STREAM_PER_THREAD ||
+        (m->streams[s].kind == SS_STREAM_LEGACY_NULL && !m->split_contexts))
+        return 1;
+    return m->streams[s].family == ss_model_context_family(m, context);
 }
 
 int ss_device_wait_covers(const ss_model *m, const ss_call *c, int32_t s)
@@ -636,7 +691,8 @@ typedef struct loader {
     ss_u64map sid_map;         /* CUPTI stream id -> stream */
     ss_u64map handle_map;      /* handle -> stream */
     ss_u64map corr_stream;     /* creating corr -> stream (from SS_REC_STREAM) */
-    ss_u64map legacy_map;      /* device -> legacy stream */
+    ss_u64map legacy_map;      /* legacy_key(device, context) -> legacy stream */
+    ss_u64map default_ctx;     /* device -> its first context that is not green (split contexts) */
     ss_u64map ptds_map;        /* (tid << 8 | device) -> per-thread stream */
 } loader;
 
@@ -731,14 +787,32 @@ static int32_t sunion(ss_model *m, loader *L, int32_t a, int32_t b)
     return a;
 }
 
-static int32_t legacy_stream(ss_model *m, loader *L, int32_t device)
+/* Each context has its own legacy stream.  Where the trace says which
+ * context each call ran in (split_contexts) the model keeps one a device and
+ * context; in older traces one a device.  A context unknown (0) is the
+ * device's first one that is not green, usually its primary context. */
+static uint32_t known_context(const ss_model *m, const loader *L, int32_t device, uint32_t context)
 {
-    int64_t s = ss_u64map_get(&L->legacy_map, (uint64_t)(uint32_t)device, -1);
+    if (!m->split_contexts) return 0;
+    if (context) return context;
+    return (uint32_t)ss_u64map_get(&L->default_ctx, (uint64_t)(uint32_t)device, 0);
+}
+
+static uint64_t legacy_key(const ss_model *m, const loader *L, int32_t device, uint32_t context)
+{
+    return (uint64_t)known_context(m, L, device, context) << 32 | (uint32_t)device;
+}
+
+static int32_t legacy_stream(ss_model *m, loader *L, int32_t device, uint32_t context)
+{
+    uint64_t key = legacy_key(m, L, device, context);
+    int64_t s = ss_u64map_get(&L->legacy_map, key, -1);
     if (s >= 0) return sfind(L, (int32_t)s);
     int32_t n = new_stream(m, L);
     m->streams[n].kind = SS_STREAM_LEGACY_NULL;
     m->streams[n].device = device;
-    ss_u64map_put(&L->legacy_map, (uint64_t)(uint32_t)device, n);
+    m->streams[n].context_id = known_context(m, L, device, context);
+    ss_u64map_put(&L->legacy_map, key, n);
     return n;
 }
 
@@ -780,7 +854,7 @@ static int32_t resolve_handle(ss_model *m, loader *L, const ss_call *c, int32_t 
     uint64_t h = r->stream;
     if (c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC) h = 0;
     if ((h == 0 && !(r->flags & SS_API_F_PTSZ)) || h == 1)
-        return legacy_stream(m, L, device);
+        return legacy_stream(m, L, device, m->split_contexts ? thread_context_at(m, r->tid, r->t_enter) : 0);
     if (h == 0 || h == 2)
         return per_thread_stream(m, L, r->tid, device);
     int64_t s = ss_u64map_get(&L->handle_map, h, -1);
@@ -1229,6 +1303,38 @@ static void max_corr_slice(void *ctx, uint32_t s, size_t from, size_t to)
     j->max[s] = mx;
 }
 
+/* Each stream's legacy-barrier domain and context family (ss_stream).  With
+ * split contexts a created stream's context is its operations' (CUPTI's
+ * records of a stream's creation can name the context current to the
+ * creating thread rather than the stream's: a green context's streams). */
+static void stream_domains(ss_model *m, const loader *L)
+{
+    if (m->split_contexts) {
+        uint8_t *seen = ss_xcalloc(m->nstreams ? m->nstreams : 1, 1);
+        for (uint32_t i = 0; i < m->nops; i++) {
+            int32_t s = m->ops[i].stream;
+            if (s < 0 || seen[s]) continue;
+            seen[s] = 1;
+            uint32_t x = m->ops[i].rec->context_id;
+            if (x && m->streams[s].kind != SS_STREAM_LEGACY_NULL) m->streams[s].context_id = x;
+        }
+        free(seen);
+    }
+    ss_u64map dom = { 0 };
+    int32_t next = 0;
+    for (uint32_t i = 0; i < m->nstreams; i++) {
+        ss_stream *st = &m->streams[i];
+        st->family = ss_model_context_family(m, st->context_id);
+        if (st->device < 0) { st->ldomain = -1; continue; }
+        if (!m->split_contexts) { st->ldomain = st->device; continue; }
+        uint64_t key = legacy_key(m, L, st->device, st->context_id);
+        int64_t d = ss_u64map_get(&dom, key, -1);
+        if (d < 0) { d = next++; ss_u64map_put(&dom, key, d); }
+        st->ldomain = (int32_t)d;
+    }
+    ss_u64map_free(&dom);
+}
+
 static void build_streams_and_joins(ss_model *m, loader *L)
 {
     /* A stream's device is its context's: the shim's stream records can carry
@@ -1239,6 +1345,14 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     for (uint32_t i = 0; i < m->ncontexts; i++)
         if (m->contexts[i]->context_id)
             ss_u64map_put(&ctx_device, m->contexts[i]->context_id, m->contexts[i]->device);
+    /* the context a call of unknown context is taken to run in: its device's
+     * first that is not green (split contexts) */
+    for (uint32_t i = 0; i < m->ncontexts && m->split_contexts; i++) {
+        const ss_context_rec *c = m->contexts[i];
+        if (c->context_id && ss_model_context_family(m, c->context_id) == c->context_id &&
+            ss_u64map_get(&L->default_ctx, c->device, 0) == 0)
+            ss_u64map_put(&L->default_ctx, c->device, c->context_id);
+    }
 
     /* 1. what the shim told us about streams.  A record is joined to the
      * stream made by the same call (its correlation id) when nothing else
@@ -1295,7 +1409,7 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         if (r->handle) ss_u64map_put(&L->handle_map, r->handle, s);
         if (r->corr && (!corr_ambiguous || r->handle)) ss_u64map_put(&L->corr_stream, r->corr, s);
         if (r->kind == SS_STREAM_LEGACY_NULL)
-            ss_u64map_put(&L->legacy_map, (uint64_t)(uint32_t)st->device, s);
+            ss_u64map_put(&L->legacy_map, legacy_key(m, L, st->device, r->context_id), s);
     }
     ss_u64map_free(&corr_sids);
     for (uint32_t i = 0; i < m->ncontexts; i++) {
@@ -1309,9 +1423,10 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         m->streams[s].device = (int32_t)c->device;
         m->streams[s].context_id = c->context_id;
         ss_u64map_put(&L->sid_map, c->null_stream_id, s);
-        int64_t old = ss_u64map_get(&L->legacy_map, c->device, -1);
+        uint64_t key = legacy_key(m, L, (int32_t)c->device, c->context_id);
+        int64_t old = ss_u64map_get(&L->legacy_map, key, -1);
         if (old >= 0) s = sunion(m, L, (int32_t)old, s);
-        ss_u64map_put(&L->legacy_map, c->device, s);
+        ss_u64map_put(&L->legacy_map, key, s);
     }
 
     ss_timing("load.streams_and_joins.shim", t_step); t_step = ss_seconds();
@@ -1401,6 +1516,13 @@ static void build_streams_and_joins(ss_model *m, loader *L)
                     s = cs;
                 } else if (s_by_id >= 0 && s_by_id != cs && (!cs_id || cs_id == sid)) {
                     s = sunion(m, L, s_by_id, cs);
+                } else if (s_by_id >= 0 && s_by_id != cs && m->split_contexts &&
+                           m->streams[cs].kind == SS_STREAM_LEGACY_NULL &&
+                           m->streams[s_by_id].kind == SS_STREAM_LEGACY_NULL) {
+                    /* the call's work ran on another context's legacy stream
+                     * than the thread's context said (CUPTI's driver-API
+                     * callbacks name a green context's parent): its op knows */
+                    c->stream = s_by_id;
                 }
             }
         }
@@ -1477,6 +1599,7 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         if (best >= 0) m->streams[best].name_id = r->name_id;
     }
     for (uint32_t i = 0; i < m->nstreams; i++) m->nper_thread_streams += m->streams[i].kind == SS_STREAM_PER_THREAD;
+    stream_domains(m, L);
     /* 6. ops of conditional graph nodes' bodies: to their launches */
     join_graph_bodies(m);
 }
@@ -2702,7 +2825,8 @@ typedef struct load_pair { ss_model *m; loader *L; load_step *step[2]; } load_pa
 enum {
     K_API, K_GPU, K_SYNC, K_CUDA_EVENT, K_STREAM, K_STREAM_NAME, K_CONTEXT, K_NVTX, K_NOTE, K_META,
     K_THREAD, K_STACK, K_PYSTACK, K_MODULE, K_CUBIN, K_KERNEL_ACCESS, K_HOST_SYNC, K_JIT, K_GRAPH_NODE,
-    K_CAPTURE, K_SHIM_PAUSE, K_STRING, K_API_NAME, NKINDS, K_SKIP = NKINDS   /* unknown types: newer minor versions */
+    K_CAPTURE, K_SHIM_PAUSE, K_THREAD_CONTEXT, K_STRING, K_API_NAME, NKINDS,
+    K_SKIP = NKINDS   /* unknown types: newer minor versions */
 };
 
 static unsigned kept_kind(uint16_t type)
@@ -2729,6 +2853,7 @@ static unsigned kept_kind(uint16_t type)
     case SS_REC_GRAPH_NODE: return K_GRAPH_NODE;
     case SS_REC_CAPTURE: return K_CAPTURE;
     case SS_REC_SHIM_PAUSE: return K_SHIM_PAUSE;
+    case SS_REC_THREAD_CONTEXT: return K_THREAD_CONTEXT;
     case SS_REC_STRING: return K_STRING;
     case SS_REC_API_NAME: return K_API_NAME;
     default: return K_SKIP;
@@ -2864,7 +2989,10 @@ static void read_records(ss_model *m, loader *L, ss_reader *rd)
     TAKE(K_GRAPH_NODE, m->gnodes, m->ngnodes);
     TAKE(K_CAPTURE, L->capt, L->ncapt);
     TAKE(K_SHIM_PAUSE, m->pauses, m->npauses);
+    TAKE(K_THREAD_CONTEXT, m->tctx, m->ntctx);
 #undef TAKE
+    ss_qsort(m->tctx, m->ntctx, sizeof(*m->tctx), cmp_tctx);
+    m->split_contexts = m->ntctx > 0;
     /* strings and API names go into maps, in file order (a repeated id:
      * the last string, the first name) */
     const ss_string_rec **str = j.table[K_STRING];
@@ -2989,6 +3117,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     free(L.capt); free(L.api); free(L.gpu); free(L.srec); free(L.sname); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
     ss_u64map_free(&L.corr_stream); ss_u64map_free(&L.legacy_map); ss_u64map_free(&L.ptds_map);
+    ss_u64map_free(&L.default_ctx);
     ss_timing("load", t_load);
     return m;
 }
@@ -3058,6 +3187,7 @@ void ss_model_free(ss_model *m)
     for (uint32_t i = 0; i < m->nthreads; i++) free(m->threads[i].calls);
     free(m->threads); free(m->notes); free(m->metas); free(m->contexts); free(m->stacks);
     free(m->pystacks); free(m->modules); free(m->cubins); free(m->xaccess); free(m->hsyncs); free(m->jits); free(m->pauses);
+    free(m->tctx);
     free(m->gnodes); free(m->call_capture); free(m->ext_event_calls); free(m->launch_events);
     for (uint32_t i = 0; i < m->napi_names; i++) free(m->api_names[i]);
     free(m->api_names); free(m->api_class); free(m->api_info); free(m->api_graph_launch);

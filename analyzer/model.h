@@ -189,6 +189,17 @@ typedef struct ss_stream {
     uint64_t busy_ns;           /* union of its op intervals */
     uint32_t nops;
     uint32_t name_id;           /* the name the program gave it (SS_REC_STREAM_NAME), 0 none */
+    /* The reach of the legacy default stream's implicit barriers: streams
+     * with the same ldomain are ordered by them.  Each CUDA context has a
+     * legacy stream of its own (green contexts too: measured on the H200,
+     * docs/design.md), so where the trace says which context each call ran
+     * in (SS_REC_THREAD_CONTEXT) it is the device and the context; in older
+     * traces the device.  -1: device unknown. */
+    int32_t  ldomain;
+    /* The context whose device-wide waits cover this stream's work: its
+     * context, or for a green context's stream the context it was made from
+     * (cudaDeviceSynchronize in either waits for both: measured).  0 unknown. */
+    uint32_t family;
 } ss_stream;
 
 typedef struct ss_alloc {
@@ -270,6 +281,11 @@ typedef struct ss_model {
     const ss_note_rec **notes; uint32_t nnotes;
     const ss_meta_rec **metas; uint32_t nmetas;
     const ss_context_rec **contexts; uint32_t ncontexts;
+    /* Which context each thread's calls ran in (trace format 1.9), sorted by
+     * thread, then time: ss_model_call_context.  `split_contexts`: there are
+     * some, so the model keeps a legacy stream per device and context. */
+    const ss_thread_context_rec **tctx; uint32_t ntctx;
+    int split_contexts;
     const ss_stack_rec **stacks; uint32_t nstacks;      /* indexed by id via lookup */
     const ss_pystack_rec **pystacks; uint32_t npystacks;
     const ss_module_rec **modules; uint32_t nmodules;
@@ -536,11 +552,21 @@ int32_t ss_model_call_device(const ss_model *m, const ss_call *c);
  * between them. */
 uint32_t ss_model_call_context(const ss_model *m, const ss_call *c);
 /* Is stream s among the work of `context` (0: any; a stream of unknown
- * context, the model's legacy or per-thread default streams: yes)? */
+ * context or a per-thread default stream: yes; a legacy stream: yes unless
+ * the model keeps one per context)?  Compared by family (ss_stream.family):
+ * a green context's work counts as its parent's. */
 int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t context);
 /* Does call c's device-wide wait (SS_WAIT_DEVICE) cover stream s: a stream
  * of its device (or of none known) and of its context? */
 int ss_device_wait_covers(const ss_model *m, const ss_call *c, int32_t s);
+/* The context a device-wide wait in `context` covers: its parent for a green
+ * context (trace format 1.9), else itself. */
+uint32_t ss_model_context_family(const ss_model *m, uint32_t context);
+/* Are streams a and b ordered by the same legacy stream's implicit barriers? */
+static inline int ss_same_legacy_domain(const ss_model *m, int32_t a, int32_t b)
+{
+    return m->streams[a].ldomain == m->streams[b].ldomain;
+}
 /* How many contexts the streams of `device` belong to: 0, 1, or 2 for "more than one". */
 uint32_t ss_model_device_contexts(const ss_model *m, int32_t device);
 

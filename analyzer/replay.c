@@ -51,6 +51,7 @@ typedef struct rstream {
     int64_t *mkk;                          /* their keys */
     wait_dep *waits; uint32_t nwaits;
     int32_t device;
+    int32_t ldomain;                       /* ss_stream.ldomain: one legacy stream's reach */
     uint8_t kind;
 } rstream;
 
@@ -627,10 +628,13 @@ static uint64_t legacy_barrier(const pass *p, int32_t s, int64_t key)
     if (dv < 0 || (p->no_legacy && p->no_legacy[dv])) return 0;
     const rdevice *d = &r->dev[dv];
     uint64_t t = 0;
+    /* a device's contexts each have a legacy stream: only its own orders */
     if (st->kind == SS_STREAM_LEGACY_NULL) {
-        for (uint32_t i = 0; i < d->ngroup; i++) t = max_u64(t, stream_done(p, d->group[i], key));
+        for (uint32_t i = 0; i < d->ngroup; i++)
+            if (r->st[d->group[i]].ldomain == st->ldomain) t = max_u64(t, stream_done(p, d->group[i], key));
     } else if (st->kind == SS_STREAM_BLOCKING || st->kind == SS_STREAM_PER_THREAD) {
-        for (uint32_t i = 0; i < d->nlegacy; i++) t = max_u64(t, stream_done(p, d->legacy[i], key));
+        for (uint32_t i = 0; i < d->nlegacy; i++)
+            if (r->st[d->legacy[i]].ldomain == st->ldomain) t = max_u64(t, stream_done(p, d->legacy[i], key));
     }
     return t;
 }
@@ -751,10 +755,14 @@ static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
                 if (ss_stream_in_context(r->m, d->streams[i], w.context)) wait_on(p, d->streams[i], w.bound, &v, who);
         } else {
             /* the legacy stream: its own work, and with the legacy barriers
-             * in place the blocking streams' earlier work too */
-            for (uint32_t i = 0; i < d->nlegacy; i++) wait_on(p, d->legacy[i], w.bound, &v, who);
+             * in place the blocking streams' earlier work too (of its own
+             * context's legacy domain) */
+            int32_t dom = w.stream >= 0 ? r->st[w.stream].ldomain : -1;
+            for (uint32_t i = 0; i < d->nlegacy; i++)
+                if (w.stream < 0 || r->st[d->legacy[i]].ldomain == dom) wait_on(p, d->legacy[i], w.bound, &v, who);
             if (!(p->no_legacy && p->no_legacy[w.device]))
-                for (uint32_t i = 0; i < d->ngroup; i++) wait_on(p, d->group[i], w.bound, &v, who);
+                for (uint32_t i = 0; i < d->ngroup; i++)
+                    if (w.stream < 0 || r->st[d->group[i]].ldomain == dom) wait_on(p, d->group[i], w.bound, &v, who);
         }
         return v;
     }
@@ -2888,6 +2896,7 @@ static ss_replay *build_structure(const ss_model *m)
     for (uint32_t s = 0; s < m->nstreams; s++) {
         const ss_stream *st = &m->streams[s];
         r->st[s].device = st->device < ndev ? st->device : -1;
+        r->st[s].ldomain = st->ldomain;
         r->st[s].kind = (uint8_t)st->kind;
         if (st->device < 0 || st->device >= ndev) continue;
         rdevice *d = &r->dev[st->device];

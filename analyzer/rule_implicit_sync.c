@@ -176,7 +176,8 @@ static int waits_for(const ss_model *m, const ss_call *c, const ss_gpu_op *op)
     /* a graph launch runs its nodes on internal streams, ordered as one unit
      * on the stream it was launched on */
     if (op->call >= 0 && m->calls[op->call].stream == s) return 1;
-    return m->streams[s].kind == SS_STREAM_LEGACY_NULL && m->streams[op->stream].kind == SS_STREAM_BLOCKING;
+    return m->streams[s].kind == SS_STREAM_LEGACY_NULL && m->streams[op->stream].kind == SS_STREAM_BLOCKING &&
+           ss_same_legacy_domain(m, s, op->stream);
 }
 
 static void visit(void *ctx, int32_t op)

@@ -487,7 +487,7 @@ static int wait_covers(const state *st, const ss_call *x, int32_t o)
         /* a host wait for the legacy stream also waits for the device's
          * blocking and per-thread default streams */
         const ss_stream *ws = &m->streams[x->stream], *ps = &m->streams[os];
-        return ws->kind == SS_STREAM_LEGACY_NULL && ws->device == ps->device &&
+        return ws->kind == SS_STREAM_LEGACY_NULL && ws->ldomain == ps->ldomain &&
                (ps->kind == SS_STREAM_BLOCKING || ps->kind == SS_STREAM_PER_THREAD);
     }
     }

@@ -26,12 +26,13 @@
 #define SLACK_NS 5000ull       /* launch latency / timestamp noise */
 #define MIN_LOSS_NS 10000ull   /* 10 us */
 
-typedef struct dev_state { int32_t device; uint64_t blocking_end, legacy_end; int32_t blocking_op, legacy_op; } dev_state;
+/* per legacy domain (ss_stream.ldomain: a device, or a device's context) */
+typedef struct dev_state { uint64_t blocking_end, legacy_end; int32_t blocking_op, legacy_op; } dev_state;
 
-static dev_state *dev_of(dev_state *v, uint32_t n, int32_t device)
+static dev_state *dev_of(dev_state *v, uint32_t n, int32_t ldomain)
 {
-    for (uint32_t i = 0; i < n; i++) if (v[i].device == device) return &v[i];
-    return &v[0];
+    uint32_t i = ldomain < 0 ? 0 : (uint32_t)ldomain + 1;
+    return &v[i < n ? i : 0];
 }
 
 /* Blocking streams and per-thread default streams both synchronize with the
@@ -68,7 +69,7 @@ static void apply_op(state *s, int32_t oi, int evaluate)
     const ss_gpu_op *op = &m->ops[oi];
     int32_t st = op->stream;
     uint32_t kind = m->streams[st].kind;
-    dev_state *d = dev_of(s->devs, s->ndevs, ss_op_device(op));
+    dev_state *d = dev_of(s->devs, s->ndevs, m->streams[st].ldomain);
     if (s->value_wait[st]) {
         if (op->start > s->wait_floor[st]) s->wait_floor[st] = op->start;
         s->value_wait[st] = 0;
@@ -141,12 +142,12 @@ static void run(const ss_model *m, ss_findings *out)
     s.last_op = ss_xcalloc(ns, sizeof(int32_t));
     s.wait_floor = ss_xcalloc(ns, sizeof(uint64_t));
     s.value_wait = ss_xcalloc(ns, 1);
-    s.ndevs = m->ndevices ? m->ndevices : 1;
+    s.ndevs = 1;
+    for (uint32_t i = 0; i < m->nstreams; i++)
+        if (m->streams[i].ldomain >= 0 && (uint32_t)m->streams[i].ldomain + 2 > s.ndevs)
+            s.ndevs = (uint32_t)m->streams[i].ldomain + 2;
     s.devs = ss_xcalloc(s.ndevs, sizeof(dev_state));
-    for (uint32_t i = 0; i < s.ndevs; i++) {
-        s.devs[i].device = m->ndevices ? m->devices[i].device : 0;
-        s.devs[i].blocking_op = s.devs[i].legacy_op = -1;
-    }
+    for (uint32_t i = 0; i < s.ndevs; i++) s.devs[i].blocking_op = s.devs[i].legacy_op = -1;
     for (uint32_t i = 0; i < ns; i++) s.last_op[i] = -1;
     /* event readiness: when all work on the recording stream submitted
      * before the record had finished */

@@ -74,6 +74,20 @@ typedef struct fence_state {
     ss_findings *out;
 } fence_state;
 
+/* Two streams of one device that the legacy barrier would order were they
+ * of one context: the legacy stream of one and a blocking (or per-thread
+ * default) stream or the legacy stream of another. */
+static int legacy_of_another_context(const ss_model *m, int32_t a, int32_t b)
+{
+    if (a < 0 || b < 0 || !m->split_contexts || m->streams[a].device != m->streams[b].device ||
+        ss_same_legacy_domain(m, a, b))
+        return 0;
+    uint32_t ka = m->streams[a].kind, kb = m->streams[b].kind;
+    int oa = ka == SS_STREAM_BLOCKING || ka == SS_STREAM_PER_THREAD || ka == SS_STREAM_LEGACY_NULL;
+    int ob = kb == SS_STREAM_BLOCKING || kb == SS_STREAM_PER_THREAD || kb == SS_STREAM_LEGACY_NULL;
+    return oa && ob && (ka == SS_STREAM_LEGACY_NULL || kb == SS_STREAM_LEGACY_NULL);
+}
+
 static int writes(uint8_t kind) { return kind == ACC_WRITE || kind == ACC_RW || kind == ACC_MAY; }
 
 static const char RACE_COST[] = "0 ms: a correctness finding (results depend on timing), not a time cost";
@@ -279,6 +293,10 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                  "; %u more operation%s on %u other stream%s wrote into the same allocation beyond +%llu without "
                  "being ordered before it: if it reads that far, they race too",
                  nw, nw == 1 ? "" : "s", ns, ns == 1 ? "" : "s", (unsigned long long)(x->lo - a->ptr));
+    else if (legacy_of_another_context(m, m->calls[x->call].stream, m->calls[e->call].stream))
+        snprintf(extra, sizeof extra,
+                 "; the legacy default stream's implicit barrier does not order them: each CUDA context (a "
+                 "green context too) has a legacy stream of its own, which orders only that context's streams");
     snprintf(msg, sizeof msg,
              "%s%s: %s on %s %s buffer 0x%llx (+%llu, %s allocation of %llu bytes made by %s) that %s on %s %s, "
              "and nothing orders the two (no cudaEventRecord + cudaStreamWaitEvent between the streams, no host "

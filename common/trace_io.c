@@ -325,6 +325,7 @@ uint32_t ss_rec_fixed_size(uint16_t type)
     case SS_REC_STREAM_NAME: return sizeof(ss_stream_name_rec);
     case SS_REC_GRAPH_NODE: return sizeof(ss_graph_node_rec);
     case SS_REC_SHIM_PAUSE: return sizeof(ss_shim_pause_rec);
+    case SS_REC_THREAD_CONTEXT: return sizeof(ss_thread_context_rec);
     default:                return 0;
     }
 }

@@ -902,7 +902,24 @@ static void ss_api_write_name(uint32_t cbid, const char *name)
     ss_rec_commit(n);
 }
 
-void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t *params, uint32_t nparams)
+/* The thread's calls run in another context from this call on: said once per
+ * change (a compare per call), so that the analyzer gives each call its
+ * context -- the legacy default stream and cudaDeviceSynchronize are the
+ * context's -- without a field in every record. */
+static void ss_api_note_context(ss_api_tls *t, const ss_api_rec *r, uint32_t context)
+{
+    ss_thread_context_rec *c = ss_rec_begin(SS_REC_THREAD_CONTEXT, sizeof *c, 0);
+    if (c == NULL)
+        return;   /* not written: said again at the next call */
+    c->tid = r->tid;
+    c->context_id = context;
+    c->t = r->t_enter;
+    ss_rec_commit(c);
+    t->trace_ctx = context;
+}
+
+void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t *params, uint32_t nparams,
+                 uint32_t context)
 {
     /* Stacks first: call-site capture may write records of its own, and
      * at most one record may be open per thread. */
@@ -912,6 +929,8 @@ void ss_api_emit(ss_api_rec *r, const char *name, int stack_want, const uint64_t
     ss_callsite_capture_launch(r, stack_want, t->launch_caller);
     t->launch_caller = 0;
     ss_api_write_name(r->cbid, name);
+    if (context != 0 && context != t->trace_ctx)
+        ss_api_note_context(t, r, context);
     /* The offsets ss_api_launch_params left for exactly these values. */
     const uint16_t *offsets = NULL;
     if (t->offsets_of != NULL) {
@@ -1047,6 +1066,7 @@ void ss_api_atfork_child(void)
     t->drv_have = 0;
     t->launch_caller = 0;
     t->offsets_of = NULL;
+    t->trace_ctx = 0;   /* the child's trace says the context again */
     /* Another thread may have held the lock at fork(); it does not exist here. */
     pthread_mutex_init(&ss_kcache_lock, NULL);
 }

@@ -39,6 +39,7 @@ typedef struct ss_api_tls {
     ss_api_rec *active;     /* interposer record of the call in flight, or NULL */
     uint32_t    lent_ctx;   /* interposer: CUPTI's context id of the call in flight, lent by the
                                callback inside it with its correlation id (SS_CALL_CONTEXT) */
+    uint32_t    trace_ctx;  /* the context of this thread's last SS_REC_THREAD_CONTEXT, 0 none */
     /* A recorded runtime launch in flight on this thread (interposer wrapper
      * or CUPTI path between API_ENTER and API_EXIT): the driver-level
      * callback that fires inside it hands it the kernel parameters when the
@@ -243,9 +244,11 @@ SS_HIDDEN void ss_api_forward_callback(int driver, uint32_t cbid, int exit_site,
  * capture as `stack_want` (enum ss_stack_want) says, the SS_REC_API_NAME record the first time this cbid is seen, the
  * record itself. `name` is the CUPTI spelling of the cbid.  When `params` is
  * the array ss_api_launch_params just filled on this thread, their offsets
- * go into the tail too (SS_API_F_PARAM_OFFSETS). */
+ * go into the tail too (SS_API_F_PARAM_OFFSETS).  `context` is CUPTI's id of
+ * the context the call ran in (0 unknown): a change from the thread's last
+ * one is written first (SS_REC_THREAD_CONTEXT). */
 SS_HIDDEN void ss_api_emit(ss_api_rec *r, const char *name, int stack_want,
-                           const uint64_t *params, uint32_t nparams);
+                           const uint64_t *params, uint32_t nparams, uint32_t context);
 
 /* After a successful stream creation: SS_REC_STREAM and the NVTX name. */
 SS_HIDDEN void ss_api_stream_created(const ss_api_rec *r);

@@ -291,6 +291,7 @@ static void convert_context(const CUpti_ActivityContext3 *a)
     c->context_id = a->contextId;
     c->device = a->deviceId;
     c->null_stream_id = a->nullStreamId;
+    c->parent_id = a->isGreenContext ? a->parentContextId : 0;
     ss_rec_commit(c);
     /* The legacy default stream is handle 0 of this context. */
     put_stream(0, a->nullStreamId, a->contextId, a->deviceId, SS_STREAM_LEGACY_NULL, 0, 0);
@@ -394,6 +395,7 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
             c->context_id = ctx_id;
             c->device = device;
             c->null_stream_id = null_sid;
+            c->parent_id = 0;   /* the activity record says (convert_context) */
             ss_rec_commit(c);
         }
     }

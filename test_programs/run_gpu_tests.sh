@@ -122,6 +122,9 @@ FIXTURES="$FIXTURES torch_do_bench"
 FIXTURES="$FIXTURES sample_stream_priorities sample_thread_contexts sample_cdp_quicksort"
 # A pageable cudaMemcpy is no fence for a non-blocking stream: its copies land after it returns.
 FIXTURES="$FIXTURES pageable_memcpy_race pageable_memcpy_race_fixed"
+# Green contexts (2026-11-29): each context has a legacy stream of its own; a green
+# context's streams count as its parent's for cudaDeviceSynchronize.
+FIXTURES="$FIXTURES green_context_legacy green_context_legacy_fixed sample_green_contexts"
 # Thrust on streams with its synchronizing policy, and the CUB way (2026-11-24):
 # what a header-only library synchronizes for the program is the library's.
 FIXTURES="$FIXTURES sample_thrust_streams sample_thrust_streams_fixed"

@@ -52,6 +52,9 @@ static uint32_t api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
 int main(void)
 {
     fake_api = (fake_api_fn)dlsym(RTLD_DEFAULT, "fake_cupti_api");
+    void (*set_context)(uint32_t) = (void (*)(uint32_t))dlsym(RTLD_DEFAULT, "fake_cupti_set_context");
+    if (set_context == NULL) return 1;
+    set_context(1);   /* the primary context, until the green one below */
     void *buf = NULL;
     /* an allocation through cudart (interposed): the address range that
      * struct words are filtered against */
@@ -134,6 +137,15 @@ int main(void)
     printf("create %u\n", api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamCreate, "cuStreamCreate",
                                    &sc, CUDA_SUCCESS, &s2, 0x7171000));
     printf("s2 %llu\n", (unsigned long long)(uintptr_t)s2);
+    /* a green context made current (its calls run in context 3), a stream of
+     * it (CU_STREAM_NON_BLOCKING is required), the primary context again */
+    set_context(3);
+    CUstream gs = NULL;
+    cuGreenCtxStreamCreate_params gsc = { .phStream = &gs, .greenCtx = (CUgreenCtx)(uintptr_t)0x6A6A000,
+                                          .flags = CU_STREAM_NON_BLOCKING, .priority = -2 };
+    printf("green_create %u\n", api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGreenCtxStreamCreate,
+                                         "cuGreenCtxStreamCreate", &gsc, CUDA_SUCCESS, &gs, 0x7272000));
+    set_context(1);
     cuStreamWaitEvent_params we = { .hStream = s2, .hEvent = ev, .Flags = 0 };
     printf("wait %u\n", DRV(cuStreamWaitEvent_ptsz, &we, CUDA_SUCCESS));
     /* an event another process made (CUDA IPC, as torch.multiprocessing's

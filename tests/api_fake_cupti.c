@@ -263,6 +263,11 @@ FAKE_EXPORT void fake_cupti_driver_launch(CUfunction f, void **kernel_params)
     fake_callback(fake_userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
 }
 
+/* The context CUPTI says the calls below run in (contextUid), as
+ * cuCtxPushCurrent / cuCtxPopCurrent change it: set by the test. */
+static uint32_t fake_context;
+FAKE_EXPORT void fake_cupti_set_context(uint32_t context) { fake_context = context; }
+
 /* Any API callback pair a real CUPTI makes around a call, driven by the test
  * (tests/api_driver_prog.c): `domain` RUNTIME_API or DRIVER_API, `params`
  * CUPTI's <cbid>_params struct, `ret` the returned value (cudaError_t or
@@ -279,6 +284,7 @@ FAKE_EXPORT void fake_cupti_api(CUpti_CallbackDomain domain, CUpti_CallbackId cb
     d.functionReturnValue = (void *)(uintptr_t)ret;
     d.correlationId = corr;
     d.callbackSite = (CUpti_ApiCallbackSite)site;
+    d.contextUid = fake_context;
     fake_callback(fake_userdata, domain, cbid, &d);
 }
 

@@ -211,7 +211,10 @@ def cut(src, dst, spans, root):
             window += 1
             caps.append(struct.pack("<HHIQQII", REC_CAPTURE, ON, 32, b, hot_before(b),
                                     FORCED_ON if forced else WINDOW_OPEN, window))
-    struct.pack_into("<H", header, 10, 6)   # version_minor: CAPTURE records are 1.6
+    # version_minor: CAPTURE records are 1.6; a later trace keeps its own
+    # (its other records and fields, a green context's parent since 1.9)
+    if struct.unpack_from("<H", header, 10)[0] < 6:
+        struct.pack_into("<H", header, 10, 6)
     with open(dst, "wb") as f:
         f.write(header)
         # the switches in the first block, as the shim writes them when they happen

@@ -1207,6 +1207,80 @@ static void test_pageable_sync_copy(void)
     check_fence_cases(cases, (int)(sizeof cases / sizeof cases[0]), write_pageable_sync);
 }
 
+/* Each CUDA context has a legacy default stream of its own: a green
+ * context's (PyTorch's torch.cuda.green_contexts runs work on it) is not
+ * ordered with the primary context's blocking streams (measured on the H200:
+ * a kernel on it ran beside a blocking stream's kernel it read from).  A
+ * copy into buf on blocking stream A (context 1, GPU 1.02-3 ms), then the
+ * thread makes green context 3 (of parent 1) current and copies buf out on
+ * stream 0, then goes back to context 1.  Modes: 0 no event (the copy out
+ * ran at 1.1 ms): a race, error (before the model kept a legacy stream a
+ * context it was "ordered by the legacy barrier"); 1 an event recorded on A
+ * and waited by the green context's legacy stream, as PyTorch's
+ * GreenContext.set_context does: ordered, nothing; 2 as 0 in a trace
+ * without the threads' contexts (before trace format 1.9): one legacy
+ * stream a device, ordered by its barrier as far as the trace can tell. */
+#define GREEN_NULL_SID 17
+static void write_green_legacy(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    ss_context_rec *cx = tb_rec(&b, SS_REC_CONTEXT, sizeof *cx, 0);
+    cx->context_id = 3; cx->device = 0; cx->null_stream_id = GREEN_NULL_SID; cx->parent_id = 1;
+    if (mode != 2) {
+        ss_thread_context_rec *tc = tb_rec(&b, SS_REC_THREAD_CONTEXT, sizeof *tc, 0);
+        tc->tid = TID; tc->context_id = 1; tc->t = US(1);
+    }
+    uint32_t corr = CALL(&b, .cbid = CB_cudaStreamCreate, .t0 = US(1), .t1 = US(6), .stream = 0xA1);
+    tb_stream(&b, 0xA1, 13, SS_STREAM_BLOCKING, 0, corr);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 32768);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(50), .t1 = US(55), .event = 0xE1);
+    uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0xA1, .ptr = DEV_BUF,
+                       .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
+    tb_memcpy_rec(&b, c1, 13, MS(1.02), MS(3), 1, SS_MEM_PINNED, SS_MEM_DEVICE, 16384);
+    if (mode == 1) CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.03), .t1 = MS(1.035), .stream = 0xA1, .event = 0xE1);
+    if (mode != 2) {
+        ss_thread_context_rec *tc = tb_rec(&b, SS_REC_THREAD_CONTEXT, sizeof *tc, 0);
+        tc->tid = TID; tc->context_id = 3; tc->t = MS(1.05);
+    }
+    if (mode == 1) CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.05), .t1 = MS(1.055), .stream = 0, .event = 0xE1);
+    uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.06), .t1 = MS(1.07), .stream = 0,
+                       .ptr = PINNED_BUF + 16384, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2,
+                       .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
+    ss_memcpy_rec *r = tb_rec(&b, SS_REC_MEMCPY, sizeof *r, 0);
+    double s2 = mode == 1 ? 3.05 : 1.1;
+    r->g.start = MS(s2); r->g.end = MS(s2 + 0.1); r->g.corr = c2; r->g.stream_id = GREEN_NULL_SID;
+    r->g.context_id = 3; r->copy_kind = 2; r->src_kind = SS_MEM_DEVICE; r->dst_kind = SS_MEM_PINNED;
+    r->bytes = 4096; r->async = 1;
+    if (mode != 2) {
+        ss_thread_context_rec *tc = tb_rec(&b, SS_REC_THREAD_CONTEXT, sizeof *tc, 0);
+        tc->tid = TID; tc->context_id = 1; tc->t = MS(4);
+    }
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(4), .t1 = MS(4.01), .arg = 1);
+    tb_close(&b);
+}
+
+static void test_green_context_legacy(void)
+{
+    static const fence_case cases[] = {
+        { "green_legacy_racy", 1, SS_SEV_ERROR, "legacy default" },
+        { "green_legacy_ordered", 0, 0, NULL },
+        { "green_legacy_no_contexts", 0, 0, NULL },
+    };
+    check_fence_cases(cases, (int)(sizeof cases / sizeof cases[0]), write_green_legacy);
+    /* and no "correct only because of the legacy barrier" where none orders */
+    for (int mode = 0; mode < 3; mode++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, cases[mode].name);
+        result r = analyze(path, &ss_rule_relies_on_legacy_sync);
+        uint32_t want = mode == 2 ? 1 : 0;
+        CHECK(r.f.n == want, "%s: %u relies-on-legacy-sync findings, want %u (%s)", cases[mode].name, r.f.n, want,
+              r.f.n ? r.f.v[0].message : "");
+        done(&r);
+    }
+}
+
 /* Stream memory operations (cuStreamWriteValue*, cuStreamWaitValue*) order
  * a copy into DEV_BUF on stream A (GPU 1.02-3 ms) before a copy out of it on
  * stream C (submitted at 1.1 ms, GPU from 3.05 ms), with no event.  Modes:
@@ -3102,6 +3176,7 @@ int main(int argc, char **argv)
     test_host_threads();
     test_pageable_sync_copy();
     test_device_sync_contexts();
+    test_green_context_legacy();
     test_stream_memops();
     test_relies_on_legacy();
     test_stream_identity();

@@ -135,6 +135,21 @@ if r:
 r = one("unmap", "cuMemUnmap")
 if r:
     check(r["ptr"] == hx(0xA0000000) and r["bytes"] == 2 << 20 and r["ret"] == 0, "unmap slots %s" % r)
+r = one("green_create", "cuGreenCtxStreamCreate")
+if r:   # a green context's stream: non-blocking, its priority
+    check(r["stream"] == hx(0x7272000) and r["arg"] == 1 and r["arg2"] == -2, "green stream create slots %s" % r)
+    check(any(x.get("type") == "stream" and x.get("handle") == hx(0x7272000) and x.get("kind") == 2 for x in recs),
+          "no non-blocking STREAM record for the green context's stream")
+# SS_REC_THREAD_CONTEXT: the thread's context before its first call with one,
+# and at each change (3 for the green stream's creation, then 1 again)
+tc = [r for r in recs if r.get("type") == "thread_context"]
+check([r["context"] for r in tc] == [1, 3, 1], "thread contexts %s" % [(r["context"], r["t_ms"]) for r in tc])
+gr = by_corr(v["green_create"])
+if len(tc) == 3 and gr:
+    wait = by_corr(v["wait"])
+    check(tc[1]["t_ms"] == gr[0]["t_ms"] and wait and tc[2]["t_ms"] == wait[0]["t_ms"],
+          "thread contexts at the calls that changed it: %s" % tc)
+    check(all(r["tid"] == gr[0]["tid"] for r in tc), "thread contexts of another thread: %s" % tc)
 one("sync", "cuStreamSynchronize_ptsz", ptsz=True)
 one("ctxsync", "cuCtxSynchronize")
 # nested: one runtime record, no driver record
@@ -145,7 +160,7 @@ check(len(rt) == 1 and rt[0]["name"] == "cudaMemcpyAsync" and not int(rt[0]["fla
 launches = [r for r in apis if r.get("name") == "cudaLaunchKernel"]
 check(len(launches) == 1 and launches[0].get("params") == params, "interposed launch: %s" % launches)
 drv = [r for r in apis if int(r["flags"], 16) & DRIVER]
-check(len(drv) == 18, "%d driver records, want 18: %s" % (len(drv), [r["name"] for r in drv]))
+check(len(drv) == 19, "%d driver records, want 19: %s" % (len(drv), [r["name"] for r in drv]))
 if fails:
     print("FAIL:\n  " + "\n  ".join(fails))
     sys.exit(1)

@@ -463,9 +463,9 @@ def emit_code(e, name_expr, indent):
     want = stack_want(e)
     out = []
     if e.cls == "launch" or node_kernel(e):
-        out.append("ss_api_emit(&rec, %s, %s, params, nparams);" % (name_expr, want))
+        out.append("ss_api_emit(&rec, %s, %s, params, nparams, SS_CALL_CONTEXT);" % (name_expr, want))
     else:
-        out.append("ss_api_emit(&rec, %s, %s, NULL, 0);" % (name_expr, want))
+        out.append("ss_api_emit(&rec, %s, %s, NULL, 0, SS_CALL_CONTEXT);" % (name_expr, want))
     if e.cls == "stream-create":
         out.append("if (ret == cudaSuccess)")
         out.append("    ss_api_stream_created(&rec);")
@@ -545,8 +545,7 @@ def gen_wrapper(e, symbol, cbid_name, ptsz):
         L.append("    /* Arms the driver-level parameter fallback (the node's kernel may be")
         L.append("     * a stub of another cudart): see ss_api_on_driver_callback. */")
         L.append("    ss_api_launch_enter(t, %s, 0);" % node_kernel(e)[0])
-    if any("SS_CALL_CONTEXT" in expr for _, expr in e.slots):
-        L.append("    t->lent_ctx = 0;   /* SS_CALL_CONTEXT: lent by the CUPTI callback inside the call */")
+    L.append("    t->lent_ctx = 0;   /* SS_CALL_CONTEXT: lent by the CUPTI callback inside the call */")
     L.append("    t->active = &rec;")
     L.append("    rec.t_enter = ss_now();")
     L.append("    cudaError_t ret = real(%s);" % args)

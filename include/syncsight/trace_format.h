@@ -35,7 +35,7 @@
 
 #define SS_TRACE_MAGIC        "SYNCSGHT"     /* 8 bytes, no NUL stored */
 #define SS_TRACE_VERSION_MAJOR 1
-#define SS_TRACE_VERSION_MINOR 8     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
+#define SS_TRACE_VERSION_MINOR 9     /* 1: SS_REC_CUBIN, SS_API_F_PARAM_OFFSETS;
                                         2: SS_REC_KERNEL_ACCESS; 3: SS_REC_HOST_SYNC;
                                         4: SS_REC_JIT; 5: SS_REC_STREAM_NAME,
                                         SS_REC_GRAPH_NODE, SS_GPU_F_GRAPH_NODE,
@@ -44,7 +44,8 @@
                                         (sampled recording windows);
                                         7: SS_REC_SHIM_PAUSE; 8: events recorded
                                         by launch attributes (SS_API_F_EVENT_AT_END,
-                                        _AT_START) and IPC-opened events */
+                                        _AT_START) and IPC-opened events;
+                                        9: SS_REC_THREAD_CONTEXT */
 #define SS_BLOCK_MAGIC        0x4b425353u    /* "SSBK" */
 #define SS_BLOCK_MAX_PAYLOAD  (16u << 20)    /* readers reject larger blocks */
 
@@ -112,6 +113,7 @@ enum ss_rec_type {
     SS_REC_GRAPH_NODE = 24, /* a CUDA graph node created, cloned or given new parameters */
     SS_REC_CAPTURE    = 25, /* the shim started or stopped recording the hot path (sampling) */
     SS_REC_SHIM_PAUSE = 26, /* the shim held a thread after a call returned (its own work) */
+    SS_REC_THREAD_CONTEXT = 27, /* from a call on, a thread's calls run in another CUDA context */
     SS_REC_TYPE_MAX
 };
 
@@ -407,7 +409,9 @@ typedef struct ss_context_rec {
     uint32_t context_id;
     uint32_t device;
     uint32_t null_stream_id;    /* CUPTI stream id of the legacy stream */
-    uint32_t reserved;
+    uint32_t parent_id;         /* minor version 9: for a green context (cuGreenCtxCreate), the
+                                   context it was made from (CUPTI's parentContextId); else 0.
+                                   Earlier writers left it unset: read only from 1.9 on */
 } ss_context_rec;
 
 /* SS_REC_NVTX: one application NVTX range (push/pop or start/end), or a mark
@@ -678,6 +682,23 @@ typedef struct ss_shim_pause_rec {
     uint64_t t0, t1;            /* trace clock */
 } ss_shim_pause_rec;
 
+/* SS_REC_THREAD_CONTEXT (minor version 9): from its call at t on (that
+ * call's t_enter), thread tid's CUDA calls ran in CUPTI's context
+ * context_id, until the thread's next such record.  The shim writes one
+ * before the first recorded call of a thread, and again before a recorded
+ * call whose context differs from the thread's previous one (cuCtxSetCurrent,
+ * cuCtxPushCurrent / PopCurrent, a green context made current, cudaSetDevice):
+ * each context has a legacy default stream of its own, and cudaDeviceSynchronize
+ * waits for the current context only.  Calls with no CUPTI callback (the
+ * interposer without CUPTI) say nothing: a trace without these records has
+ * the contexts of its GPU records only. */
+typedef struct ss_thread_context_rec {
+    ss_rec_hdr h;
+    uint32_t tid;               /* gettid() of the thread */
+    uint32_t context_id;        /* CUPTI's context id (contextUid), never 0 */
+    uint64_t t;                 /* trace clock: t_enter of the first call in it */
+} ss_thread_context_rec;
+
 /* SS_REC_CAPTURE (minor version 6): sampled recording.  A trace starts
  * with everything recorded (as every trace before 1.6 is).  On a long run the
  * shim records the whole of a head (the first N hot calls of the process),
@@ -754,6 +775,7 @@ SS_STATIC_ASSERT(sizeof(ss_cubin_rec) == 32, "cubin record layout");
 SS_STATIC_ASSERT(sizeof(ss_kernel_access_rec) == 48, "kernel access record layout");
 SS_STATIC_ASSERT(sizeof(ss_kernel_access_entry) == 64, "kernel access entry layout");
 SS_STATIC_ASSERT(sizeof(ss_graph_node_rec) == 56, "graph node record layout");
+SS_STATIC_ASSERT(sizeof(ss_thread_context_rec) == 24, "thread context record layout");
 SS_STATIC_ASSERT(sizeof(ss_kernel_rec) == 80 && sizeof(ss_memcpy_rec) == 64 && sizeof(ss_memset_rec) == 64,
                  "graph node id tail is 8-aligned after the GPU records");
 
