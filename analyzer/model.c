@@ -39,7 +39,7 @@ static const char *const class_names[SS_API_CLASS_COUNT] = {
     "event-record", "stream-wait", "stream-create", "stream-destroy", "event-create",
     "event-destroy", "host-func", "set-limit", "capture", "event-elapsed", "device-reset",
     "graph-node", "stream-wait-value", "stream-write-value", "stream-batch-memop",
-    "managed-memory",
+    "managed-memory", "context-event",
 };
 
 const char *ss_api_class_name(ss_api_class c)
@@ -1660,6 +1660,23 @@ static void build_events_allocs(ss_model *m)
         ss_call *c = &m->calls[i];
         const ss_api_rec *r = c->rec;
         switch (c->cls) {
+        case SS_API_CONTEXT_EVENT: {
+            /* a whole context's work recorded, or made to wait: the event is
+             * recorded (never "unrecorded"), and what it orders is unknown */
+            if (r->ret != 0) break;
+            if (!m->context_event_t || r->t_enter < m->context_event_t) m->context_event_t = r->t_enter;
+            if (!r->event || r->arg != 1) break;
+            int64_t e = ss_u64map_get(&ev, r->event, -1);
+            if (e < 0) {
+                ss_event ne = { .handle = r->event, .create_call = -1, .first_record = -1, .first_run_record = -1 };
+                SS_PUSH(m->events, m->nevents, cap_ev, ne);
+                e = m->nevents - 1;
+                ss_u64map_put(&ev, r->event, e);
+            }
+            m->events[e].by_context = 1;
+            c->event = (int32_t)e;
+            break;
+        }
         case SS_API_EVENT_CREATE: {
             if (r->ret != 0 || !r->event) break;
             const ss_api_info *info = c->name_idx < m->napi_names && m->api_info ? m->api_info[c->name_idx] : NULL;

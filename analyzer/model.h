@@ -63,6 +63,8 @@ typedef enum ss_api_class {
     SS_API_STREAM_BATCH_MEMOP,  /* cuStreamBatchMemOp: waits and writes that are not recorded */
     SS_API_MANAGED_MEMORY,      /* cudaMemPrefetchAsync, cudaMemDiscard*, cudaStreamAttachMemAsync: stream work
                                    on managed memory that CUPTI gives no GPU record for */
+    SS_API_CONTEXT_EVENT,       /* cuCtxRecordEvent / cuCtxWaitEvent, cuGreenCtxRecordEvent / WaitEvent: a whole
+                                   context's work recorded, or made to wait (arg 1 record, 2 wait): not modeled */
     SS_API_CLASS_COUNT
 } ss_api_class;
 
@@ -220,6 +222,8 @@ typedef struct ss_event {       /* one lifetime of an event handle */
     uint32_t flags;
     uint8_t  from_ipc;          /* opened from another process's handle (cudaIpcOpenEventHandle):
                                    recorded there, so never "unrecorded" here */
+    uint8_t  by_context;        /* recorded by cuCtxRecordEvent / cuGreenCtxRecordEvent: all of a
+                                   context's work, which the model does not follow */
 } ss_event;
 
 typedef struct ss_nvtx {
@@ -286,6 +290,9 @@ typedef struct ss_model {
      * some, so the model keeps a legacy stream per device and context. */
     const ss_thread_context_rec **tctx; uint32_t ntctx;
     int split_contexts;
+    /* t_enter of the first successful context-wide event call (SS_API_CONTEXT_EVENT), 0 none:
+     * from then on an order the model cannot see may exist between any two streams */
+    uint64_t context_event_t;
     const ss_stack_rec **stacks; uint32_t nstacks;      /* indexed by id via lookup */
     const ss_pystack_rec **pystacks; uint32_t npystacks;
     const ss_module_rec **modules; uint32_t nmodules;

@@ -252,6 +252,15 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                  "possible", lim ? ": " : "", lim ? lim : "");
     }
     if (unseen_ordering(f, x, e, maybe, why, sizeof why)) maybe = 1;
+    if (!maybe && m->context_event_t && m->calls[x->call].rec->t_enter >= m->context_event_t) {
+        /* cuCtxWaitEvent & co. make every stream of a context wait: an order
+         * the model does not follow may be there */
+        maybe = 1;
+        snprintf(why, sizeof why,
+                 " (possible: before it the program recorded or waited for an event context-wide "
+                 "(cuCtxRecordEvent / cuCtxWaitEvent or their green-context twins), which orders every stream of a "
+                 "context and which syncsight does not follow)");
+    }
     /* A kernel's access is inferred from its pointer argument: the kernel
      * was handed a pointer into these bytes, and its code dereferences it,
      * but which bytes it touches from there is not recorded.  A kernel

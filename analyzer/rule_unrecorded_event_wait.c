@@ -19,6 +19,7 @@ static void run(const ss_model *m, ss_findings *out)
         int32_t first = c->captured ? e->first_record : e->first_run_record;
         if (first >= 0 && (uint32_t)first < i) continue;
         if (e->from_ipc) continue;   /* another process records it (CUDA IPC) */
+        if (e->by_context) continue; /* cuCtxRecordEvent & co. record it: all of a context's work */
         char sd[96], msg[512];
         int is_wait = c->cls == SS_API_STREAM_WAIT;
         if (is_wait)

@@ -145,6 +145,11 @@ int main(void)
                                           .flags = CU_STREAM_NON_BLOCKING, .priority = -2 };
     printf("green_create %u\n", api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGreenCtxStreamCreate,
                                          "cuGreenCtxStreamCreate", &gsc, CUDA_SUCCESS, &gs, 0x7272000));
+    /* context-wide: all of the green context's work recorded in ev, then all its future work made to wait */
+    cuGreenCtxRecordEvent_params gre = { .hCtx = (CUgreenCtx)(uintptr_t)0x6A6A000, .hEvent = ev };
+    printf("green_record %u\n", DRV(cuGreenCtxRecordEvent, &gre, CUDA_SUCCESS));
+    cuGreenCtxWaitEvent_params gwe = { .hCtx = (CUgreenCtx)(uintptr_t)0x6A6A000, .hEvent = ev };
+    printf("green_wait %u\n", DRV(cuGreenCtxWaitEvent, &gwe, CUDA_SUCCESS));
     set_context(1);
     cuStreamWaitEvent_params we = { .hStream = s2, .hEvent = ev, .Flags = 0 };
     printf("wait %u\n", DRV(cuStreamWaitEvent_ptsz, &we, CUDA_SUCCESS));

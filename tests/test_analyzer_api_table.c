@@ -51,7 +51,7 @@ static const struct { const char *tab; ss_api_class cls; } expected_class[] = {
     { "set-device", SS_API_OTHER }, { "device-limit", SS_API_SET_LIMIT }, { "device-reset", SS_API_DEVICE_RESET },
     { "graph-node", SS_API_GRAPH_NODE }, { "stream-wait-value", SS_API_STREAM_WAIT_VALUE },
     { "stream-write-value", SS_API_STREAM_WRITE_VALUE }, { "stream-batch-memop", SS_API_STREAM_BATCH_MEMOP },
-    { "managed-memory", SS_API_MANAGED_MEMORY },
+    { "managed-memory", SS_API_MANAGED_MEMORY }, { "context-event", SS_API_CONTEXT_EVENT },
 };
 
 static int class_of_tab(const char *tab, ss_api_class *out)

@@ -44,6 +44,7 @@ enum {
     CB_cuStreamWaitValue32 = 0x10000 + 659, CB_cuStreamWaitValue64 = 0x10000 + 661,
     CB_cuStreamWriteValue32 = 0x10000 + 663, CB_cuStreamWriteValue64 = 0x10000 + 665,
     CB_cuStreamBatchMemOp = 0x10000 + 667,
+    CB_cuGreenCtxRecordEvent = 0x10000 + 749, CB_cuGreenCtxWaitEvent = 0x10000 + 750,
 };
 static const tb_api_name api_names[] = {
     { CB_cudaMalloc, "cudaMalloc" }, { CB_cudaFree, "cudaFree" }, { CB_cudaMallocHost, "cudaMallocHost" },
@@ -68,7 +69,8 @@ static const tb_api_name api_names[] = {
     { CB_cudaLaunchHostFunc, "cudaLaunchHostFunc" }, { CB_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle" },
     { CB_cuStreamWaitValue32, "cuStreamWaitValue32" }, { CB_cuStreamWaitValue64, "cuStreamWaitValue64" },
     { CB_cuStreamWriteValue32, "cuStreamWriteValue32" }, { CB_cuStreamWriteValue64, "cuStreamWriteValue64" },
-    { CB_cuStreamBatchMemOp, "cuStreamBatchMemOp" }, { CB_cudaMemPrefetchAsync, "cudaMemPrefetchAsync" },
+    { CB_cuStreamBatchMemOp, "cuStreamBatchMemOp" },
+    { CB_cuGreenCtxRecordEvent, "cuGreenCtxRecordEvent" }, { CB_cuGreenCtxWaitEvent, "cuGreenCtxWaitEvent" }, { CB_cudaMemPrefetchAsync, "cudaMemPrefetchAsync" },
     { CB_cudaEventRecordWithFlags, "cudaEventRecordWithFlags" },
 };
 
@@ -1279,6 +1281,61 @@ static void test_green_context_legacy(void)
               r.f.n ? r.f.v[0].message : "");
         done(&r);
     }
+}
+
+/* Context-wide events (cuGreenCtxRecordEvent records all of a green
+ * context's work in an event, cuGreenCtxWaitEvent makes all its future work
+ * wait for one; cuCtxRecordEvent / cuCtxWaitEvent the same for any context):
+ * orders the model does not follow.  A copy into buf on stream A (GPU
+ * 1.02-3 ms), then a copy out of it on stream C (GPU 3.05 ms).  Modes: 0 the
+ * event recorded context-wide, waited for by C: possible (warning), and no
+ * unrecorded-event-wait (it was recorded); 1 recorded on A, the green
+ * context made to wait for it: possible; 2 nothing between the copies: an
+ * error.  (Measured on the H200 before these calls were recorded: six false
+ * missing-fence errors on a program ordered by them.) */
+static void write_context_event(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xC1, 14, 1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 32768);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(50), .t1 = US(55), .event = 0xE1);
+    uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0xA1, .ptr = DEV_BUF,
+                       .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
+    tb_memcpy_rec(&b, c1, 13, MS(1.02), MS(3), 1, SS_MEM_PINNED, SS_MEM_DEVICE, 16384);
+    if (mode == 0) {
+        CALL(&b, .cbid = CB_cuGreenCtxRecordEvent, .t0 = MS(1.03), .t1 = MS(1.035), .event = 0xE1, .ptr = 0x6A6A000,
+             .arg = 1, .flags = SS_API_F_DRIVER);
+        CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.05), .t1 = MS(1.055), .stream = 0xC1, .event = 0xE1);
+    } else if (mode == 1) {
+        CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.03), .t1 = MS(1.035), .stream = 0xA1, .event = 0xE1);
+        CALL(&b, .cbid = CB_cuGreenCtxWaitEvent, .t0 = MS(1.05), .t1 = MS(1.055), .event = 0xE1, .ptr = 0x6A6A000,
+             .arg = 2, .flags = SS_API_F_DRIVER);
+    }
+    uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.1), .t1 = MS(1.11), .stream = 0xC1,
+                       .ptr = PINNED_BUF + 16384, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2,
+                       .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
+    tb_memcpy_rec(&b, c2, 14, MS(3.05), MS(3.2), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096);
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(4), .t1 = MS(4.01), .stream = 0xC1);
+    tb_close(&b);
+}
+
+static void test_context_events(void)
+{
+    static const fence_case cases[] = {
+        { "context_event_record", 1, SS_SEV_WARNING, "context-wide" },
+        { "context_event_wait", 1, SS_SEV_WARNING, "context-wide" },
+        { "context_event_none", 1, SS_SEV_ERROR, NULL },
+    };
+    check_fence_cases(cases, (int)(sizeof cases / sizeof cases[0]), write_context_event);
+    char path[600];
+    snprintf(path, sizeof path, "%s/context_event_record.sstrace", out_dir);
+    result r = analyze(path, &ss_rule_unrecorded_event_wait);
+    CHECK(r.f.n == 0, "an event recorded context-wide is recorded: %u unrecorded-event-wait findings (%s)", r.f.n,
+          r.f.n ? r.f.v[0].message : "");
+    done(&r);
 }
 
 /* Stream memory operations (cuStreamWriteValue*, cuStreamWaitValue*) order
@@ -3177,6 +3234,7 @@ int main(int argc, char **argv)
     test_pageable_sync_copy();
     test_device_sync_contexts();
     test_green_context_legacy();
+    test_context_events();
     test_stream_memops();
     test_relies_on_legacy();
     test_stream_identity();

@@ -140,6 +140,10 @@ if r:   # a green context's stream: non-blocking, its priority
     check(r["stream"] == hx(0x7272000) and r["arg"] == 1 and r["arg2"] == -2, "green stream create slots %s" % r)
     check(any(x.get("type") == "stream" and x.get("handle") == hx(0x7272000) and x.get("kind") == 2 for x in recs),
           "no non-blocking STREAM record for the green context's stream")
+for key, arg in (("green_record", 1), ("green_wait", 2)):
+    r = one(key, "cuGreenCtxRecordEvent" if arg == 1 else "cuGreenCtxWaitEvent")
+    if r:   # context-wide event calls: the event, the context handle, 1 record / 2 wait
+        check(r["event"] == EV and r["ptr"] == hx(0x6A6A000) and r["arg"] == arg, "%s slots %s" % (key, r))
 # SS_REC_THREAD_CONTEXT: the thread's context before its first call with one,
 # and at each change (3 for the green stream's creation, then 1 again)
 tc = [r for r in recs if r.get("type") == "thread_context"]
@@ -160,7 +164,7 @@ check(len(rt) == 1 and rt[0]["name"] == "cudaMemcpyAsync" and not int(rt[0]["fla
 launches = [r for r in apis if r.get("name") == "cudaLaunchKernel"]
 check(len(launches) == 1 and launches[0].get("params") == params, "interposed launch: %s" % launches)
 drv = [r for r in apis if int(r["flags"], 16) & DRIVER]
-check(len(drv) == 19, "%d driver records, want 19: %s" % (len(drv), [r["name"] for r in drv]))
+check(len(drv) == 21, "%d driver records, want 21: %s" % (len(drv), [r["name"] for r in drv]))
 if fails:
     print("FAIL:\n  " + "\n  ".join(fails))
     sys.exit(1)

@@ -49,6 +49,10 @@ CLASSES = {
     "managed-memory": (LEGACY, None, "prefetches, discards or re-attaches managed memory in stream order: GPU work "
                                   "CUPTI records no activity for (its end is unknown)"),
     "capture":        ("0", None, "begins or ends stream capture"),
+    "context-event":  ("1", None, "records in an event all the work of a context, or makes all future work of a "
+                               "context wait for an event (cuCtxRecordEvent / cuCtxWaitEvent and the green "
+                               "contexts' twins): orders the analyzer does not model, so it says \"possible\" after "
+                               "them"),
     "event-create":   ("0", None, "creates an event"),
     "event-open":     ("0", None, "opens an event another process made (CUDA IPC): recorded there, never here"),
     "event-record":   ("1", None, "records an event on a stream"),
@@ -86,6 +90,7 @@ ANALYZER_CLASS = {
     "stream-wait": "SS_API_STREAM_WAIT", "host-func": "SS_API_HOST_FUNC", "capture": "SS_API_CAPTURE",
     "stream-wait-value": "SS_API_STREAM_WAIT_VALUE", "stream-write-value": "SS_API_STREAM_WRITE_VALUE",
     "stream-batch-memop": "SS_API_STREAM_BATCH_MEMOP", "managed-memory": "SS_API_MANAGED_MEMORY",
+    "context-event": "SS_API_CONTEXT_EVENT",
     "event-create": "SS_API_EVENT_CREATE", "event-open": "SS_API_EVENT_CREATE", "event-record": "SS_API_EVENT_RECORD",
     "event-sync": "SS_API_EVENT_SYNC", "event-query": "SS_API_EVENT_QUERY",
     "event-elapsed": "SS_API_EVENT_ELAPSED", "event-destroy": "SS_API_EVENT_DESTROY",

@@ -235,6 +235,8 @@ enum ss_api_flags {
  *                                (its ops are not recorded)
  *   cudaEventCreate*             -        new      -        -       -         -           flags
  *   cudaEventRecord[WithFlags]   stream   event                                           flags
+ *   cu[Green]CtxRecordEvent/
+ *   WaitEvent (context-wide)     -        event    context  -       -         -           1 record, 2 wait
  *   cudaEventSynchronize/Query/
  *   Destroy                      -        event
  *   cudaEventElapsedTime         -        start    end(evt)
