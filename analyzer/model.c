@@ -693,6 +693,7 @@ typedef struct loader {
     ss_u64map corr_stream;     /* creating corr -> stream (from SS_REC_STREAM) */
     ss_u64map legacy_map;      /* legacy_key(device, context) -> legacy stream */
     ss_u64map default_ctx;     /* device -> its first context that is not green (split contexts) */
+    ss_u64map ctx_device;      /* CUPTI context id -> its device (CONTEXT records) */
     ss_u64map ptds_map;        /* (tid << 8 | device) -> per-thread stream */
 } loader;
 
@@ -853,8 +854,15 @@ static int32_t resolve_handle(ss_model *m, loader *L, const ss_call *c, int32_t 
     const ss_api_rec *r = c->rec;
     uint64_t h = r->stream;
     if (c->cls == SS_API_COPY_SYNC || c->cls == SS_API_MEMSET_SYNC) h = 0;
-    if ((h == 0 && !(r->flags & SS_API_F_PTSZ)) || h == 1)
-        return legacy_stream(m, L, device, m->split_contexts ? thread_context_at(m, r->tid, r->t_enter) : 0);
+    if ((h == 0 && !(r->flags & SS_API_F_PTSZ)) || h == 1) {
+        if (!m->split_contexts) return legacy_stream(m, L, device, 0);
+        /* the thread's context says which legacy stream, and its device (a
+         * record's own device is the thread's last cudaSetDevice, -1 when the
+         * program never called it through the interposer, as PyTorch) */
+        uint32_t ctx = thread_context_at(m, r->tid, r->t_enter);
+        int64_t cd = ctx ? ss_u64map_get(&L->ctx_device, ctx, -1) : -1;
+        return legacy_stream(m, L, cd >= 0 ? (int32_t)cd : device, ctx);
+    }
     if (h == 0 || h == 2)
         return per_thread_stream(m, L, r->tid, device);
     int64_t s = ss_u64map_get(&L->handle_map, h, -1);
@@ -1341,10 +1349,10 @@ static void build_streams_and_joins(ss_model *m, loader *L)
      * the device that was current on the thread when the record was written,
      * which is not the stream's in a multi-GPU process. */
     double t_step = ss_seconds();
-    ss_u64map ctx_device = { 0 };
+    ss_u64map *ctx_device = &L->ctx_device;
     for (uint32_t i = 0; i < m->ncontexts; i++)
         if (m->contexts[i]->context_id)
-            ss_u64map_put(&ctx_device, m->contexts[i]->context_id, m->contexts[i]->device);
+            ss_u64map_put(ctx_device, m->contexts[i]->context_id, m->contexts[i]->device);
     /* the context a call of unknown context is taken to run in: its device's
      * first that is not green (split contexts) */
     for (uint32_t i = 0; i < m->ncontexts && m->split_contexts; i++) {
@@ -1397,7 +1405,7 @@ static void build_streams_and_joins(ss_model *m, loader *L)
         if (r->handle && !st->handle) st->handle = r->handle;
         if (r->stream_id && !st->stream_id) st->stream_id = r->stream_id;
         if (r->context_id) st->context_id = r->context_id;
-        int64_t cd = r->context_id ? ss_u64map_get(&ctx_device, r->context_id, -1) : -1;
+        int64_t cd = r->context_id ? ss_u64map_get(ctx_device, r->context_id, -1) : -1;
         if (cd >= 0) st->device = (int32_t)cd;
         else if (st->device < 0) st->device = (int32_t)r->device;
         if (r->kind && !(st->kind == SS_STREAM_PER_THREAD && r->kind == SS_STREAM_BLOCKING)) {
@@ -1540,7 +1548,6 @@ static void build_streams_and_joins(ss_model *m, loader *L)
     free(sids.v);
     free(jj.sid);
     ss_u64map_free(&corr_call);
-    ss_u64map_free(&ctx_device);
     free(corr_dense);
     free(last_op);
     free(jj.call);
@@ -3134,7 +3141,7 @@ ss_model *ss_model_load(const char *path, char *err, size_t errlen)
     free(L.capt); free(L.api); free(L.gpu); free(L.srec); free(L.sname); free(L.nvtx); free(L.thr); free(L.parent);
     ss_u64map_free(&L.cbid_name); ss_u64map_free(&L.sid_map); ss_u64map_free(&L.handle_map);
     ss_u64map_free(&L.corr_stream); ss_u64map_free(&L.legacy_map); ss_u64map_free(&L.ptds_map);
-    ss_u64map_free(&L.default_ctx);
+    ss_u64map_free(&L.default_ctx); ss_u64map_free(&L.ctx_device);
     ss_timing("load", t_load);
     return m;
 }

@@ -1223,6 +1223,18 @@ static void test_pageable_sync_copy(void)
  * without the threads' contexts (before trace format 1.9): one legacy
  * stream a device, ordered by its barrier as far as the trace can tell. */
 #define GREEN_NULL_SID 17
+/* The buffers and event of the two tests below, and the first access: a copy
+ * into DEV_BUF on stream `on` (CUPTI id `sid`), GPU 1.02-3 ms. */
+static void copy_into_buf(tb *b, uint64_t on, uint32_t sid)
+{
+    CALL(b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
+    CALL(b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 32768);
+    CALL(b, .cbid = CB_cudaEventCreate, .t0 = US(50), .t1 = US(55), .event = 0xE1);
+    uint32_t c1 = CALL(b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = on, .ptr = DEV_BUF,
+                       .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
+    tb_memcpy_rec(b, c1, sid, MS(1.02), MS(3), 1, SS_MEM_PINNED, SS_MEM_DEVICE, 16384);
+}
+
 static void write_green_legacy(const char *name, int mode)
 {
     tb b;
@@ -1235,12 +1247,7 @@ static void write_green_legacy(const char *name, int mode)
     }
     uint32_t corr = CALL(&b, .cbid = CB_cudaStreamCreate, .t0 = US(1), .t1 = US(6), .stream = 0xA1);
     tb_stream(&b, 0xA1, 13, SS_STREAM_BLOCKING, 0, corr);
-    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
-    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 32768);
-    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(50), .t1 = US(55), .event = 0xE1);
-    uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0xA1, .ptr = DEV_BUF,
-                       .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
-    tb_memcpy_rec(&b, c1, 13, MS(1.02), MS(3), 1, SS_MEM_PINNED, SS_MEM_DEVICE, 16384);
+    copy_into_buf(&b, 0xA1, 13);
     if (mode == 1) CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.03), .t1 = MS(1.035), .stream = 0xA1, .event = 0xE1);
     if (mode != 2) {
         ss_thread_context_rec *tc = tb_rec(&b, SS_REC_THREAD_CONTEXT, sizeof *tc, 0);
@@ -1263,8 +1270,56 @@ static void write_green_legacy(const char *name, int mode)
     tb_close(&b);
 }
 
+/* A thread that never called cudaSetDevice through the interposer (as
+ * PyTorch: its records' device is -1) works in device 1's primary context
+ * (context 4, legacy stream id 27): a copy into buf on stream 0 there, an
+ * event recorded on stream 0, a non-blocking stream of device 1 waits for it
+ * and copies buf out.  Ordered: the event's stream 0 is context 4's, on device 1
+ * (mode 0).  Mode 1: the wait is left out: a race, error.  The records say
+ * device 0 (a stale device): stream 0 is the context's, on its device. */
+static void write_context_device(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    ss_context_rec *cx = tb_rec(&b, SS_REC_CONTEXT, sizeof *cx, 0);
+    cx->context_id = 4; cx->device = 1; cx->null_stream_id = 27;
+    ss_thread_context_rec *tc = tb_rec(&b, SS_REC_THREAD_CONTEXT, sizeof *tc, 0);
+    tc->tid = TID; tc->context_id = 4; tc->t = US(1);
+    uint32_t corr = CALL(&b, .cbid = CB_cudaStreamCreateWithFlags, .t0 = US(1), .t1 = US(6), .stream = 0xB1,
+                         .arg = 1);
+    ss_stream_rec *sr = tb_rec(&b, SS_REC_STREAM, sizeof *sr, 0);
+    sr->handle = 0xB1; sr->stream_id = 28; sr->context_id = 4; sr->device = 1; sr->kind = SS_STREAM_NON_BLOCKING;
+    sr->flags = 1; sr->corr = corr;
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 32768);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(50), .t1 = US(55), .event = 0xE1);
+    uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0, .ptr = DEV_BUF,
+                       .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
+    ss_memcpy_rec *r = tb_rec(&b, SS_REC_MEMCPY, sizeof *r, 0);
+    r->g.start = MS(1.02); r->g.end = MS(3); r->g.corr = c1; r->g.stream_id = 27; r->g.context_id = 4;
+    r->g.device = 1; r->copy_kind = 1; r->src_kind = SS_MEM_PINNED; r->dst_kind = SS_MEM_DEVICE; r->bytes = 16384;
+    r->async = 1;
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.03), .t1 = MS(1.035), .stream = 0, .event = 0xE1);
+    if (mode == 0)
+        CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.05), .t1 = MS(1.055), .stream = 0xB1, .event = 0xE1);
+    uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.06), .t1 = MS(1.07), .stream = 0xB1,
+                       .ptr = PINNED_BUF + 16384, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2,
+                       .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
+    r = tb_rec(&b, SS_REC_MEMCPY, sizeof *r, 0);
+    r->g.start = MS(mode == 0 ? 3.05 : 1.1); r->g.end = r->g.start + 100000; r->g.corr = c2; r->g.stream_id = 28;
+    r->g.context_id = 4; r->g.device = 1; r->copy_kind = 2; r->src_kind = SS_MEM_DEVICE;
+    r->dst_kind = SS_MEM_PINNED; r->bytes = 4096; r->async = 1;
+    CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(4), .t1 = MS(4.01), .stream = 0xB1);
+    tb_close(&b);
+}
+
 static void test_green_context_legacy(void)
 {
+    static const fence_case device_cases[] = {
+        { "context_device_ordered", 0, 0, NULL },
+        { "context_device_racy", 1, SS_SEV_ERROR, NULL },
+    };
+    check_fence_cases(device_cases, 2, write_context_device);
     static const fence_case cases[] = {
         { "green_legacy_racy", 1, SS_SEV_ERROR, "legacy default" },
         { "green_legacy_ordered", 0, 0, NULL },
@@ -1299,12 +1354,7 @@ static void write_context_event(const char *name, int mode)
     tb_open(&b, name);
     tb_create_stream(&b, US(1), 0xA1, 13, 1);
     tb_create_stream(&b, US(2), 0xC1, 14, 1);
-    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
-    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 32768);
-    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(50), .t1 = US(55), .event = 0xE1);
-    uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0xA1, .ptr = DEV_BUF,
-                       .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
-    tb_memcpy_rec(&b, c1, 13, MS(1.02), MS(3), 1, SS_MEM_PINNED, SS_MEM_DEVICE, 16384);
+    copy_into_buf(&b, 0xA1, 13);
     if (mode == 0) {
         CALL(&b, .cbid = CB_cuGreenCtxRecordEvent, .t0 = MS(1.03), .t1 = MS(1.035), .event = 0xE1, .ptr = 0x6A6A000,
              .arg = 1, .flags = SS_API_F_DRIVER);
