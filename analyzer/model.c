@@ -659,9 +659,10 @@ int ss_device_wait_covers(const ss_model *m, const ss_call *c, int32_t s)
 
 uint32_t ss_model_device_contexts(const ss_model *m, int32_t device)
 {
+    /* by family: a green context's work is its parent's for a device-wide wait */
     uint32_t n = 0, first = 0;
     for (uint32_t s = 0; s < m->nstreams && n < 2; s++) {
-        uint32_t x = m->streams[s].context_id;
+        uint32_t x = m->streams[s].family;
         if (!x || (m->streams[s].device != device && m->streams[s].device >= 0)) continue;
         if (!n) { first = x; n = 1; }
         else if (x != first) n = 2;

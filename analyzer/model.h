@@ -574,7 +574,7 @@ static inline int ss_same_legacy_domain(const ss_model *m, int32_t a, int32_t b)
 {
     return m->streams[a].ldomain == m->streams[b].ldomain;
 }
-/* How many contexts the streams of `device` belong to: 0, 1, or 2 for "more than one". */
+/* How many context families (ss_stream.family) the streams of `device` belong to: 0, 1, or 2 for "more than one". */
 uint32_t ss_model_device_contexts(const ss_model *m, int32_t device);
 
 /* The other half of a blocking copy (the sync of a copy, the copy of a
