@@ -613,7 +613,18 @@ static uint32_t thread_context_at(const ss_model *m, uint32_t tid, uint64_t t)
     return lo > 0 && m->tctx[lo - 1]->tid == tid ? m->tctx[lo - 1]->context_id : 0;
 }
 
-uint32_t ss_model_call_context(const ss_model *m, const ss_call *c)
+/* The context a device-wide wait in `context` covers: its parent for a green
+ * context (trace format 1.9), else itself. */
+static uint32_t context_family(const ss_model *m, uint32_t context)
+{
+    if (!context || m->hdr.version_major != SS_TRACE_VERSION_MAJOR || m->hdr.version_minor < 9) return context;
+    for (uint32_t i = 0; i < m->ncontexts; i++)
+        if (m->contexts[i]->context_id == context && m->contexts[i]->parent_id) return m->contexts[i]->parent_id;
+    return context;
+}
+
+/* the context the call ran in, 0 unknown */
+static uint32_t call_context(const ss_model *m, const ss_call *c)
 {
     if (c->cls == SS_API_DEVICE_SYNC && c->rec->arg) return c->rec->arg;
     /* the context current to the calling thread, which the shim says */
@@ -631,23 +642,20 @@ uint32_t ss_model_call_context(const ss_model *m, const ss_call *c)
     return 0;
 }
 
-uint32_t ss_model_context_family(const ss_model *m, uint32_t context)
+uint32_t ss_model_call_context(const ss_model *m, const ss_call *c)
 {
-    if (!context || m->hdr.version_major != SS_TRACE_VERSION_MAJOR || m->hdr.version_minor < 9) return context;
-    for (uint32_t i = 0; i < m->ncontexts; i++)
-        if (m->contexts[i]->context_id == context && m->contexts[i]->parent_id) return m->contexts[i]->parent_id;
-    return context;
+    return context_family(m, call_context(m, c));
 }
 
-int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t context)
+int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t family)
 {
-    if (!context || s < 0 || !m->streams[s].context_id) return 1;
+    if (!family || s < 0 || !m->streams[s].context_id) return 1;
     /* the model's per-thread streams serve every context, and so do its
      * legacy streams unless it keeps one a context */
     if (m->streams[s].kind == SS_STREAM_PER_THREAD ||
         (m->streams[s].kind == SS_STREAM_LEGACY_NULL && !m->split_contexts))
         return 1;
-    return m->streams[s].family == ss_model_context_family(m, context);
+    return m->streams[s].family == family;
 }
 
 int ss_device_wait_covers(const ss_model *m, const ss_call *c, int32_t s)
@@ -1333,7 +1341,7 @@ static void stream_domains(ss_model *m, const loader *L)
     int32_t next = 0;
     for (uint32_t i = 0; i < m->nstreams; i++) {
         ss_stream *st = &m->streams[i];
-        st->family = ss_model_context_family(m, st->context_id);
+        st->family = context_family(m, st->context_id);
         if (st->device < 0) { st->ldomain = -1; continue; }
         if (!m->split_contexts) { st->ldomain = st->device; continue; }
         uint64_t key = legacy_key(m, L, st->device, st->context_id);
@@ -1358,7 +1366,7 @@ static void build_streams_and_joins(ss_model *m, loader *L)
      * first that is not green (split contexts) */
     for (uint32_t i = 0; i < m->ncontexts && m->split_contexts; i++) {
         const ss_context_rec *c = m->contexts[i];
-        if (c->context_id && ss_model_context_family(m, c->context_id) == c->context_id &&
+        if (c->context_id && context_family(m, c->context_id) == c->context_id &&
             ss_u64map_get(&L->default_ctx, c->device, 0) == 0)
             ss_u64map_put(&L->default_ctx, c->device, c->context_id);
     }

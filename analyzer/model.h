@@ -549,26 +549,24 @@ int ss_model_busy_at(const ss_model *m, int32_t device, uint64_t t);
 uint64_t ss_model_next_start(const ss_model *m, int32_t device, uint64_t t);
 /* Device of a call: rec->device, else its stream's, else its first op's, else 0. */
 int32_t ss_model_call_device(const ss_model *m, const ss_call *c);
-/* The CUDA context whose work a device-wide wait waits for (CUPTI's id; 0
- * unknown): cudaDeviceSynchronize and cuCtxSynchronize wait for the calling
- * thread's context only, which the shim records in their `arg` (traces
- * from 2026-11-29 on); a call on a created stream, its stream's context
- * (the legacy and per-thread default streams are one a device in the
- * model, whatever the context: theirs is unknown).  Several
- * contexts on one device (a context per thread, cuCtxCreate) order nothing
- * between them. */
+/* The context family whose work a device-wide wait waits for (CUPTI's id,
+ * as ss_stream.family; 0 unknown).  The context the call ran in:
+ * cudaDeviceSynchronize and cuCtxSynchronize record it in `arg` (traces
+ * from 2026-11-29 on), every call in its thread's SS_REC_THREAD_CONTEXT
+ * (1.9); else a call on a created stream, its stream's context (in older
+ * traces the legacy and per-thread default streams are one a device in the
+ * model, whatever the context: theirs is unknown).  Then its family: a
+ * green context's parent (cudaDeviceSynchronize in either waits for both).
+ * Several contexts on one device (a context per thread, cuCtxCreate) order
+ * nothing between them. */
 uint32_t ss_model_call_context(const ss_model *m, const ss_call *c);
-/* Is stream s among the work of `context` (0: any; a stream of unknown
- * context or a per-thread default stream: yes; a legacy stream: yes unless
- * the model keeps one per context)?  Compared by family (ss_stream.family):
- * a green context's work counts as its parent's. */
-int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t context);
+/* Is stream s among the work of context family `family` (ss_model_call_context;
+ * 0: any; a stream of unknown context or a per-thread default stream: yes; a
+ * legacy stream: yes unless the model keeps one per context)? */
+int ss_stream_in_context(const ss_model *m, int32_t s, uint32_t family);
 /* Does call c's device-wide wait (SS_WAIT_DEVICE) cover stream s: a stream
  * of its device (or of none known) and of its context? */
 int ss_device_wait_covers(const ss_model *m, const ss_call *c, int32_t s);
-/* The context a device-wide wait in `context` covers: its parent for a green
- * context (trace format 1.9), else itself. */
-uint32_t ss_model_context_family(const ss_model *m, uint32_t context);
 /* Are streams a and b ordered by the same legacy stream's implicit barriers? */
 static inline int ss_same_legacy_domain(const ss_model *m, int32_t a, int32_t b)
 {

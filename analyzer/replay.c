@@ -76,7 +76,7 @@ typedef struct cwait {
     uint8_t waited;            /* in the measured run, it waited (its wait ended after its entry) */
     uint64_t post;             /* time from the end of what it waited for to its return (0: it did not wait) */
     int32_t wait_op;           /* the operation whose end released its wait, -1 */
-    uint32_t context;          /* W_DEVICE: the CUDA context waited for (ss_model_call_context), 0 any */
+    uint32_t context;          /* W_DEVICE: the context family waited for (ss_model_call_context), 0 any */
 } cwait;
 #define NO_WAIT UINT32_MAX     /* cwi of a call that waits on nothing */
 _Static_assert(MAX_DEVICES <= INT16_MAX, "cwait.device holds a device index");

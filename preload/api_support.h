@@ -38,7 +38,8 @@
 typedef struct ss_api_tls {
     ss_api_rec *active;     /* interposer record of the call in flight, or NULL */
     uint32_t    lent_ctx;   /* interposer: CUPTI's context id of the call in flight, lent by the
-                               callback inside it with its correlation id (SS_CALL_CONTEXT) */
+                               callback inside it with its correlation id (SS_CALL_CONTEXT; stale
+                               while the record has no corr) */
     uint32_t    trace_ctx;  /* the context of this thread's last SS_REC_THREAD_CONTEXT, 0 none */
     /* A recorded runtime launch in flight on this thread (interposer wrapper
      * or CUPTI path between API_ENTER and API_EXIT): the driver-level

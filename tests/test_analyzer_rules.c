@@ -156,12 +156,20 @@ static uint32_t tb_launch(tb *b, uint64_t t, uint64_t stream, uint32_t sid, uint
     return corr;
 }
 
+/* a copy's GPU record in CUDA context `context` on `device` */
+static void tb_memcpy_rec_of(tb *b, uint32_t corr, uint32_t sid, uint64_t start, uint64_t end, uint8_t kind,
+                             uint8_t src_kind, uint8_t dst_kind, uint64_t bytes, uint32_t context, uint32_t device)
+{
+    ss_memcpy_rec *r = tb_rec(b, SS_REC_MEMCPY, sizeof *r, 0);
+    r->g.start = start; r->g.end = end; r->g.corr = corr; r->g.stream_id = sid; r->g.context_id = context;
+    r->g.device = device;
+    r->copy_kind = kind; r->src_kind = src_kind; r->dst_kind = dst_kind; r->bytes = bytes; r->async = 1;
+}
+
 static void tb_memcpy_rec(tb *b, uint32_t corr, uint32_t sid, uint64_t start, uint64_t end, uint8_t kind,
                           uint8_t src_kind, uint8_t dst_kind, uint64_t bytes)
 {
-    ss_memcpy_rec *r = tb_rec(b, SS_REC_MEMCPY, sizeof *r, 0);
-    r->g.start = start; r->g.end = end; r->g.corr = corr; r->g.stream_id = sid; r->g.context_id = 1;
-    r->copy_kind = kind; r->src_kind = src_kind; r->dst_kind = dst_kind; r->bytes = bytes; r->async = 1;
+    tb_memcpy_rec_of(b, corr, sid, start, end, kind, src_kind, dst_kind, bytes, 1, 0);
 }
 
 /* ------------------------------------------------------------ analysis */
@@ -1257,11 +1265,8 @@ static void write_green_legacy(const char *name, int mode)
     uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.06), .t1 = MS(1.07), .stream = 0,
                        .ptr = PINNED_BUF + 16384, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2,
                        .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
-    ss_memcpy_rec *r = tb_rec(&b, SS_REC_MEMCPY, sizeof *r, 0);
     double s2 = mode == 1 ? 3.05 : 1.1;
-    r->g.start = MS(s2); r->g.end = MS(s2 + 0.1); r->g.corr = c2; r->g.stream_id = GREEN_NULL_SID;
-    r->g.context_id = 3; r->copy_kind = 2; r->src_kind = SS_MEM_DEVICE; r->dst_kind = SS_MEM_PINNED;
-    r->bytes = 4096; r->async = 1;
+    tb_memcpy_rec_of(&b, c2, GREEN_NULL_SID, MS(s2), MS(s2 + 0.1), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096, 3, 0);
     if (mode != 2) {
         ss_thread_context_rec *tc = tb_rec(&b, SS_REC_THREAD_CONTEXT, sizeof *tc, 0);
         tc->tid = TID; tc->context_id = 1; tc->t = MS(4);
@@ -1295,20 +1300,15 @@ static void write_context_device(const char *name, int mode)
     CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(50), .t1 = US(55), .event = 0xE1);
     uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0, .ptr = DEV_BUF,
                        .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1, .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
-    ss_memcpy_rec *r = tb_rec(&b, SS_REC_MEMCPY, sizeof *r, 0);
-    r->g.start = MS(1.02); r->g.end = MS(3); r->g.corr = c1; r->g.stream_id = 27; r->g.context_id = 4;
-    r->g.device = 1; r->copy_kind = 1; r->src_kind = SS_MEM_PINNED; r->dst_kind = SS_MEM_DEVICE; r->bytes = 16384;
-    r->async = 1;
+    tb_memcpy_rec_of(&b, c1, 27, MS(1.02), MS(3), 1, SS_MEM_PINNED, SS_MEM_DEVICE, 16384, 4, 1);
     CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.03), .t1 = MS(1.035), .stream = 0, .event = 0xE1);
     if (mode == 0)
         CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.05), .t1 = MS(1.055), .stream = 0xB1, .event = 0xE1);
     uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1.06), .t1 = MS(1.07), .stream = 0xB1,
                        .ptr = PINNED_BUF + 16384, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2,
                        .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
-    r = tb_rec(&b, SS_REC_MEMCPY, sizeof *r, 0);
-    r->g.start = MS(mode == 0 ? 3.05 : 1.1); r->g.end = r->g.start + 100000; r->g.corr = c2; r->g.stream_id = 28;
-    r->g.context_id = 4; r->g.device = 1; r->copy_kind = 2; r->src_kind = SS_MEM_DEVICE;
-    r->dst_kind = SS_MEM_PINNED; r->bytes = 4096; r->async = 1;
+    double s2 = mode == 0 ? 3.05 : 1.1;
+    tb_memcpy_rec_of(&b, c2, 28, MS(s2), MS(s2 + 0.1), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096, 4, 1);
     CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(4), .t1 = MS(4.01), .stream = 0xB1);
     tb_close(&b);
 }

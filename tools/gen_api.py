@@ -550,7 +550,6 @@ def gen_wrapper(e, symbol, cbid_name, ptsz):
         L.append("    /* Arms the driver-level parameter fallback (the node's kernel may be")
         L.append("     * a stub of another cudart): see ss_api_on_driver_callback. */")
         L.append("    ss_api_launch_enter(t, %s, 0);" % node_kernel(e)[0])
-    L.append("    t->lent_ctx = 0;   /* SS_CALL_CONTEXT: lent by the CUPTI callback inside the call */")
     L.append("    t->active = &rec;")
     L.append("    rec.t_enter = ss_now();")
     L.append("    cudaError_t ret = real(%s);" % args)
@@ -680,8 +679,10 @@ WRAP_PRELUDE = """#include <errno.h>
 #include "api_support.h"   /* SS_EXPORT: base.h */
 
 /* A slot's SS_CALL_CONTEXT: CUPTI's id of the context the call ran in, lent
- * by the CUPTI callback that fires inside the call (0 without one). */
-#define SS_CALL_CONTEXT (t->lent_ctx)
+ * by the CUPTI callback that fires inside the call together with its
+ * correlation id: valid when that callback fired (a corr), else 0.  Derived
+ * so that no wrapper pays a store to clear it before the call. */
+#define SS_CALL_CONTEXT (rec.corr ? t->lent_ctx : 0u)
 
 /* Every wrapper has the same shape: resolve the real entry point once, mark
  * the thread as inside a recorded call (so the CUPTI callback that fires in
