@@ -1343,7 +1343,8 @@ static void stream_domains(ss_model *m, const loader *L)
         ss_stream *st = &m->streams[i];
         st->family = context_family(m, st->context_id);
         if (st->device < 0) { st->ldomain = -1; continue; }
-        if (!m->split_contexts) { st->ldomain = st->device; continue; }
+        /* dense indexes (rules size tables by them; a device number comes
+         * from the trace): a device and, with split contexts, a context */
         uint64_t key = legacy_key(m, L, st->device, st->context_id);
         int64_t d = ss_u64map_get(&dom, key, -1);
         if (d < 0) { d = next++; ss_u64map_put(&dom, key, d); }

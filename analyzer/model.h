@@ -196,7 +196,7 @@ typedef struct ss_stream {
      * legacy stream of its own (green contexts too: measured on the H200,
      * docs/design.md), so where the trace says which context each call ran
      * in (SS_REC_THREAD_CONTEXT) it is the device and the context; in older
-     * traces the device.  -1: device unknown. */
+     * traces the device.  A dense index (below nstreams); -1: device unknown. */
     int32_t  ldomain;
     /* The context whose device-wide waits cover this stream's work: its
      * context, or for a green context's stream the context it was made from

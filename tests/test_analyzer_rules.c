@@ -1313,6 +1313,27 @@ static void write_context_device(const char *name, int mode)
     tb_close(&b);
 }
 
+/* A device number from the trace is data, not a size: a stream on device
+ * 0x7ffffff0 (a corrupt record, as the fuzzer made one) once had
+ * legacy-stream-serialization allocate a table of 2^31 entries and die. */
+static void test_huge_device_number(void)
+{
+    tb b;
+    tb_open(&b, "huge_device_number");
+    uint32_t corr = CALL(&b, .cbid = CB_cudaStreamCreate, .t0 = US(1), .t1 = US(6), .stream = 0xA1);
+    ss_stream_rec *sr = tb_rec(&b, SS_REC_STREAM, sizeof *sr, 0);
+    sr->handle = 0xA1; sr->stream_id = 13; sr->context_id = 9; sr->device = 0x7ffffff0u;
+    sr->kind = SS_STREAM_BLOCKING; sr->corr = corr;
+    tb_launch(&b, MS(1), 0xA1, 13, MS(1.01), MS(2), NULL, 0);
+    tb_launch(&b, MS(1.1), 0, LEGACY_SID, MS(2.01), MS(3), NULL, 0);
+    tb_close(&b);
+    char path[600];
+    snprintf(path, sizeof path, "%s/huge_device_number.sstrace", out_dir);
+    result r = analyze(path, &ss_rule_legacy_stream_serialization);
+    CHECK(r.f.n == 0, "a stream on device 0x7ffffff0: %u findings", r.f.n);
+    done(&r);
+}
+
 static void test_green_context_legacy(void)
 {
     static const fence_case device_cases[] = {
@@ -3285,6 +3306,7 @@ int main(int argc, char **argv)
     test_device_sync_contexts();
     test_green_context_legacy();
     test_context_events();
+    test_huge_device_number();
     test_stream_memops();
     test_relies_on_legacy();
     test_stream_identity();
