@@ -128,6 +128,9 @@ FIXTURES="$FIXTURES green_context_legacy green_context_legacy_fixed sample_green
 # Thrust on streams with its synchronizing policy, and the CUB way (2026-11-24):
 # what a header-only library synchronizes for the program is the library's.
 FIXTURES="$FIXTURES sample_thrust_streams sample_thrust_streams_fixed"
+# A ring of events whose first lap syncs on events not recorded yet (NVIDIA's
+# simpleMultiCopy; a triple-buffered pipeline): unrecorded-event-wait's "possibly harmless" info.
+FIXTURES="$FIXTURES sample_multi_copy sample_buffer_ring sample_buffer_ring_racy"
 # Programs whose output must not change under the shim.
 STDOUT_SAME="fork_child threads8 graph_replay capture_basic graph_side_race_fixed graph_added_race_fixed graph_generic_race_fixed vmm_race_fixed graph_exec_streams pdl_event_handoff"
 # Scripts also run under PyTorch's CUDA sanitizer.  CSAN_MUST_FLAG: CSAN has

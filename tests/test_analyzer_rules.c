@@ -1770,6 +1770,112 @@ static void test_unrecorded(void)
     done(&r);
 }
 
+/* The first lap over a ring of events (NVIDIA's simpleMultiCopy syncs on
+ * cycleDone[next] before each cycle): a host sync before an event's first
+ * record, where the stream that records it later had no work yet, waits for
+ * nothing but had nothing to wait for -- info, "possibly harmless" (E1).
+ * Where that stream had work (E3), or the record is on the legacy stream,
+ * whose record also covers the blocking streams (E4), it stays a warning; a
+ * stream's wait stays an error even on a stream with no work yet (E2: how a
+ * wait placed before its producer's record looks too). */
+static void write_unrecorded_ring(const char *name)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);
+    tb_create_stream(&b, US(3), 0xD1, 15, 1);
+    for (int k = 1; k <= 4; k++)
+        CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(4 + 2 * k), .t1 = US(5 + 2 * k), .event = 0xE0 + k);
+    CALL(&b, .cbid = CB_cudaEventSynchronize, .t0 = MS(1.00), .t1 = MS(1.001), .event = 0xE1);
+    CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.01), .t1 = MS(1.011), .stream = 0xB1, .event = 0xE2);
+    tb_launch(&b, MS(1.02), 0xA1, 13, MS(1.05), MS(2), NULL, 0);
+    CALL(&b, .cbid = CB_cudaEventSynchronize, .t0 = MS(1.03), .t1 = MS(1.031), .event = 0xE3);
+    CALL(&b, .cbid = CB_cudaEventSynchronize, .t0 = MS(1.04), .t1 = MS(1.041), .event = 0xE4);
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.10), .t1 = MS(1.101), .stream = 0xA1, .event = 0xE1);
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.11), .t1 = MS(1.111), .stream = 0xD1, .event = 0xE2);
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.12), .t1 = MS(1.121), .stream = 0xA1, .event = 0xE3);
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.13), .t1 = MS(1.131), .stream = 0, .event = 0xE4);
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(1.2), .t1 = MS(2.01));
+    tb_close(&b);
+}
+
+static void test_unrecorded_ring(void)
+{
+    write_unrecorded_ring("unrecorded_ring");
+    char path[600];
+    snprintf(path, sizeof path, "%s/unrecorded_ring.sstrace", out_dir);
+    result r = analyze(path, &ss_rule_unrecorded_event_wait);
+    uint32_t info = 0, warnings = 0, errors = 0, other = 0;
+    for (uint32_t k = 0; k < r.f.n; k++) {
+        const ss_finding *f = &r.f.v[k];
+        int harmless = strstr(f->message, "possibly harmless") != NULL;
+        int sync = strstr(f->message, "cudaEventSynchronize") != NULL;
+        if (f->severity == SS_SEV_INFO && harmless && sync) info += f->count;
+        else if (f->severity == SS_SEV_WARNING && !harmless && sync) warnings += f->count;
+        else if (f->severity == SS_SEV_ERROR && !harmless && !sync) errors += f->count;
+        else other++;
+    }
+    CHECK(info == 1 && warnings == 2 && errors == 1 && other == 0,
+          "ring: %u info, %u warning, %u error occurrences, %u other findings (%s)", info, warnings, errors, other,
+          r.f.n ? r.f.v[0].message : "");
+    done(&r);
+}
+
+/* A stream's wait on the first lap over a ring (a triple-buffered pipeline's
+ * cudaStreamWaitEvent(copy, slot_free[k]) before slot k was ever used): its
+ * event is first recorded later, after the slot's consumer, which the waiting
+ * stream's fill is ordered before (another event): no race went through the
+ * missing order -- info, "possibly harmless".  The same calls with the wait
+ * placed before its producer's record let the consumer race the producer:
+ * the error.  Both first records are on a stream with work before them. */
+static void write_ring_stream_waits(const char *name)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);   /* compute */
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);   /* copy */
+    for (int k = 1; k <= 3; k++)
+        CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(4 + 2 * k), .t1 = US(5 + 2 * k), .event = 0xF0 + k);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(20), .t1 = US(30), .ptr = DEV_BUF, .bytes = 4096);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(40), .t1 = US(50), .ptr = DEV_BUF + 0x100000, .bytes = 4096);
+    uint64_t q[1] = { DEV_BUF }, pbuf[1] = { DEV_BUF + 0x100000 };
+    tb_launch(&b, MS(0.5), 0xA1, 13, MS(0.51), MS(0.6), pbuf, 1);   /* earlier work on compute */
+    /* first lap: wait for slot Q's "free" event, fill Q, hand it over */
+    CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.00), .t1 = MS(1.001), .stream = 0xB1, .event = 0xF1);
+    CALL(&b, .cbid = CB_cudaMemsetAsync, .t0 = MS(1.01), .t1 = MS(1.011), .stream = 0xB1, .ptr = DEV_BUF, .bytes = 4096);
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.02), .t1 = MS(1.021), .stream = 0xB1, .event = 0xF2);
+    CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(1.03), .t1 = MS(1.031), .stream = 0xA1, .event = 0xF2);
+    tb_launch(&b, MS(1.04), 0xA1, 13, MS(1.1), MS(1.5), q, 1);
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.05), .t1 = MS(1.051), .stream = 0xA1, .event = 0xF1);
+    /* the wait before its producer's record */
+    CALL(&b, .cbid = CB_cudaStreamWaitEvent, .t0 = MS(2.00), .t1 = MS(2.001), .stream = 0xB1, .event = 0xF3);
+    tb_launch(&b, MS(2.01), 0xA1, 13, MS(2.05), MS(3.0), pbuf, 1);
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(2.02), .t1 = MS(2.021), .stream = 0xA1, .event = 0xF3);
+    tb_launch(&b, MS(2.03), 0xB1, 14, MS(2.06), MS(2.5), pbuf, 1);
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(3.1), .t1 = MS(3.2));
+    tb_close(&b);
+}
+
+static void test_ring_stream_waits(void)
+{
+    write_ring_stream_waits("ring_stream_waits");
+    char path[600];
+    snprintf(path, sizeof path, "%s/ring_stream_waits.sstrace", out_dir);
+    result r = analyze(path, &ss_rule_unrecorded_event_wait);
+    uint32_t info = 0, errors = 0, other = 0;
+    for (uint32_t k = 0; k < r.f.n; k++) {
+        const ss_finding *f = &r.f.v[k];
+        int harmless = strstr(f->message, "possibly harmless") != NULL;
+        if (f->severity == SS_SEV_INFO && harmless && strstr(f->message, "event 0xf1")) info += f->count;
+        else if (f->severity == SS_SEV_ERROR && !harmless && strstr(f->message, "event 0xf3")) errors += f->count;
+        else other++;
+    }
+    CHECK(info == 1 && errors == 1 && other == 0, "ring stream waits: %u info, %u error, %u other (%s)", info, errors,
+          other, r.f.n ? r.f.v[0].message : "");
+    done(&r);
+}
+
 /* An event opened from another process's handle (cudaIpcOpenEventHandle, as
  * PyTorch does for a CUDA tensor received through torch.multiprocessing) and
  * waited on at once: the sender recorded it, not this process.  The same
@@ -3318,6 +3424,8 @@ int main(int argc, char **argv)
     test_launch_attr_event();
     test_ipc_event_wait();
     test_unrecorded();
+    test_unrecorded_ring();
+    test_ring_stream_waits();
     test_incomplete_sync();
     test_graph_bodies();
     test_explicit_event_nodes();
