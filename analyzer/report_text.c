@@ -182,9 +182,8 @@ static void print_finding(FILE *out, const ss_finding *x, int color)
     double per = ss_finding_cost_per_iteration(x);
     if (per >= 0) {
         fprintf(out, ", %.3f ms per iteration over %u iterations", per, ss_iterations_of(m)->count);
-        if (x->steady_count < x->count)
-            fprintf(out, " (+%u occurrence%s in setup)", x->count - x->steady_count,
-                    x->count - x->steady_count == 1 ? "" : "s");
+        if (x->steady_count < x->count)   /* of the count above, not more */
+            fprintf(out, " (%u of the %u occurrences were in setup)", x->count - x->steady_count, x->count);
     } else if (x->phase == SS_PHASE_SETUP && ss_iterations_of(m)->found) {
         fputs(", setup", out);
     }
