@@ -168,6 +168,33 @@ static const ring_wait *ring_wait_of(const ring_wait *w, uint32_t n, uint32_t ca
     return lo < n && w[lo].wait == call ? &w[lo] : NULL;
 }
 
+/* One occurrence at wait call i; first >= 0 adds the event's first record. */
+static void add_wait(ss_findings *out, const ss_model *m, uint32_t i, ss_severity sev, const char *msg,
+                     const char *basis, const char *fix, int32_t first, const char *kind)
+{
+    const ss_call *c = &m->calls[i];
+    ss_occurrence o = {
+        .rule = "unrecorded-event-wait",
+        .severity = sev,
+        .fixed_severity = 1,
+        .cost_ms = 0,
+        .cost_basis = basis,
+        .message = msg,
+        .fix = fix,
+        .refs = { { (int32_t)i, c->first_op, c->cls == SS_API_STREAM_WAIT ? "wait" : "sync" } },
+        .nrefs = 1,
+        .alloc = -1,
+        .site_extra = kind,   /* each kind of verdict folds apart */
+    };
+    if (first >= 0) {
+        o.refs[1] = (ss_finding_ref){ first, m->calls[first].first_op, "first record" };
+        o.nrefs = 2;
+    }
+    ss_findings_add(out, m, &o);
+}
+
+static const char *const NO_TIME = "0 ms: a wait that orders nothing costs no time";
+
 static void run(const ss_model *m, ss_findings *out)
 {
     uint32_t *first_work = NULL;   /* made at the first unrecorded host sync */
@@ -185,29 +212,23 @@ static void run(const ss_model *m, ss_findings *out)
         if (first >= 0 && (uint32_t)first < i) continue;
         if (e->from_ipc) continue;   /* another process records it (CUDA IPC) */
         if (e->by_context) continue; /* cuCtxRecordEvent & co. record it: all of a context's work */
-        char sd[96], msg[768];
+        char sd[96], rd[96], msg[768];
         int is_wait = c->cls == SS_API_STREAM_WAIT;
+        const char *name = ss_model_call_name(m, c);
+        unsigned long long ev = (unsigned long long)c->rec->event;
+        int n = is_wait ? snprintf(msg, sizeof msg, "%s makes %s wait for event 0x%llx, which had not been recorded "
+                                   "yet", name, ss_stream_describe(m, c->stream, sd, sizeof sd), ev)
+                        : snprintf(msg, sizeof msg, "%s on event 0x%llx, which had not been recorded yet", name, ev);
+        size_t left = n > 0 && (size_t)n < sizeof msg ? sizeof msg - (size_t)n : 0;   /* 0: no room for the rest */
+        char *tail = left ? msg + n : msg;
         if (first_record_unseen(m, i, first)) {
-            snprintf(msg, sizeof msg, "%s on event 0x%llx, which had not been recorded yet as far as the trace "
-                     "shows; possibly harmless: recording was off after this wait (a sampled trace), so when the "
-                     "event was first recorded, and whether this was the first lap over a ring of events with "
-                     "nothing to wait for yet, is not known", ss_model_call_name(m, c),
-                     (unsigned long long)c->rec->event);
-            ss_occurrence o = {
-                .rule = "unrecorded-event-wait",
-                .severity = SS_SEV_INFO,
-                .fixed_severity = 1,
-                .cost_ms = 0,
-                .cost_basis = "0 ms: a wait that orders nothing costs no time",
-                .message = msg,
-                .fix = "Record the event after the work the wait is for, before the wait; or record the run in "
-                       "full (SYNCSIGHT_SAMPLE=off, docs/sampling.md) to see whether it was.",
-                .refs = { { (int32_t)i, c->first_op, is_wait ? "wait" : "sync" } },
-                .nrefs = 1,
-                .alloc = -1,
-                .site_extra = "unseen record",
-            };
-            ss_findings_add(out, m, &o);
+            if (left)
+                snprintf(tail, left, " as far as the trace shows; possibly harmless: recording was off after this "
+                         "wait (a sampled trace), so when the event was first recorded, and whether this was the "
+                         "first lap over a ring of events with nothing to wait for yet, is not known");
+            add_wait(out, m, i, SS_SEV_INFO, msg, NO_TIME,
+                     "Record the event after the work the wait is for, before the wait; or record the run in full "
+                     "(SYNCSIGHT_SAMPLE=off, docs/sampling.md) to see whether it was.", -1, "unseen record");
             continue;
         }
         /* the first lap over a ring: a host sync when the stream of the
@@ -215,86 +236,48 @@ static void run(const ss_model *m, ss_findings *out)
          * went through it */
         int32_t rs = first >= 0 ? m->calls[first].stream : -1;
         const ring_wait *rw = is_wait ? ring_wait_of(rings, nrings, i) : NULL;
-        int harmless = 0;
         if (!is_wait && rs >= 0 && m->streams[rs].kind != SS_STREAM_LEGACY_NULL) {
             if (!first_work) first_work = first_work_calls(m);
-            harmless = first_work[rs] > i;
+            if (first_work[rs] > i) {
+                if (left)
+                    snprintf(tail, left, ": it returns at once; possibly harmless: the event is first recorded "
+                             "later, on %s, which had no work yet at this wait, so a recorded event would have "
+                             "covered nothing either (the first lap over a ring of events)",
+                             ss_stream_describe(m, rs, rd, sizeof rd));
+                add_wait(out, m, i, SS_SEV_INFO, msg, NO_TIME,
+                         "Nothing, if this is the first lap over a ring of events (or skip the sync on the first "
+                         "lap). If the sync was meant for work already submitted on another stream, record the "
+                         "event on that stream after that work, before the sync.", first, "first lap");
+                continue;
+            }
         }
-        if (rw && rw->harmless && rw->ny > 0) harmless = 1;   /* work that waited, none of it racing */
-        if (harmless) {
-            char rd[96];
-            int n = is_wait ? snprintf(msg, sizeof msg, "%s makes %s wait for event 0x%llx, which had not been "
-                                       "recorded yet, so the wait orders nothing",
-                                       ss_model_call_name(m, c), ss_stream_describe(m, c->stream, sd, sizeof sd),
-                                       (unsigned long long)c->rec->event)
-                            : snprintf(msg, sizeof msg, "%s on event 0x%llx, which had not been recorded yet: it "
-                                       "returns at once", ss_model_call_name(m, c),
-                                       (unsigned long long)c->rec->event);
-            if (n > 0 && (size_t)n < sizeof msg && !is_wait)
-                snprintf(msg + n, sizeof msg - (size_t)n,
-                         "; possibly harmless: the event is first recorded later, on %s, which had no work yet "
-                         "at this wait, so a recorded event would have covered nothing either (the first lap "
-                         "over a ring of events)", ss_stream_describe(m, rs, rd, sizeof rd));
-            else if (n > 0 && (size_t)n < sizeof msg)
-                snprintf(msg + n, sizeof msg - (size_t)n,
-                         "; possibly harmless: the event is first recorded later, on %s, and none of that "
-                         "stream's work before the record touches memory that this stream's %u operations up to "
-                         "its next wait touch without being ordered with them otherwise (the first lap over a "
-                         "ring of events: nothing to wait for yet)", ss_stream_describe(m, rs, rd, sizeof rd),
-                         rw->ny);
-            ss_occurrence o = {
-                .rule = "unrecorded-event-wait",
-                .severity = SS_SEV_INFO,
-                .fixed_severity = 1,
-                .cost_ms = 0,
-                .cost_basis = "0 ms: a wait that orders nothing costs no time",
-                .message = msg,
-                .fix = is_wait
-                    ? "Nothing, if this is the first lap over a ring of events (or record each slot's event "
-                      "once before the loop). If the wait was meant for work submitted after it, record the "
-                      "event after that work and wait after the record: a wait takes the record made before it."
-                    : "Nothing, if this is the first lap over a ring of events (or skip the sync on the first "
-                      "lap). If the sync was meant for work already submitted on another stream, record the "
-                      "event on that stream after that work, before the sync.",
-                .refs = { { (int32_t)i, c->first_op, is_wait ? "wait" : "sync" },
-                          { first, m->calls[first].first_op, "first record" } },
-                .nrefs = 2,
-                .alloc = -1,
-                .site_extra = "first lap",
-            };
-            ss_findings_add(out, m, &o);
+        if (rw && rw->harmless && rw->ny > 0) {   /* work that waited, none of it racing */
+            if (left)
+                snprintf(tail, left, ", so the wait orders nothing; possibly harmless: the event is first recorded "
+                         "later, on %s, and none of that stream's work before the record touches memory that this "
+                         "stream's %u operations up to its next wait touch without being ordered with them "
+                         "otherwise (the first lap over a ring of events: nothing to wait for yet)",
+                         ss_stream_describe(m, rs, rd, sizeof rd), rw->ny);
+            add_wait(out, m, i, SS_SEV_INFO, msg, NO_TIME,
+                     "Nothing, if this is the first lap over a ring of events (or record each slot's event once "
+                     "before the loop). If the wait was meant for work submitted after it, record the event after "
+                     "that work and wait after the record: a wait takes the record made before it.", first,
+                     "first lap");
             continue;
         }
-        if (is_wait)
-            snprintf(msg, sizeof msg,
-                     "%s makes %s wait for event 0x%llx, which had not been recorded yet: CUDA treats an "
-                     "unrecorded event as complete, so this wait orders nothing",
-                     ss_model_call_name(m, c), ss_stream_describe(m, c->stream, sd, sizeof sd),
-                     (unsigned long long)c->rec->event);
-        else
-            snprintf(msg, sizeof msg,
-                     "%s on event 0x%llx, which had not been recorded yet: it returns at once and the host "
-                     "waits for nothing",
-                     ss_model_call_name(m, c), (unsigned long long)c->rec->event);
-        ss_occurrence o = {
-            .rule = "unrecorded-event-wait",
-            .severity = is_wait ? SS_SEV_ERROR : SS_SEV_WARNING,
-            .fixed_severity = 1,
-            .cost_ms = 0,
-            .cost_basis = "0 ms: a missing fence costs correctness, not time",
-            .message = msg,
-            .fix = is_wait
-                ? "Record the event on the producer stream after the work the consumer needs "
-                  "(cudaEventRecord(ev, producer)) before calling cudaStreamWaitEvent(consumer, ev); if the "
-                  "record happens on another thread, make sure it happens first. In PyTorch: "
-                  "ev.record(producer_stream) before consumer_stream.wait_event(ev)."
-                : "Record the event after the work you want to wait for (cudaEventRecord) before "
-                  "cudaEventSynchronize, or synchronize the stream that runs that work.",
-            .refs = { { (int32_t)i, c->first_op, is_wait ? "wait" : "sync" } },
-            .nrefs = 1,
-            .alloc = -1,
-        };
-        ss_findings_add(out, m, &o);
+        if (left)
+            snprintf(tail, left, is_wait ? ": CUDA treats an unrecorded event as complete, so this wait orders "
+                                           "nothing"
+                                         : ": it returns at once and the host waits for nothing");
+        add_wait(out, m, i, is_wait ? SS_SEV_ERROR : SS_SEV_WARNING, msg,
+                 "0 ms: a missing fence costs correctness, not time",
+                 is_wait ? "Record the event on the producer stream after the work the consumer needs "
+                           "(cudaEventRecord(ev, producer)) before calling cudaStreamWaitEvent(consumer, ev); if the "
+                           "record happens on another thread, make sure it happens first. In PyTorch: "
+                           "ev.record(producer_stream) before consumer_stream.wait_event(ev)."
+                         : "Record the event after the work you want to wait for (cudaEventRecord) before "
+                           "cudaEventSynchronize, or synchronize the stream that runs that work.",
+                 -1, NULL);
     }
     free(first_work);
     free(rings);
