@@ -259,23 +259,6 @@ static void event_recorded(ss_hb *h, int32_t event, const uint32_t *vc)
     memcpy(h->evc[event], vc, h->A * sizeof(uint32_t));
 }
 
-/* Stream memory operations are submissions too: they take their place in
- * their stream's order (a wait-value holds back what follows it, a
- * write-value lands after what precedes it); so are managed-memory
- * prefetches, which touch no data the model follows. */
-static int is_submission(uint8_t cls)
-{
-    switch (cls) {
-    case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
-    case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
-    case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
-    case SS_API_MANAGED_MEMORY:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* Does a wait (flags, value, width) pass on memory holding `word`?  CUDA's
  * conditions (cuda.h CUstreamWaitValue_flags): GEQ is a cyclic comparison,
  * (int32_t)(word - value) >= 0 (int64_t for the 64-bit calls); EQ word ==
@@ -452,7 +435,7 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         memcpy(before, tv, h->A * sizeof(uint32_t));
     }
 
-    if (is_submission(c->cls) && s >= 0) {
+    if (ss_class_submits_work(c->cls) && s >= 0) {   /* model.h: what takes a place in its order */
         uint32_t *sv = SV(h, s);
         join(sv, tv, h->A);
         legacy_joins(h, s);

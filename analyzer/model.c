@@ -1802,6 +1802,19 @@ int32_t ss_graph_ext_event(const ss_model *m, uint32_t k, uint32_t capture, uint
     return m->call_capture[m->ext_event_calls[k]] == capture && x->cls == cls ? x->event : -1;
 }
 
+int ss_class_submits_work(uint8_t cls)
+{
+    switch (cls) {
+    case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_HOST_FUNC:
+    case SS_API_COPY_SYNC: case SS_API_MEMSET_SYNC:
+    case SS_API_STREAM_WAIT_VALUE: case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP:
+    case SS_API_MANAGED_MEMORY:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int ss_class_is_unrecorded_stream_work(uint8_t cls)
 {
     switch (cls) {

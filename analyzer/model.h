@@ -441,6 +441,12 @@ static inline int ss_launch_records_event_before(const ss_call *c)
 /* Is a stream-ordered call a capture (cudaGraphLaunch) whose GPU work the
  * launch stream orders as one unit?  Its ops may run on internal streams. */
 int ss_call_is_graph_launch(const ss_model *m, const ss_call *c);
+/* Calls that take a place in their stream's order (happens-before ticks the
+ * stream's clock for each): launches (graph launches too), copies, memsets,
+ * host functions, stream memory operations (a wait-value holds back what
+ * follows it, a write-value lands after what precedes it), managed-memory
+ * prefetches. */
+int ss_class_submits_work(uint8_t cls);
 /* Stream work CUPTI gives no GPU record for (stream memory operations,
  * managed-memory prefetches and discards, host functions): it runs in its
  * stream's order and ends when nothing in the trace says.  The class, and a

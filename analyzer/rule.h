@@ -67,6 +67,19 @@ void ss_inflight_ops(const ss_model *m, int32_t device, uint64_t t, ss_op_visit 
 void ss_inflight_ops_of_context(const ss_model *m, int32_t device, uint32_t context, uint64_t t, ss_op_visit visit,
                                 void *ctx);
 
+/* Did call c come after a context-wide event record or wait (cuCtxRecordEvent,
+ * cuCtxWaitEvent and their green-context twins: m->context_event_t)?  Such
+ * an event orders every stream of a context, which the model does not
+ * follow: an ordering it cannot see may cover c's work.  SS_CONTEXT_EVENT_WHY
+ * says so in a finding. */
+static inline int ss_after_context_event(const ss_model *m, const ss_call *c)
+{
+    return m->context_event_t && c->rec->t_enter >= m->context_event_t;
+}
+#define SS_CONTEXT_EVENT_WHY                                                                                      \
+    "before it the program recorded or waited for an event context-wide (cuCtxRecordEvent / cuCtxWaitEvent or "   \
+    "their green-context twins), which orders every stream of a context and which syncsight does not follow"
+
 /* Does a call's memory (copy dst/src, memset dst, kernel pointer params)
  * fall inside allocation `alloc`? */
 int ss_call_touches_alloc(const ss_model *m, const ss_call *c, int32_t alloc);

@@ -384,9 +384,7 @@ static void report_release(state *st, int32_t fi, int32_t set, int32_t o, uint32
     const left_set *ls = &st->sets[set];
     const ss_call *f = &m->calls[fi];
     const ss_gpu_op *op = &m->ops[o];
-    /* a context-wide event record or wait came before (cuCtxWaitEvent & co.):
-     * an order the model does not follow may cover the work */
-    int unseen = !maybe && m->context_event_t && f->rec->t_enter >= m->context_event_t;
+    int unseen = !maybe && ss_after_context_event(m, f);
     if (unseen) maybe = 1;
     ss_severity sev = release_severity(m, f, maybe);
     char ws[320], lf[256], mem[160], ol[192], sd[96], why[320], msg[1600];
@@ -395,9 +393,7 @@ static void report_release(state *st, int32_t fi, int32_t set, int32_t o, uint32
     describe_memory(m, f, mem, sizeof mem);
     ss_op_label(m, o, ol, sizeof ol);
     if (unseen)
-        snprintf(why, sizeof why, "but before it the program recorded or waited for an event context-wide "
-                 "(cuCtxRecordEvent / cuCtxWaitEvent or their green-context twins), which orders every stream of a "
-                 "context and which syncsight does not follow");
+        snprintf(why, sizeof why, "but " SS_CONTEXT_EVENT_WHY);
     else if (f->cls == SS_API_COPY_SYNC)
         snprintf(why, sizeof why, "nothing orders the copy after it: the copy races it");
     else if (sev == SS_SEV_ERROR)

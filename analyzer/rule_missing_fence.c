@@ -252,14 +252,9 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                  "possible", lim ? ": " : "", lim ? lim : "");
     }
     if (unseen_ordering(f, x, e, maybe, why, sizeof why)) maybe = 1;
-    if (!maybe && m->context_event_t && m->calls[x->call].rec->t_enter >= m->context_event_t) {
-        /* cuCtxWaitEvent & co. make every stream of a context wait: an order
-         * the model does not follow may be there */
+    if (!maybe && ss_after_context_event(m, &m->calls[x->call])) {
         maybe = 1;
-        snprintf(why, sizeof why,
-                 " (possible: before it the program recorded or waited for an event context-wide "
-                 "(cuCtxRecordEvent / cuCtxWaitEvent or their green-context twins), which orders every stream of a "
-                 "context and which syncsight does not follow)");
+        snprintf(why, sizeof why, " (possible: " SS_CONTEXT_EVENT_WHY ")");
     }
     /* A kernel's access is inferred from its pointer argument: the kernel
      * was handed a pointer into these bytes, and its code dereferences it,

@@ -30,19 +30,11 @@
 #include "hb.h"
 
 /* Calls that give a stream work an event recorded on it later covers: what
- * it runs, and what it waits for. */
-static int gives_stream_work(const ss_model *m, const ss_call *c)
+ * it runs (ss_class_submits_work, as happens-before counts it), and what it
+ * waits for. */
+static int gives_stream_work(const ss_call *c)
 {
-    if (c->rec->ret != 0) return 0;
-    if (c->first_op >= 0 || ss_call_is_graph_launch(m, c)) return 1;
-    switch (c->cls) {
-    case SS_API_LAUNCH: case SS_API_COPY_ASYNC: case SS_API_MEMSET_ASYNC: case SS_API_COPY_SYNC:
-    case SS_API_MEMSET_SYNC: case SS_API_HOST_FUNC: case SS_API_STREAM_WAIT: case SS_API_STREAM_WAIT_VALUE:
-    case SS_API_STREAM_WRITE_VALUE: case SS_API_STREAM_BATCH_MEMOP: case SS_API_MANAGED_MEMORY:
-        return 1;
-    default:
-        return 0;
-    }
+    return c->rec->ret == 0 && !c->captured && (ss_class_submits_work(c->cls) || c->cls == SS_API_STREAM_WAIT);
 }
 
 /* per stream, the first call that gave it work (m->ncalls: none) */
@@ -52,7 +44,7 @@ static uint32_t *first_work_calls(const ss_model *m)
     for (uint32_t s = 0; s < m->nstreams; s++) first[s] = m->ncalls;
     for (uint32_t i = 0; i < m->ncalls; i++) {
         const ss_call *c = &m->calls[i];
-        if (c->stream >= 0 && first[c->stream] == m->ncalls && gives_stream_work(m, c)) first[c->stream] = i;
+        if (c->stream >= 0 && first[c->stream] == m->ncalls && gives_stream_work(c)) first[c->stream] = i;
     }
     return first;
 }
@@ -91,10 +83,10 @@ static uint32_t ring_waits(const ss_model *m, ring_wait **out)
             const ss_call *d = &m->calls[j];
             if (d->stream != c->stream) continue;
             if (d->cls == SS_API_STREAM_WAIT) break;
-            if (gives_stream_work(m, d)) w.y[w.ny++] = j;
+            if (gives_stream_work(d)) w.y[w.ny++] = j;
         }
         for (int64_t j = first; j >= 0 && j + RING_SCAN >= first && w.nx < RING_WINDOW; j--)
-            if (m->calls[j].stream == rs && gives_stream_work(m, &m->calls[j])) w.x[w.nx++] = (uint32_t)j;
+            if (m->calls[j].stream == rs && gives_stream_work(&m->calls[j])) w.x[w.nx++] = (uint32_t)j;
         SS_PUSH(v, n, cap, w);
     }
     *out = v;
