@@ -20,15 +20,7 @@
 #define NSTREAMS 4
 #define DIM 256 // square DIM x DIM matrices, column-major as cuBLAS wants them
 
-#define CKB(call)                                                                   \
-    do {                                                                            \
-        cublasStatus_t ckb_st_ = (call);                                            \
-        if (ckb_st_ != CUBLAS_STATUS_SUCCESS) {                                     \
-            fprintf(stderr, "%s:%d: %s failed: cuBLAS status %d\n", __FILE__,       \
-                    __LINE__, #call, (int)ckb_st_);                                 \
-            exit(1);                                                                \
-        }                                                                           \
-    } while (0)
+#define CKB(call) CK_STATUS(call, CUBLAS_STATUS_SUCCESS, "cuBLAS")
 
 // Small integers: every product and sum is exact in float (and in TF32).
 static float in_a(int s, int r, int c) { return (float)((r * 7 + c * 3 + s) % 5 - 2); }

@@ -17,14 +17,7 @@
 #define BATCH 64
 #define NITER 6
 
-#define CKF(call)                                                                    \
-    do {                                                                             \
-        cufftResult r_ = (call);                                                     \
-        if (r_ != CUFFT_SUCCESS) {                                                   \
-            fprintf(stderr, "%s:%d: %s failed: cuFFT %d\n", __FILE__, __LINE__, #call, (int)r_); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
+#define CKF(call) CK_STATUS(call, CUFFT_SUCCESS, "cuFFT")
 
 __global__ void scale(cufftComplex *x, float f, int n)
 {

@@ -21,14 +21,7 @@
 #define NPTS (1 << 20)
 #define NITER 8
 
-#define CKR(call)                                                                    \
-    do {                                                                             \
-        curandStatus_t r_ = (call);                                                  \
-        if (r_ != CURAND_STATUS_SUCCESS) {                                           \
-            fprintf(stderr, "%s:%d: %s failed: cuRAND %d\n", __FILE__, __LINE__, #call, (int)r_); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
+#define CKR(call) CK_STATUS(call, CURAND_STATUS_SUCCESS, "cuRAND")
 
 __global__ void count_inside(const float *xy, int n, unsigned long long *count)
 {

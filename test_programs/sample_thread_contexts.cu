@@ -26,16 +26,6 @@
 #define N (1 << 20)
 #define ROUNDS 4
 
-#define CKD(call)                                                               \
-    do {                                                                        \
-        CUresult ckd_ = (call);                                                 \
-        if (ckd_ != CUDA_SUCCESS) {                                             \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, \
-                    (int)ckd_);                                                 \
-            exit(1);                                                            \
-        }                                                                       \
-    } while (0)
-
 __global__ void spin_add_one(int *data, int n, unsigned long long spin_ns)
 {
     if (threadIdx.x == 0 && blockIdx.x == 0)

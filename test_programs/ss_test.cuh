@@ -27,6 +27,31 @@
 // program says which launch was wrong.
 #define CK_LAUNCH() CK(cudaGetLastError())
 
+// A library's own status checked like CK: `ok` is its success value, `lib`
+// its name (cuBLAS, cuFFT, cuRAND).
+#define CK_STATUS(call, ok, lib)                                                     \
+    do {                                                                             \
+        long long ck_st_ = (long long)(call);                                        \
+        if (ck_st_ != (long long)(ok)) {                                             \
+            fprintf(stderr, "%s:%d: %s failed: %s status %lld\n", __FILE__, __LINE__, \
+                    #call, lib, ck_st_);                                             \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+// The driver API's calls (programs that include <cuda.h> and link -lcuda).
+#define CKD(call)                                                                    \
+    do {                                                                             \
+        CUresult ckd_ = (call);                                                      \
+        if (ckd_ != CUDA_SUCCESS) {                                                  \
+            const char *ckd_s_ = NULL;                                               \
+            cuGetErrorString(ckd_, &ckd_s_);                                         \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,     \
+                    ckd_s_ ? ckd_s_ : "unknown error");                              \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
 __device__ __forceinline__ unsigned long long ss_globaltimer_ns()
 {
     unsigned long long t;

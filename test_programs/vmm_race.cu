@@ -22,18 +22,6 @@
 #define PROGRAM_NAME "vmm_race"
 #endif
 
-#define CKD(call)                                                                        \
-    do {                                                                                 \
-        CUresult ck_r_ = (call);                                                         \
-        if (ck_r_ != CUDA_SUCCESS) {                                                     \
-            const char *ck_s_ = NULL;                                                    \
-            cuGetErrorString(ck_r_, &ck_s_);                                             \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,         \
-                    ck_s_ ? ck_s_ : "unknown error");                                    \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
-
 __global__ void sum_of(const int *buffer, size_t n, unsigned long long *sum)
 { // EXPECT-NOSITE missing-fence
     unsigned long long local = 0;
