@@ -73,7 +73,9 @@ typedef struct cwait {
     int32_t stream;
     int16_t device;
     uint8_t kind;              /* W_* */
-    uint8_t waited;            /* in the measured run, it waited (its wait ended after its entry) */
+    uint8_t waited : 1;        /* in the measured run, it waited (its wait ended after its entry) */
+    uint8_t ops_only : 1;      /* it returned before the stream markers the model puts in its way:
+                                  it waits for operations only (waits_slice) */
     uint64_t post;             /* time from the end of what it waited for to its return (0: it did not wait) */
     int32_t wait_op;           /* the operation whose end released its wait, -1 */
     uint32_t context;          /* W_DEVICE: the context family waited for (ss_model_call_context), 0 any */
@@ -559,8 +561,9 @@ static uint64_t sadd(uint64_t t, int64_t d)
 
 /* When the work of stream s submitted before `bound` was done: its last
  * operation's end, or its last marker's completion (an event record held
- * back by the legacy barrier completes after the stream's last kernel). */
-static uint64_t stream_done_by(const pass *p, int32_t s, int64_t bound, int32_t *who)
+ * back by the legacy barrier completes after the stream's last kernel)
+ * unless `ops_only`. */
+static uint64_t stream_done_by(const pass *p, int32_t s, int64_t bound, int32_t *who, int ops_only)
 {
     const rstream *st = &p->r->st[s];
     int32_t o, k;
@@ -576,7 +579,7 @@ static uint64_t stream_done_by(const pass *p, int32_t s, int64_t bound, int32_t 
     uint64_t t = o >= 0 ? op_end(p, o) : 0;
     *who = o;
 
-    if (k >= 0 && mark_end(p, k) > t) {
+    if (!ops_only && k >= 0 && mark_end(p, k) > t) {
         t = mark_end(p, k);
         *who = -1;   /* a marker: no operation of its own */
     }
@@ -586,7 +589,7 @@ static uint64_t stream_done_by(const pass *p, int32_t s, int64_t bound, int32_t 
 static uint64_t stream_done(const pass *p, int32_t s, int64_t bound)
 {
     int32_t who;
-    return stream_done_by(p, s, bound, &who);
+    return stream_done_by(p, s, bound, &who, 0);
 }
 
 /* a drain as the passes keep it (0 is "not yet"), from the measured run */
@@ -696,10 +699,10 @@ static uint64_t op_ready(pass *p, int32_t o, int with_hw)
 /* The GPU work call c waited for, done at (0: waited for nothing). */
 /* The wait's release so far in *v, raised to the work of stream s before
  * `bound`; *who: the operation that ends it (-1: a marker, or nothing). */
-static void wait_on(const pass *p, int32_t s, int64_t bound, uint64_t *v, int32_t *who)
+static void wait_on(const pass *p, int32_t s, int64_t bound, uint64_t *v, int32_t *who, int ops_only)
 {
     int32_t o;
-    uint64_t t = stream_done_by(p, s, bound, &o);
+    uint64_t t = stream_done_by(p, s, bound, &o, ops_only);
     if (t > *v || (*v == 0 && t == 0)) {
         *v = t;
         *who = o;
@@ -729,7 +732,7 @@ static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
         }
         for (uint32_t i = lo; i < p->nnarrow && p->rx[p->narrow[i]].call == c; i++)
             if (p->rx[p->narrow[i]].stream >= 0)
-                wait_on(p, p->rx[p->narrow[i]].stream, 2 * (int64_t)c + 2, &v, who);
+                wait_on(p, p->rx[p->narrow[i]].stream, 2 * (int64_t)c + 2, &v, who, w.ops_only);
         return v;
     }
     if (!p->real && p->async_launches && w.kind != W_NONE) {
@@ -741,7 +744,7 @@ static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
     case W_EVENT:
         if (w.stream >= 0) {
             uint64_t v = 0;
-            wait_on(p, w.stream, w.bound, &v, who);
+            wait_on(p, w.stream, w.bound, &v, who, w.ops_only);
             return v;
         }
         return 0;
@@ -752,17 +755,17 @@ static uint64_t wait_target(pass *p, int32_t c, int32_t *who)
         uint64_t v = 0;
         if (w.kind == W_DEVICE) {
             for (uint32_t i = 0; i < d->nstreams; i++)
-                if (ss_stream_in_context(r->m, d->streams[i], w.context)) wait_on(p, d->streams[i], w.bound, &v, who);
+                if (ss_stream_in_context(r->m, d->streams[i], w.context)) wait_on(p, d->streams[i], w.bound, &v, who, w.ops_only);
         } else {
             /* the legacy stream: its own work, and with the legacy barriers
              * in place the blocking streams' earlier work too (of its own
              * context's legacy domain) */
             int32_t dom = w.stream >= 0 ? r->st[w.stream].ldomain : -1;
             for (uint32_t i = 0; i < d->nlegacy; i++)
-                if (w.stream < 0 || r->st[d->legacy[i]].ldomain == dom) wait_on(p, d->legacy[i], w.bound, &v, who);
+                if (w.stream < 0 || r->st[d->legacy[i]].ldomain == dom) wait_on(p, d->legacy[i], w.bound, &v, who, w.ops_only);
             if (!(p->no_legacy && p->no_legacy[w.device]))
                 for (uint32_t i = 0; i < d->ngroup; i++)
-                    if (w.stream < 0 || r->st[d->group[i]].ldomain == dom) wait_on(p, d->group[i], w.bound, &v, who);
+                    if (w.stream < 0 || r->st[d->group[i]].ldomain == dom) wait_on(p, d->group[i], w.bound, &v, who, w.ops_only);
         }
         return v;
     }
@@ -2542,6 +2545,23 @@ static void waits_slice(void *ctx, uint32_t sl, size_t from, size_t to)
         int32_t who;
         uint64_t T = wait_target(&real, (int32_t)c, &who);
         cwait *w = &r->cws[r->cwi[c]];
+        if (T > X + TOL_NS) {
+            /* It returned before what the model puts in its way.  Where
+             * that is a stream marker (measured on the H200, driver 580: a
+             * cudaStreamSynchronize on a blocking stream does not wait for
+             * a cudaEventDisableTiming record that the legacy barrier holds
+             * back, although the event completes behind it), the measured
+             * return says it did not wait for the marker: it waits for
+             * operations only, in this run and in every what-if.  Were it
+             * read, the marker's completion, later than the return, would
+             * come later in the replay's order too, and would be read as
+             * measured, unmoved by any fix. */
+            w->ops_only = 1;
+            int32_t who2;
+            uint64_t T2 = wait_target(&real, (int32_t)c, &who2);
+            if (T2 <= X + TOL_NS) { T = T2; who = who2; }
+            else w->ops_only = 0;   /* an operation it waits for ended after it returned: not a marker's doing */
+        }
         w->waited = T > E;
         w->post = w->waited && X > T ? X - T : 0;
         w->wait_op = w->waited ? who : -1;
