@@ -375,6 +375,14 @@ const char *ss_kernel_access_limits(const ss_model *m)
     return ka->line;
 }
 
+uint32_t ss_kernel_access_unknown(const ss_model *m, uint32_t *of, const char **why)
+{
+    struct ss_kaccess *ka = m ? m->kaccess : NULL;
+    *of = ka ? ka->n : 0;
+    *why = ka && ka->nfailed ? ka->first_why : NULL;
+    return ka ? ka->nfailed : 0;
+}
+
 /* Inferred from the pointer arguments of launch c (the kernel name_id),
  * resolved against the allocations live at time t. */
 static uint32_t inferred_accesses(const ss_model *m, const ss_call *c, uint32_t name_id, uint64_t t,

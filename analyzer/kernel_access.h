@@ -27,6 +27,14 @@ ss_param_access ss_kernel_param_access(const struct ss_model *m, const struct ss
 void ss_kernel_access_prepare(const struct ss_model *m);
 /* NULL when every kernel asked about was classified; else one line saying why some were not (for the report). */
 const char *ss_kernel_access_limits(const struct ss_model *m);
+/* How many of the kernels asked about were not classified (*of: how many
+ * were asked about; *why: the first reason), 0 when all were. */
+uint32_t ss_kernel_access_unknown(const struct ss_model *m, uint32_t *of, const char **why);
+/* What to do about kernels not classified: said with the count. */
+#define SS_KERNEL_ACCESS_FIX "keep the FILE.sstrace.kaccess file that syncsight run writes beside the trace, or install the " \
+    "CUDA toolkit's nvdisasm where you report (set SYNCSIGHT_NVDISASM or CUDA_HOME): without either, a kernel's " \
+    "pointers count as read and written, so findings that depend on them are only possible"
+
 /* The memory a kernel launch touches, one entry per allocation range: what
  * every rule that reasons about kernel memory uses (missing-fence, the
  * "may depend" test of rules.c).  From an exact-memory record when the trace

@@ -5,6 +5,7 @@
 #include "report.h"
 #include "escape.h"
 #include "iterations.h"
+#include "kernel_access.h"
 
 static void esc(FILE *out, const char *s) { ss_escape_term(out, s, strlen(s)); }
 
@@ -302,5 +303,24 @@ void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color, 
                 unresolved == 1 ? "" : "s");
         esc(out, why);
         fprintf(out, "); to fix: %s\n", SS_UNRESOLVED_FIX);
+    }
+    /* Said once too: kernels whose parameter accesses are unknown make the
+     * verdicts that depend on them "possible" (a missing .kaccess file and
+     * no nvdisasm where the report is made: a trace copied to a laptop). */
+    uint32_t kunknown = 0, kof = 0;
+    const char *kwhy = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t of = 0;
+        const char *w = NULL;
+        uint32_t u = ss_kernel_access_unknown(procs[i].model, &of, &w);
+        kunknown += u;
+        kof += of;
+        if (u && !kwhy) kwhy = w;
+    }
+    if (kunknown) {
+        fprintf(out, "\nnote: for %u of %u kernels, which pointer arguments they read or write is unknown (first: ",
+                kunknown, kof);
+        esc(out, kwhy ? kwhy : "?");
+        fprintf(out, "); to fix: %s\n", SS_KERNEL_ACCESS_FIX);
     }
 }

@@ -145,6 +145,17 @@ static const ss_gpu_op *access_op(const ss_model *m, const access *a)
     return o >= 0 ? &m->ops[o] : NULL;
 }
 
+/* A synchronous copy from pageable host memory to the device: its call
+ * waits for the work before it on its stream, stages the data and may return
+ * before the copy lands (ss_call_host_wait: SS_WAIT_STREAM_PRIOR), so it
+ * orders nothing for another stream's work -- a user reading "cudaMemcpy is
+ * synchronous" is told why. */
+static int staged_copy(const ss_model *m, const access *e)
+{
+    const ss_call *ce = &m->calls[e->call];
+    return e->op < 0 && ss_call_host_wait(m, ce) == SS_WAIT_STREAM_PRIOR && ce->rec->t_exit >= ce->rec->t_enter;
+}
+
 /* Something the trace cannot show may order the first access e before the
  * second x: then the pair is possible, not proven, and `why` says what.
  *   - Another thread had already waited for e before x was submitted: the
@@ -163,7 +174,9 @@ static const ss_gpu_op *access_op(const ss_model *m, const access *a)
  *     overlapping, which no wait could have allowed.
  *   - The first access is a synchronous cudaMemcpy from pageable host
  *     memory to the device, and the second was submitted by the same
- *     thread after it returned.  CUDA's synchronization rules let such a
+ *     thread after it returned.  (Another thread's submission after the
+ *     return is not known to follow it: the host clocks (hb.h) keep what
+ *     threads waited for, not where they were.)  CUDA's synchronization rules let such a
  *     copy return once its data is staged, before it lands (so nothing
  *     orders another stream's work after it; measured, copies of up to
  *     16 MB nearly always land after the return: bench/pageable_landing.cu).
@@ -202,8 +215,7 @@ static int unseen_ordering(const fence_state *f, const access *x, const access *
         return 1;
     }
     const ss_call *ce = &m->calls[e->call];
-    if (ss_call_host_wait(m, ce) == SS_WAIT_STREAM_PRIOR && ce->rec->t_exit >= ce->rec->t_enter &&
-        e_end && e_end <= ce->rec->t_exit && rx->tid == re->tid && rx->t_enter >= re->t_exit) {
+    if (staged_copy(m, e) && e_end && e_end <= ce->rec->t_exit && rx->tid == re->tid && rx->t_enter >= re->t_exit) {
         snprintf(why, len,
                  " (possible: %s from pageable host memory may return once its data is staged, before the copy "
                  "lands, and then orders nothing on other streams; in this run the copy had landed %.3f ms before "
@@ -292,7 +304,22 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
                  "image interleave row by row)");
     }
     uint32_t ns = 0, nw = x->inferred ? reach_writers(f, &f->sh[alloc], x, e, &ns) : 0;
-    if (nw)
+    int staged = staged_copy(m, e);
+    const ss_gpu_op *eop = staged ? access_op(m, e) : NULL;
+    const ss_api_rec *re = m->calls[e->call].rec;
+    if (staged && !strstr(why, "pageable")) {
+        /* why a copy the program reads as synchronous orders nothing here */
+        char landed[160] = "";
+        if (eop && eop->end > re->t_exit)
+            snprintf(landed, sizeof landed, ": in this run the copy landed %.3f ms after the call returned",
+                     (double)(eop->end - re->t_exit) / 1e6);
+        else if (!eop)
+            snprintf(landed, sizeof landed, ": when this copy landed was not recorded");
+        snprintf(extra, sizeof extra,
+                 "; %s from pageable host memory returns once its data is staged, and the copy may land after "
+                 "that (CUDA's API synchronization rules), so it orders nothing for another stream%s",
+                 ss_model_call_name(m, &m->calls[e->call]), landed);
+    } else if (nw)
         snprintf(extra, sizeof extra,
                  "; %u more operation%s on %u other stream%s wrote into the same allocation beyond +%llu without "
                  "being ordered before it: if it reads that far, they race too",
@@ -317,7 +344,12 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
         .cost_ms = 0,
         .cost_basis = RACE_COST,
         .message = msg,
-        .fix = "Order the two streams: cudaEventRecord(ev, producer_stream) after the producer and "
+        .fix = staged ? "Make the upload's end explicit before other streams read the data: cudaStreamSynchronize "
+                        "on the copy's stream (or cudaDeviceSynchronize) right after the copy, or copy from pinned "
+                        "memory (cudaMallocHost / cudaHostRegister: such a cudaMemcpy returns only once the data "
+                        "has landed), or record an event after the copy and make the reading stream wait on it "
+                        "(cudaStreamWaitEvent)."
+                      : "Order the two streams: cudaEventRecord(ev, producer_stream) after the producer and "
                "cudaStreamWaitEvent(consumer_stream, ev) before the consumer (or synchronize the producer "
                "stream on the host first). In PyTorch: consumer.wait_stream(producer) before using the tensor "
                "on the consumer stream, and tensor.record_stream(consumer) when a tensor allocated on one "

@@ -1234,8 +1234,8 @@ static void test_pageable_sync_copy(void)
 {
     static const fence_case cases[] = {
         { "pageable_sync_landed", 1, SS_SEV_WARNING, "may return once its data is staged" },
-        { "pageable_sync_landed_late", 1, SS_SEV_ERROR, NULL },
-        { "pageable_sync_other_thread", 1, SS_SEV_ERROR, NULL },
+        { "pageable_sync_landed_late", 1, SS_SEV_ERROR, "returns once its data is staged, and the copy may land after that" },
+        { "pageable_sync_other_thread", 1, SS_SEV_ERROR, "returns once its data is staged" },
         { "pageable_sync_pinned", 0, 0, NULL },
         { "pageable_async_landed", 1, SS_SEV_ERROR, NULL },
     };

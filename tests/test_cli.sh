@@ -260,3 +260,22 @@ sys.exit(0 if ok else 1)
 PY
     echo "ok: calls made inside a library the program called are said to be that library's"
 fi
+
+# ---- a trace copied without its .kaccess file, reported where nvdisasm is
+# not (SYNCSIGHT_SASS=0 stands for it): the verdicts that depend on kernels'
+# accesses become "possible", and the report says why, once, with the fix.
+mkdir -p "$T/nokacc"
+cp tests/fixtures/legacy_stream.sstrace "$T/nokacc/a.sstrace"
+SYNCSIGHT_SASS=0 "$S" report "$T/nokacc/a.sstrace" > "$T/nokacc.txt" 2>&1
+grep -q '^note: for 1 of 1 kernels, which pointer arguments they read or write is unknown' "$T/nokacc.txt" ||
+    fail "no note on unknown kernel accesses: $(tail -3 "$T/nokacc.txt")"
+grep -q 'kaccess' "$T/nokacc.txt" || fail "the unknown kernel accesses note does not name the .kaccess file"
+SYNCSIGHT_SASS=0 "$S" report --format json "$T/nokacc/a.sstrace" 2>/dev/null |
+    "$PYTHON" -c 'import json,sys; u=json.load(sys.stdin)["traces"][0]["summary"]["unknown_kernel_accesses"]; sys.exit(0 if u and u["kernels"]==1 and u["of"]==1 and "disabled" in u["reason"] else 1)' ||
+    fail "JSON summary.unknown_kernel_accesses missing or wrong"
+"$S" report tests/fixtures/legacy_stream.sstrace 2>&1 | grep -q 'pointer arguments they read or write is unknown' &&
+    fail "a note on unknown kernel accesses with the .kaccess file beside the trace"
+"$S" report --format json tests/fixtures/legacy_stream.sstrace 2>/dev/null |
+    "$PYTHON" -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["traces"][0]["summary"]["unknown_kernel_accesses"] is None else 1)' ||
+    fail "JSON summary.unknown_kernel_accesses not null with the .kaccess file"
+echo "ok: kernels whose accesses are unknown are said so, with the fix"
