@@ -36,7 +36,7 @@ static void usage(FILE *f)
           "Without FILE|DIR: ./" SS_DEFAULT_DATA " (what `syncsight run` writes by default).\n"
           "\n", f);
     fputs(ss_report_opts_help, f);
-    fputs("  -o OUT               write the report to OUT instead of stdout\n"
+    fputs("  -o OUT               write the report to OUT instead of stdout (- is stdout)\n"
           "\n"
           "exit status: 0 ok, 1 findings at/above --fail-on, 2 usage or input error (a trace of\n"
           "a DIR or list that cannot be read is named on stderr and the others reported: 2)\n"
@@ -116,10 +116,10 @@ int ss_report_parse_opt(ss_report_opts *o, int argc, char **argv, int *i)
         if (!strcmp(val, "json")) o->format = SS_FORMAT_JSON;
         else if (!strcmp(val, "text")) o->format = SS_FORMAT_TEXT;
         else if (!strcmp(val, "sarif")) o->format = SS_FORMAT_SARIF;
-        else { fputs("syncsight: --format must be text, json or sarif\n", stderr); return -1; }
+        else { fprintf(stderr, "syncsight: --format must be text, json or sarif, not '%s'\n", val); return -1; }
     } else if (!strcmp(name, "--fail-on") || !strcmp(name, "--min-severity")) {
         ss_severity s;
-        if (ss_severity_parse(val, &s)) { fprintf(stderr, "syncsight: %s must be info, warning or error\n", name); return -1; }
+        if (ss_severity_parse(val, &s)) { fprintf(stderr, "syncsight: %s must be info, warning or error, not '%s'\n", name, val); return -1; }
         if (name[2] == 'f') o->fail_on = (int)s; else o->min_severity = (int)s;
     } else if (!strcmp(name, "--rule")) {
         if (check_rules(val)) return -1;
@@ -127,7 +127,7 @@ int ss_report_parse_opt(ss_report_opts *o, int argc, char **argv, int *i)
     } else if (!strcmp(name, "--top")) {
         char *end = NULL;
         unsigned long v = strtoul(val, &end, 10);
-        if (!*val || *end || v == 0 || v > UINT32_MAX) { fputs("syncsight: --top must be a positive number\n", stderr); return -1; }
+        if (!*val || *end || v == 0 || v > UINT32_MAX) { fprintf(stderr, "syncsight: --top must be a positive number, not '%s'\n", val); return -1; }
         o->top = (uint32_t)v;
     } else if (!strcmp(name, "--pid")) {
         if (check_pids(val)) return -1;
@@ -136,7 +136,7 @@ int ss_report_parse_opt(ss_report_opts *o, int argc, char **argv, int *i)
         if (!strcmp(val, "auto")) o->color = SS_COLOR_AUTO;
         else if (!strcmp(val, "always")) o->color = SS_COLOR_ALWAYS;
         else if (!strcmp(val, "never")) o->color = SS_COLOR_NEVER;
-        else { fputs("syncsight: --color must be auto, always or never\n", stderr); return -1; }
+        else { fprintf(stderr, "syncsight: --color must be auto, always or never, not '%s'\n", val); return -1; }
     } else {
         o->output = val;
     }
@@ -151,7 +151,7 @@ static int use_color(const ss_report_opts *o, FILE *out)
     const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
     if (no && *no) return 0;
     if (term && !strcmp(term, "dumb")) return 0;
-    return !o->output && isatty(fileno(out));
+    return (!o->output || !strcmp(o->output, "-")) && isatty(fileno(out));
 }
 
 typedef struct filter_ctx { const ss_report_opts *o; uint32_t kept; } filter_ctx;
@@ -184,7 +184,9 @@ static void apply_filters(const ss_report_opts *o, ss_process_result *procs, int
     *loaded = n;
     for (int i = 0; i < n; i++) {
         filter_ctx f = { o, 0 };
+        uint32_t before = procs[i].findings.n;
         if (o->rules || o->min_severity || o->top) ss_findings_keep_if(&procs[i].findings, 0, keep_finding, &f);
+        procs[i].not_shown = before - procs[i].findings.n;
     }
 }
 
@@ -284,9 +286,14 @@ int ss_report_files(char **paths, int n, const ss_report_opts *o, FILE *fallback
     int rc = loaded ? SS_EXIT_OK : SS_EXIT_USAGE;
     if (loaded) {
         FILE *out = fallback_out;
-        if (o->output) {
+        if (o->output && strcmp(o->output, "-") != 0) {   /* -o -: standard output, as export's */
             out = fopen(o->output, "w");
-            if (!out) { ss_err_path(o->output, strerror(errno)); rc = SS_EXIT_USAGE; }
+            if (!out) {
+                char why[300];
+                snprintf(why, sizeof why, "cannot create the report: %s", strerror(errno));
+                ss_err_path(o->output, why);
+                rc = SS_EXIT_USAGE;
+            }
         }
         if (out) {
             double t = ss_seconds();

@@ -7,8 +7,10 @@
  * when it could not be executed); with --fail-on, 1 instead of 0 when a
  * finding is at or above the severity.
  */
+#define _GNU_SOURCE   /* pipe2 */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -177,7 +179,8 @@ int ss_cmd_run(int argc, char **argv)
             }
         }
     }
-    if (!file && mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    int created_dir = !file && mkdir(dir, 0700) == 0;   /* removed again if nothing is written into it */
+    if (!file && !created_dir && errno != EEXIST) {
         fputs("syncsight: run: cannot create ", stderr); ss_escape_term(stderr, dir, strlen(dir));
         fprintf(stderr, ": %s\n", strerror(errno));
         free(lib);
@@ -195,6 +198,10 @@ int ss_cmd_run(int argc, char **argv)
     sigaction(SIGINT, &ign, &old_int);
     sigaction(SIGQUIT, &ign, &old_quit);
     fflush(NULL);
+    /* A failed exec is told apart from a program that exits 127 through a
+     * close-on-exec pipe: the child writes to it only when exec failed. */
+    int execfd[2] = { -1, -1 };
+    if (pipe2(execfd, O_CLOEXEC) != 0) execfd[0] = execfd[1] = -1;
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "syncsight: run: fork: %s\n", strerror(errno));
@@ -202,6 +209,7 @@ int ss_cmd_run(int argc, char **argv)
         return SS_EXIT_USAGE;
     }
     if (pid == 0) {
+        if (execfd[0] >= 0) close(execfd[0]);
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGQUIT, &old_quit, NULL);
         const char *old = getenv("LD_PRELOAD");
@@ -228,7 +236,17 @@ int ss_cmd_run(int argc, char **argv)
         fputs("syncsight: cannot execute ", stderr);
         ss_escape_term(stderr, prog[0], strlen(prog[0]));
         fprintf(stderr, ": %s\n", strerror(e));
+        if (execfd[1] >= 0) { char one = 1; ssize_t w = write(execfd[1], &one, 1); (void)w; }
         _exit(127);
+    }
+    int exec_failed = 0;
+    if (execfd[1] >= 0) {
+        close(execfd[1]);
+        char one;
+        ssize_t r;
+        while ((r = read(execfd[0], &one, 1)) < 0 && errno == EINTR) {}
+        exec_failed = r == 1;
+        close(execfd[0]);
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
@@ -254,8 +272,11 @@ int ss_cmd_run(int argc, char **argv)
         free_set(&after);
         if (np) ss_qsort(paths, np, sizeof(char *), cmp_str);
         if (!np) {
-            fputs("syncsight: no trace was written (the program made no CUDA calls, or recording failed: see "
-                  "the messages above)\n", stderr);
+            /* a failed exec said so in one line already */
+            if (!exec_failed)
+                fputs("syncsight: no trace was written: the program made no CUDA call that reached the CUDA "
+                      "driver (a program whose first CUDA call failed, with no GPU or driver, records nothing), "
+                      "or recording failed (the shim then says why on stderr)\n", stderr);
         } else {
             int rrc = ss_report_files(paths, (int)np, &ro, stderr);
             if (rrc == SS_EXIT_FINDINGS && rc == 0) rc = 1;
@@ -264,6 +285,9 @@ int ss_cmd_run(int argc, char **argv)
         free(paths);
     }
     free_set(&before);
+    /* ./syncsight.data made by this run and left empty: gone, so that a
+     * later bare `syncsight report` says there is no recording here */
+    if (created_dir) rmdir(dir);   /* fails, harmlessly, when something was written */
     free(lib); free(file); free(file_dir); free(file_base);
     return rc;
 }

@@ -136,8 +136,17 @@ void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n)
     /* a sampled trace: the run-level note every output gives */
     int any_sampled = 0;
     for (uint32_t p = 0; p < n; p++) any_sampled |= ss_capture_line(procs[p].model, NULL, 0) != NULL;
-    if (any_sampled) {
+    /* Findings inside NCCL's own calls are not the user's to fix: as the text
+     * report folds them into one line, code scanning gets no alert on the
+     * user's line for them, only their number (the JSON report lists them). */
+    uint32_t nccl = 0;
+    for (uint32_t p = 0; p < n; p++)
+        for (uint32_t k = 0; k < procs[p].findings.n; k++) nccl += procs[p].findings.v[k].in_nccl != 0;
+    if (any_sampled || nccl) {
         ss_json_key(&j, "properties"); ss_json_obj_begin(&j);
+        if (nccl) ss_json_kuint(&j, "findings_inside_nccl", nccl);
+    }
+    if (any_sampled) {
         ss_json_key(&j, "capture"); ss_json_arr_begin(&j);
         for (uint32_t p = 0; p < n; p++) {
             char line[256];
@@ -149,12 +158,13 @@ void ss_export_sarif(FILE *out, ss_process_result *procs, uint32_t n)
             ss_json_obj_end(&j);
         }
         ss_json_arr_end(&j);
-        ss_json_obj_end(&j);
     }
+    if (any_sampled || nccl) ss_json_obj_end(&j);
     ss_json_key(&j, "results"); ss_json_arr_begin(&j);
     for (uint32_t p = 0; p < n; p++) {
         for (uint32_t k = 0; k < procs[p].findings.n; k++) {
             const ss_finding *x = &procs[p].findings.v[k];
+            if (x->in_nccl) continue;
             ss_json_obj_begin(&j);
             ss_json_kstr(&j, "ruleId", x->rule);
             int ri = rule_index(x->rule);

@@ -26,6 +26,7 @@ typedef struct ss_process_result {
     const char *path;
     ss_model *model;
     ss_findings findings;
+    uint32_t not_shown;        /* findings the report's filters (--rule, --min-severity, --top) left out */
 } ss_process_result;
 
 double ss_rel_ms(const ss_model *m, uint64_t t);   /* ms since the header's start */

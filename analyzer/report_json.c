@@ -150,6 +150,7 @@ void ss_report_json(FILE *out, ss_process_result *procs, uint32_t n)
         ss_json_key(&j, "saving_total_ms");
         if (procs[i].findings.saving_total_known) ss_json_double(&j, procs[i].findings.saving_total_ms);
         else ss_json_null(&j);
+        ss_json_kuint(&j, "findings_not_shown", procs[i].not_shown);
         if (procs[i].findings.saving_total_known && procs[i].findings.saving_total_ms > saving_total)
             saving_total = procs[i].findings.saving_total_ms;
         ss_json_obj_end(&j);

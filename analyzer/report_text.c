@@ -261,7 +261,10 @@ void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color, 
         }
         uint32_t mine = p->findings.n - nccl;
         if (!p->findings.n) {
-            fputs("no findings\n", out);
+            if (p->not_shown)
+                fprintf(out, "no findings shown (%u left out by --rule, --min-severity or --top)\n", p->not_shown);
+            else
+                fputs("no findings\n", out);
             continue;
         }
         uint32_t folded = 0;
@@ -272,10 +275,13 @@ void ss_report_text(FILE *out, ss_process_result *procs, uint32_t n, int color, 
                     sev[SS_SEV_WARNING], sev[SS_SEV_INFO]);
             if (folded) fprintf(out, "; %u of the info in setup", folded);
             fputs("), ranked by severity, then saving", out);
-            fputs(ss_iterations_of(p->model)->found ? "; steady state first\n" : "\n", out);
+            fputs(ss_iterations_of(p->model)->found ? "; steady state first" : "", out);
+            if (p->not_shown) fprintf(out, "; %u more left out by --rule, --min-severity or --top", p->not_shown);
+            fputs("\n", out);
             if (p->findings.saving_total_known)
-                fprintf(out, "fixing all of them would end this run %.3f ms sooner (what-if replay; the findings "
-                        "overlap, so this is not the sum of their savings)\n", p->findings.saving_total_ms);
+                fprintf(out, "fixing all of them%s would end this run %.3f ms sooner (what-if replay; the findings "
+                        "overlap, so this is not the sum of their savings)\n",
+                        p->not_shown ? ", those left out included," : "", p->findings.saving_total_ms);
         } else {
             fputs("\nno findings in your code\n", out);
         }

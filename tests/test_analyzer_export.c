@@ -154,7 +154,7 @@ int main(int argc, char **argv)
     write_trace(path);
 
     char err[256] = "";
-    ss_process_result p = { path, ss_model_load(path, err, sizeof err), { 0 } };
+    ss_process_result p = { path, ss_model_load(path, err, sizeof err), { 0 }, 0 };
     if (!p.model) { fprintf(stderr, "cannot load %s: %s\n", path, err); return 1; }
     ss_findings_init(&p.findings);
     ss_rules_run_all(p.model, &p.findings);

@@ -349,7 +349,7 @@ static void write_export(int sampled)
 
 static char *export_of(const char *path, int html)
 {
-    ss_process_result p = { path, load(path), { 0 } };
+    ss_process_result p = { path, load(path), { 0 }, 0 };
     ss_findings_init(&p.findings);
     ss_rules_run_all(p.model, &p.findings);
     ss_findings_finish(&p.findings, p.model->t_last - p.model->t_first);

@@ -165,7 +165,15 @@ for t in rep["traces"]:
 for e in errs: print("FAIL:", e)
 sys.exit(1 if errs else 0)
 PY
-echo "ok: NCCL findings folded to one line per process, kept in JSON"
+# SARIF: no code-scanning result for them (they would sit on the user's lines), only their number
+"$S" report --format sarif tests/fixtures/torchrun_2ranks 2>/dev/null |
+    "$PYTHON" -c '
+import json, sys
+run = json.load(sys.stdin)["runs"][0]
+texts = [r["message"]["text"] for r in run["results"]]
+ok = run.get("properties", {}).get("findings_inside_nccl", 0) > 0 and texts and not any("inside NCCL" in t for t in texts)
+sys.exit(0 if ok else 1)' || fail "SARIF: a finding inside NCCL is a result, or their count is missing"
+echo "ok: NCCL findings folded to one line per process, kept in JSON, counted in SARIF"
 
 # ---- streams: named, never by a raw pointer alone (text, JSON)
 for f in tests/fixtures/*.sstrace tests/fixtures/torchrun_2ranks/*.sstrace; do
@@ -279,3 +287,26 @@ SYNCSIGHT_SASS=0 "$S" report --format json "$T/nokacc/a.sstrace" 2>/dev/null |
     "$PYTHON" -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["traces"][0]["summary"]["unknown_kernel_accesses"] is None else 1)' ||
     fail "JSON summary.unknown_kernel_accesses not null with the .kaccess file"
 echo "ok: kernels whose accesses are unknown are said so, with the fix"
+
+# ---- run: a program that cannot be executed is one line and 127; a program
+# that records nothing leaves no empty ./syncsight.data behind; -o - and the
+# filters say what they did
+mkdir -p "$T/runhere"
+(cd "$T/runhere" && "$S" run -- /nonexistent/prog > /dev/null 2> "$T/run.err"); rc=$?
+[ $rc = 127 ] && [ "$(wc -l < "$T/run.err")" = 1 ] && grep -q 'cannot execute /nonexistent/prog' "$T/run.err" ||
+    fail "run of a missing program: exit $rc, $(cat "$T/run.err")"
+(cd "$T/runhere" && "$S" run -- /bin/true > /dev/null 2> "$T/run.err"); rc=$?
+[ $rc = 0 ] && grep -q 'no trace was written' "$T/run.err" || fail "run of a program without CUDA: exit $rc, $(cat "$T/run.err")"
+[ -e "$T/runhere/syncsight.data" ] && fail "run left an empty ./syncsight.data behind"
+(cd "$T/runhere" && "$S" run -- sh -c 'exit 127' > /dev/null 2> "$T/run.err"); rc=$?
+[ $rc = 127 ] && ! grep -q 'cannot execute' "$T/run.err" || fail "a program's own exit 127 taken for a failed exec"
+(cd "$T/runhere" && "$S" report -o - "$J/legacy_stream.sstrace" > "$T/dash.txt" 2>/dev/null)
+[ -e "$T/runhere/-" ] && fail "report -o - wrote a file named -"
+grep -q '^findings: ' "$T/dash.txt" || fail "report -o - did not write the report to stdout"
+"$S" report --rule implicit-sync "$J/legacy_stream.sstrace" 2>/dev/null | grep -q 'no findings shown (2 left out by --rule' ||
+    fail "a filter that hides every finding does not say so"
+"$S" report --top 1 --format json "$J/legacy_stream.sstrace" 2>/dev/null |
+    "$PYTHON" -c 'import json,sys; t=json.load(sys.stdin)["traces"][0]; sys.exit(0 if t["findings_not_shown"]==1 else 1)' ||
+    fail "JSON findings_not_shown wrong under --top 1"
+"$S" report --top 0 "$J/legacy_stream.sstrace" 2>&1 | grep -q "not '0'" || fail "--top 0: the message does not name the value"
+echo "ok: run's failures in one line, no empty syncsight.data, -o -, filters say what they left out"
