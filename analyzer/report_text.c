@@ -39,8 +39,8 @@ static void print_summary(FILE *out, const ss_process_result *p)
     if (!any) fputs(" none of CUDA_DEVICE_MAX_CONNECTIONS, CUDA_MODULE_LOADING, CUDA_LAUNCH_BLOCKING set", out);
     fputs("\n", out);
     double wall = (double)(m->t_last - m->t_first) / 1e6;
-    fprintf(out, "  wall time %.3f ms, %" PRIu64 " records, %u CUDA calls, %u GPU ops\n", wall, m->nrecords,
-            m->ncalls, m->nops);
+    fprintf(out, "  wall time %.3f ms, %" PRIu64 " records, %u CUDA call%s, %u GPU op%s\n", wall, m->nrecords,
+            m->ncalls, m->ncalls == 1 ? "" : "s", m->nops, m->nops == 1 ? "" : "s");
     if (m->truncated) { fputs("  warning: trace is truncated (", out); esc(out, m->truncated_why); fputs("); analyzed up to its last complete block\n", out); }
     else if (m->incomplete_why && !m->incomplete_sig) fprintf(out, "  warning: incomplete trace: %s\n", m->incomplete_why);
     if (m->span_cut) {
@@ -105,7 +105,8 @@ static void print_summary(FILE *out, const ss_process_result *p)
         if (!th->ncalls) continue;   /* it only passed host synchronization on */
         fprintf(out, "  thread %u", th->tid);
         if (th->name) { fputs(" (", out); ss_escape_term(out, th->name, th->name_len); fputs(")", out); }
-        fprintf(out, ": %u CUDA calls, blocked in synchronizing calls %.3f ms\n", th->ncalls, th->blocked_ns / 1e6);
+        fprintf(out, ": %u CUDA call%s, blocked in synchronizing calls %.3f ms\n", th->ncalls, th->ncalls == 1 ? "" : "s",
+                th->blocked_ns / 1e6);
     }
 }
 

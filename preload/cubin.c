@@ -144,11 +144,12 @@ const char *ss_cubin_take_cost(uint64_t *ns)
         return NULL;
     *ns = atomic_load_explicit(&cubin_ns, memory_order_relaxed);
     char *p = msg, *end = msg + sizeof msg - 1;
+    uint64_t written = atomic_load_explicit(&cubin_written, memory_order_relaxed);
     put_str(&p, end, "module images, on the threads that loaded them: ");
     put_u64(&p, end, loads);
-    put_str(&p, end, " loads, ");
-    put_u64(&p, end, atomic_load_explicit(&cubin_written, memory_order_relaxed));
-    put_str(&p, end, " images written (");
+    put_str(&p, end, loads == 1 ? " load, " : " loads, ");
+    put_u64(&p, end, written);
+    put_str(&p, end, written == 1 ? " image written (" : " images written (");
     put_u64(&p, end, atomic_load_explicit(&cubin_written_bytes, memory_order_relaxed));
     put_str(&p, end, " bytes)");
     *p = '\0';

@@ -173,8 +173,9 @@ int main(int argc, char **argv)
     for (int id = 1; id <= FAKE_MODULES; id++)
         if (want[id]) want_bytes += fake_image_size((uint32_t)id);
     char want_msg[200];
-    snprintf(want_msg, sizeof want_msg, "module images, on the threads that loaded them: %d loads, %d images written "
-             "(%llu bytes)", FAKE_MODULES, nwant, (unsigned long long)want_bytes);
+    snprintf(want_msg, sizeof want_msg, "module images, on the threads that loaded them: %d load%s, %d image%s written "
+             "(%llu bytes)", FAKE_MODULES, FAKE_MODULES == 1 ? "" : "s", nwant, nwant == 1 ? "" : "s",
+             (unsigned long long)want_bytes);
     if (nwant == 0 && want_skipped == FAKE_MODULES)
         CHECK(ncost == 0, "capture off: %d SS_NOTE_CUBIN_COST notes (%s)", ncost, cost_msg);
     else
