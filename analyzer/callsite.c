@@ -302,6 +302,76 @@ int ss_call_framework(const ss_model *m, int32_t call, char *name, size_t len)
     return walk_library(m, call, 3, name, len, NULL, 0) > 0;
 }
 
+static int same_ref(ss_string_ref a, ss_string_ref b)
+{
+    return a.len == b.len && (a.s == b.s || (a.s && b.s && !memcmp(a.s, b.s, a.len)));
+}
+
+/* the part of a framework file's path from its package on ("torch/cuda/__init__.py"), and the package */
+static ss_string_ref package_path(ss_string_ref file, ss_string_ref *pkg)
+{
+    static const char *const roots[] = { "/site-packages/", "/dist-packages/" };
+    ss_string_ref r = file;
+    for (size_t k = 0; k < sizeof roots / sizeof roots[0]; k++) {
+        size_t n = strlen(roots[k]);
+        for (size_t i = 0; file.s && i + n <= file.len; i++)
+            if (!memcmp(file.s + i, roots[k], n)) { r.s = file.s + i + n; r.len = file.len - i - n; }
+    }
+    *pkg = r;
+    const char *slash = r.s ? memchr(r.s, '/', r.len) : NULL;
+    if (slash && r.s != file.s) pkg->len = (size_t)(slash - r.s);
+    else { pkg->s = NULL; pkg->len = 0; }   /* no package directory: the file's own path */
+    return r;
+}
+
+static int ref_has(ss_string_ref r, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (size_t i = 0; r.s && i + n <= r.len; i++)
+        if (!memcmp(r.s + i, needle, n)) return 1;
+    return 0;
+}
+
+int ss_call_python_library(const ss_model *m, int32_t call, char *pkg, size_t pkglen, char *where, size_t wlen)
+{
+    if (call < 0 || (uint32_t)call >= m->ncalls) return 0;
+    const ss_call *c = &m->calls[call];
+    if (ss_call_host_wait(m, c) == SS_WAIT_NONE) return 0;   /* only a host wait: who chose to wait */
+    const ss_pystack_rec *p = ss_model_pystack(m, c->rec->pystack_id);
+    if (!p || p->depth < 3) return 0;
+    const ss_pyframe *fr = ss_rec_tail(&p->h, sizeof(*p));
+    uint32_t user = p->depth, api = p->depth;
+    for (uint32_t i = 0; i < p->depth && user == p->depth; i++) {
+        ss_string_ref f = ss_model_string(m, fr[i].file_id);
+        if (f.s && ss_pyfile_is_user(f.s, f.len)) user = i;
+        else if (api == p->depth && f.s && f.len && f.s[0] != '<') api = i;   /* not a generated <string> frame */
+    }
+    if (user == p->depth || api >= user) return 0;
+    /* the innermost frame is the framework's synchronize API
+     * (torch.cuda.synchronize, Stream.synchronize, Event.synchronize) */
+    ss_string_ref fn0 = ss_model_string(m, fr[api].func_id);
+    static const char sync[] = "synchronize";
+    size_t sl = sizeof sync - 1;
+    if (!fn0.s || fn0.len < sl || memcmp(fn0.s + fn0.len - sl, sync, sl) ||
+        (fn0.len > sl && fn0.s[fn0.len - sl - 1] != '.'))
+        return 0;
+    ss_string_ref apifile = ss_model_string(m, fr[api].file_id);
+    for (uint32_t i = api + 1; i < user; i++) {
+        ss_string_ref f = ss_model_string(m, fr[i].file_id);
+        if (!f.s || !f.len || f.s[0] == '<' || same_ref(f, apifile)) continue;
+        /* the caller of the API: the user's compiled code (torch.compile's
+         * output), or the framework's own machinery */
+        if (ref_has(f, "/torchinductor_")) return 0;
+        ss_string_ref pk, rel = package_path(f, &pk), fn = ss_model_string(m, fr[i].func_id);
+        if (!pk.s) pk = rel;
+        snprintf(pkg, pkglen, "%.*s", (int)(pk.len < 80 ? pk.len : 80), pk.s);
+        snprintf(where, wlen, "%.*s:%u %.*s", (int)(rel.len < 200 ? rel.len : 200), rel.s, fr[i].line,
+                 (int)(fn.len < 120 ? fn.len : 120), fn.s ? fn.s : "");
+        return 1;
+    }
+    return 0;   /* the user's line called the API itself */
+}
+
 int ss_site_source(const ss_site *site, const char **file, size_t *file_len, uint32_t *line)
 {
     if (site->kind == SS_SITE_NATIVE && site->native.file && site->native.file[0] && site->native.line > 0) {

@@ -80,6 +80,20 @@ int ss_call_maker(const ss_model *m, int32_t call, char *lib, size_t liblen, cha
  * theirs or no native stack says.  Thread-safe. */
 int ss_call_framework(const ss_model *m, int32_t call, char *name, size_t len);
 
+/* Was host wait `call` made by a Python framework's own machinery rather
+ * than by the user's line?  Its Python stack, innermost first: the
+ * innermost frame (past generated <string> frames) is the framework's
+ * synchronize API (torch.cuda.synchronize, Stream.synchronize,
+ * Event.synchronize); the frame that called it, when it lies in another
+ * file inside the user's innermost frame, is the framework's own code
+ * (Inductor's autotuner timing Triton configs under a compiled model's
+ * call), not the user's (the user's line calling torch.cuda.synchronize(),
+ * or the code torch.compile generated from it).  Then *pkg is its package
+ * ("torch": the directory under site-packages/ or dist-packages/) and *where
+ * that frame ("torch/_inductor/runtime/benchmarking.py:376
+ * InductorBenchmarker.benchmark_gpu"); returns 1, else 0. */
+int ss_call_python_library(const ss_model *m, int32_t call, char *pkg, size_t pkglen, char *where, size_t wlen);
+
 /* The site as text, NUL-terminated (cut to fit): "file:line function",
  * "module+0xoffset function", "<api> on stream 0x... (<kind>)", ... */
 void ss_site_text(const ss_model *m, const ss_site *site, char *buf, size_t len);

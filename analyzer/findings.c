@@ -161,7 +161,7 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     /* a call that a library made on the user's behalf (cublasDestroy's
      * device synchronization): its own finding, which says so */
     char inlib[96] = "", infn[160] = "";
-    int inside = 0, internal = 0;
+    int inside = 0, internal = 0, pyinside = 0;
     if (!lib.s && c) {
         /* the whole occurrence the library's own (whoever called it: a
          * Python line, the autograd thread); else, for native code, the
@@ -170,6 +170,9 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
                    ss_call_cuda_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn) &&
                    library_internal(m, o, inlib);
         inside = internal || ss_call_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn);
+        /* a Python framework's own machinery (several of its files inside the
+         * user's frame), not the API the user's line called */
+        if (!inside) inside = pyinside = ss_call_python_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn);
     }
     char *key = ss_strdup_printf("%s|%u|%s|%s|%u%s%s%s", o->rule, m->hdr.pid, text,
                                  o->site_extra ? o->site_extra : "", stack_key, lib.s ? "|lib" : "",
@@ -210,7 +213,11 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     } else if (inside) {
         char *msg = ss_strdup_printf("inside %s%s%s%s, which your code called: %s", inlib, infn[0] ? " (" : "", infn,
                                      infn[0] ? ")" : "", x.message);
-        char *fix = ss_strdup_printf("%s%sThe call is made by %s%s%s, not by your code: what your code decides is "
+        char *fix = pyinside
+            ? ss_strdup_printf("%s%sThe synchronization is made by %s's own code (%s), which the call on your line "
+                               "reached, not by your code: what your code decides is when and how often it makes "
+                               "that call.", x.fix, x.fix[0] ? " " : "", inlib, infn)
+            : ss_strdup_printf("%s%sThe call is made by %s%s%s, not by your code: what your code decides is "
                                      "where and how often it calls %s (the library's documentation says what it "
                                      "synchronizes).", x.fix, x.fix[0] ? " " : "", inlib, infn[0] ? " inside " : "",
                                      infn, infn[0] ? infn : "into that library");

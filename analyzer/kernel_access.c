@@ -42,6 +42,8 @@ struct ss_kaccess {
     char side_path[4096];
     ss_u64map by_name;          /* name_id -> index in k */
     uint32_t nfailed;           /* kernels asked about and not classified */
+    uint32_t nno_disasm;        /* of them: in a recorded image, but no disassembler here (fixable) */
+    char first_disasm_why[256]; /* the first of those */
     uint32_t no_offsets;        /* launches without recorded offsets */
     /* 1 once ss_kernel_access_prepare() has classified every kernel the
      * questions below can ask about: from then on they only read, and the
@@ -157,6 +159,7 @@ static void side_store(struct ss_kaccess *ka, uint64_t hash, const char *name, c
 static void classify(const ss_model *m, struct ss_kaccess *ka, kentry *e)
 {
     char why[256] = "";
+    int no_disasm = 0;          /* its code was recorded; nothing here disassembles it */
     ss_string_ref r = ss_model_string_raw(m, e->name_id);
     e->rc = -1;
     if (!r.s || !r.len) {
@@ -199,6 +202,8 @@ static void classify(const ss_model *m, struct ss_kaccess *ka, kentry *e)
             ss_param_access *acc = ss_xcalloc(nw + 1, sizeof(ss_param_access));
             if (ss_sass_classify(img, len, name, acc, nw, err, sizeof(err)) != 0) {
                 snprintf(why, sizeof(why), "%.60s: %.180s", name, err);
+                char none[8];
+                no_disasm = !ss_sass_disassembler(none, sizeof none);
                 free(acc);
                 e->rc = -1;
                 break;
@@ -224,6 +229,10 @@ static void classify(const ss_model *m, struct ss_kaccess *ka, kentry *e)
     if (e->rc != 0) {
         if (!ka->nfailed) snprintf(ka->first_why, sizeof(ka->first_why), "%s", why);
         ka->nfailed++;
+        if (no_disasm && e->rc != 0) {
+            if (!ka->nno_disasm) snprintf(ka->first_disasm_why, sizeof(ka->first_disasm_why), "%s", why);
+            ka->nno_disasm++;
+        }
     }
 }
 
@@ -375,11 +384,14 @@ const char *ss_kernel_access_limits(const ss_model *m)
     return ka->line;
 }
 
-uint32_t ss_kernel_access_unknown(const ss_model *m, uint32_t *of, const char **why)
+uint32_t ss_kernel_access_unknown(const ss_model *m, uint32_t *of, const char **why, uint32_t *no_disasm,
+                                  const char **disasm_why)
 {
     struct ss_kaccess *ka = m ? m->kaccess : NULL;
     *of = ka ? ka->n : 0;
     *why = ka && ka->nfailed ? ka->first_why : NULL;
+    *no_disasm = ka ? ka->nno_disasm : 0;
+    *disasm_why = ka && ka->nno_disasm ? ka->first_disasm_why : NULL;
     return ka ? ka->nfailed : 0;
 }
 

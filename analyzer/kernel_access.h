@@ -28,8 +28,13 @@ void ss_kernel_access_prepare(const struct ss_model *m);
 /* NULL when every kernel asked about was classified; else one line saying why some were not (for the report). */
 const char *ss_kernel_access_limits(const struct ss_model *m);
 /* How many of the kernels asked about were not classified (*of: how many
- * were asked about; *why: the first reason), 0 when all were. */
-uint32_t ss_kernel_access_unknown(const struct ss_model *m, uint32_t *of, const char **why);
+ * were asked about; *why: the first reason), 0 when all were.  Of them,
+ * *no_disasm were in a recorded image but nothing here disassembles it (no
+ * .kaccess file beside the trace, no nvdisasm): that is fixable where the
+ * report is made (*disasm_why: the first); the others' code was not recorded
+ * (a library's kernels loaded outside the recorded modules). */
+uint32_t ss_kernel_access_unknown(const struct ss_model *m, uint32_t *of, const char **why, uint32_t *no_disasm,
+                                  const char **disasm_why);
 /* What to do about kernels not classified: said with the count. */
 #define SS_KERNEL_ACCESS_FIX "keep the FILE.sstrace.kaccess file that syncsight run writes beside the trace, or install the " \
     "CUDA toolkit's nvdisasm where you report (set SYNCSIGHT_NVDISASM or CUDA_HOME): without either, a kernel's " \

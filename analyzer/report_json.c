@@ -26,15 +26,16 @@ static void summary(ss_json *j, const ss_process_result *p)
         ss_json_null(j);
     }
     ss_json_key(j, "unknown_kernel_accesses");
-    uint32_t kof = 0;
-    const char *kwhy = NULL;
-    uint32_t kunknown = ss_kernel_access_unknown(m, &kof, &kwhy);
+    uint32_t kof = 0, knodis = 0;
+    const char *kwhy = NULL, *kdwhy = NULL;
+    uint32_t kunknown = ss_kernel_access_unknown(m, &kof, &kwhy, &knodis, &kdwhy);
     if (kunknown) {
         ss_json_obj_begin(j);
         ss_json_kuint(j, "kernels", kunknown);
         ss_json_kuint(j, "of", kof);
         ss_json_kstr(j, "reason", kwhy);
-        ss_json_kstr(j, "fix", SS_KERNEL_ACCESS_FIX);
+        ss_json_kuint(j, "without_disassembler", knodis);
+        ss_json_kstr(j, "fix", knodis ? SS_KERNEL_ACCESS_FIX : NULL);
         ss_json_obj_end(j);
     } else {
         ss_json_null(j);

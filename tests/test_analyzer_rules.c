@@ -331,6 +331,75 @@ static void write_item_src(const char *name, int positive, const char *src_line)
 
 static void write_item(const char *name, int positive) { write_item_src(name, positive, NULL); }
 
+/* A host wait made by a Python framework's own machinery: idle
+ * cudaDeviceSynchronize calls (device-sync-overuse's info) whose Python stack
+ * is torch.cuda.synchronize called by another framework file (Inductor's
+ * autotuner), under the user's line.  Modes: 0 that stack: "inside torch
+ * (torch/_inductor/runtime/benchmarking.py:376 ...)"; 1 the user's line calls
+ * torch.cuda.synchronize itself: the user's; 2 the user called an API
+ * through a decorator in another framework file that is not a synchronize
+ * (dist.all_gather_object's c10d_logger wrapper): the user's call. */
+static void write_py_framework_sync(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_string(&b, 10, "/home/u/train.py");
+    tb_string(&b, 11, "main");
+    tb_string(&b, 12, "/venv/lib/python3.12/site-packages/torch/cuda/__init__.py");
+    tb_string(&b, 13, "synchronize");
+    tb_string(&b, 14, "/venv/lib/python3.12/site-packages/torch/_inductor/runtime/benchmarking.py");
+    tb_string(&b, 15, "InductorBenchmarker.benchmark_gpu");
+    tb_string(&b, 16, "/venv/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py");
+    tb_string(&b, 17, "all_gather_object");
+    tb_string(&b, 18, "/venv/lib/python3.12/site-packages/torch/distributed/c10d_logger.py");
+    tb_string(&b, 19, "_exception_logger.<locals>.wrapper");
+    uint32_t depth = mode == 1 ? 2 : 3;
+    ss_pystack_rec *p = tb_rec(&b, SS_REC_PYSTACK, sizeof *p, depth * sizeof(ss_pyframe));
+    p->id = 1; p->depth = depth;
+    ss_pyframe *f = (ss_pyframe *)((char *)p + sizeof *p);
+    if (mode == 0) {
+        f[0] = (ss_pyframe){ 12, 13, 1162, 0 };
+        f[1] = (ss_pyframe){ 14, 15, 376, 0 };
+        f[2] = (ss_pyframe){ 10, 11, 32, 0 };
+    } else if (mode == 1) {
+        f[0] = (ss_pyframe){ 12, 13, 1162, 0 };
+        f[1] = (ss_pyframe){ 10, 11, 32, 0 };
+    } else {
+        f[0] = (ss_pyframe){ 16, 17, 3313, 0 };
+        f[1] = (ss_pyframe){ 18, 19, 83, 0 };
+        f[2] = (ss_pyframe){ 10, 11, 32, 0 };
+    }
+    tb_launch(&b, MS(0.5), 0, LEGACY_SID, MS(0.51), MS(0.6), NULL, 0);   /* a GPU timeline */
+    for (int k = 0; k < 4; k++)
+        CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(1 + k), .t1 = MS(1.05 + k), .pystack = 1);
+    tb_close(&b);
+}
+
+static void test_py_framework_sync(void)
+{
+    static const char *const names[] = { "py_framework_sync", "py_user_sync", "py_decorated_api" };
+    for (int mode = 0; mode < 3; mode++) {
+        write_py_framework_sync(names[mode], mode);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, names[mode]);
+        result r = analyze(path, &ss_rule_device_sync_overuse);
+        CHECK(r.f.n == 1, "%s: %u findings", names[mode], r.f.n);
+        if (r.f.n == 1) {
+            const char *inside = strstr(r.f.v[0].message, "inside torch (torch/_inductor/runtime/benchmarking.py:376 "
+                                                          "InductorBenchmarker.benchmark_gpu), which your code called");
+            CHECK(mode == 0 ? inside != NULL : strstr(r.f.v[0].message, "inside ") == NULL, "%s: %s", names[mode],
+                  r.f.v[0].message);
+            if (mode == 0)
+                CHECK(strstr(r.f.v[0].fix, "made by torch's own code") != NULL && r.f.v[0].library &&
+                          !strcmp(r.f.v[0].library, "torch"), "%s: fix %s", names[mode], r.f.v[0].fix);
+            char site[1024];
+            ss_finding_site_text(&r.f.v[0], site, sizeof site);
+            CHECK(strstr(site, "train.py:32") != NULL, "%s: site %s", names[mode], site);
+        }
+        done(&r);
+    }
+}
+
 static void test_item(void)
 {
     write_item("item_in_loop", 1);
@@ -3420,6 +3489,7 @@ int main(int argc, char **argv)
     }
     test_implicit_sync();
     test_item();
+    test_py_framework_sync();
     test_blocking_copy();
     test_library_ranges();
     test_pageable();
