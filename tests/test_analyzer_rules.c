@@ -277,6 +277,38 @@ static void test_implicit_sync(void)
     done(&r);
 }
 
+/* cudaEventCreate, which CUDA does not document as waiting for the device,
+ * slow while a short kernel ended inside it (Inductor's autotuner on the
+ * H200: 57 us, a Triton kernel ending within): a coincidence the release
+ * test cannot tell from a wait, not a finding.  A 3 ms block that ends with
+ * a 3 ms kernel still is (mode 1). */
+static void write_event_create_block(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 1);
+    for (int k = 0; k < 3; k++)   /* the idle reference: 2 us */
+        CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(10 + 10 * k), .t1 = US(12 + 10 * k), .event = 0xE0 + k);
+    double len = mode ? 3 : 0.05;
+    tb_launch(&b, MS(1), 0xA1, 13, MS(1.01), MS(1.01 + len), NULL, 0);
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = MS(1.005), .t1 = MS(1.005 + len + 0.012), .event = 0xE9);
+    tb_launch(&b, MS(5), 0xA1, 13, MS(5.01), MS(5.02), NULL, 0);
+    tb_close(&b);
+}
+
+static void test_event_create_block(void)
+{
+    static const char *const names[] = { "event_create_57us", "event_create_3ms" };
+    for (int mode = 0; mode < 2; mode++) {
+        write_event_create_block(names[mode], mode);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, names[mode]);
+        result r = analyze(path, &ss_rule_implicit_sync);
+        CHECK(r.f.n == (uint32_t)mode, "%s: %u findings (%s)", names[mode], r.f.n, r.f.n ? r.f.v[0].message : "");
+        done(&r);
+    }
+}
+
 /* PyTorch's loss.item(): cudaMemcpyAsync + cudaStreamSynchronize issued by
  * ATen for a user line; torch.cuda.synchronize() is the explicit twin. */
 static void tb_string(tb *b, uint32_t id, const char *text)
@@ -3488,6 +3520,7 @@ int main(int argc, char **argv)
         if (!out_dir) { perror("mkdtemp"); return 1; }
     }
     test_implicit_sync();
+    test_event_create_block();
     test_item();
     test_py_framework_sync();
     test_blocking_copy();
