@@ -318,6 +318,15 @@ static void tb_string(tb *b, uint32_t id, const char *text)
     memcpy((char *)s + sizeof *s, text, s->len);
 }
 
+/* Python stack `id`: its frames, innermost first ({ file string id,
+ * function string id, line, 0 }) */
+static void tb_pystack(tb *b, uint32_t id, const ss_pyframe *frames, uint32_t depth)
+{
+    ss_pystack_rec *p = tb_rec(b, SS_REC_PYSTACK, sizeof *p, depth * sizeof(ss_pyframe));
+    p->id = id; p->depth = depth;
+    memcpy((char *)p + sizeof *p, frames, depth * sizeof(ss_pyframe));
+}
+
 /* positive 2: the user's file exists and line 24 reads `src_line` (a
  * binding without a Python frame of its own: CuPy's stream.synchronize()) */
 static void write_item_src(const char *name, int positive, const char *src_line)
@@ -339,11 +348,8 @@ static void write_item_src(const char *name, int positive, const char *src_line)
     tb_string(&b, 11, "<module>");
     tb_string(&b, 12, "/usr/lib/python3/site-packages/torch/cuda/__init__.py");
     tb_string(&b, 13, "synchronize");
-    ss_pystack_rec *p = tb_rec(&b, SS_REC_PYSTACK, sizeof *p, 2 * sizeof(ss_pyframe));
-    p->id = 1; p->depth = 2;
-    ss_pyframe *f = (ss_pyframe *)((char *)p + sizeof *p);
-    if (positive) { f[0] = (ss_pyframe){ 10, 11, 24, 0 }; f[1] = f[0]; }
-    else { f[0] = (ss_pyframe){ 12, 13, 801, 0 }; f[1] = (ss_pyframe){ 10, 11, 24, 0 }; }
+    if (positive) tb_pystack(&b, 1, (const ss_pyframe[]){ { 10, 11, 24, 0 }, { 10, 11, 24, 0 } }, 2);
+    else tb_pystack(&b, 1, (const ss_pyframe[]){ { 12, 13, 801, 0 }, { 10, 11, 24, 0 } }, 2);
     CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(10), .t1 = US(20), .ptr = PINNED_BUF, .bytes = 4);
     CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(30), .t1 = US(40), .ptr = DEV_BUF, .bytes = 4);
     double t = 1;
@@ -385,22 +391,9 @@ static void write_py_framework_sync(const char *name, int mode)
     tb_string(&b, 17, "all_gather_object");
     tb_string(&b, 18, "/venv/lib/python3.12/site-packages/torch/distributed/c10d_logger.py");
     tb_string(&b, 19, "_exception_logger.<locals>.wrapper");
-    uint32_t depth = mode == 1 ? 2 : 3;
-    ss_pystack_rec *p = tb_rec(&b, SS_REC_PYSTACK, sizeof *p, depth * sizeof(ss_pyframe));
-    p->id = 1; p->depth = depth;
-    ss_pyframe *f = (ss_pyframe *)((char *)p + sizeof *p);
-    if (mode == 0) {
-        f[0] = (ss_pyframe){ 12, 13, 1162, 0 };
-        f[1] = (ss_pyframe){ 14, 15, 376, 0 };
-        f[2] = (ss_pyframe){ 10, 11, 32, 0 };
-    } else if (mode == 1) {
-        f[0] = (ss_pyframe){ 12, 13, 1162, 0 };
-        f[1] = (ss_pyframe){ 10, 11, 32, 0 };
-    } else {
-        f[0] = (ss_pyframe){ 16, 17, 3313, 0 };
-        f[1] = (ss_pyframe){ 18, 19, 83, 0 };
-        f[2] = (ss_pyframe){ 10, 11, 32, 0 };
-    }
+    if (mode == 0) tb_pystack(&b, 1, (const ss_pyframe[]){ { 12, 13, 1162, 0 }, { 14, 15, 376, 0 }, { 10, 11, 32, 0 } }, 3);
+    else if (mode == 1) tb_pystack(&b, 1, (const ss_pyframe[]){ { 12, 13, 1162, 0 }, { 10, 11, 32, 0 } }, 2);
+    else tb_pystack(&b, 1, (const ss_pyframe[]){ { 16, 17, 3313, 0 }, { 18, 19, 83, 0 }, { 10, 11, 32, 0 } }, 3);
     tb_launch(&b, MS(0.5), 0, LEGACY_SID, MS(0.51), MS(0.6), NULL, 0);   /* a GPU timeline */
     for (int k = 0; k < 4; k++)
         CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(1 + k), .t1 = MS(1.05 + k), .pystack = 1);
@@ -2289,14 +2282,8 @@ static void write_timing(const char *name, int mode)
         tb_string(&b, 25, "_pre_forward");
         tb_string(&b, 26, "/usr/lib/python3/site-packages/torch/nn/modules/module.py");
         tb_string(&b, 27, "_call_impl");
-        ss_pystack_rec *p = tb_rec(&b, SS_REC_PYSTACK, sizeof *p, 3 * sizeof(ss_pyframe));
-        p->id = 1; p->depth = mode == 4 ? 2 : 3;
-        ss_pyframe *f = (ss_pyframe *)((char *)p + sizeof *p);
-        if (mode == 4) { f[0] = (ss_pyframe){ 22, 23, 202, 0 }; f[1] = (ss_pyframe){ 20, 21, 40, 0 }; }
-        else {
-            f[0] = (ss_pyframe){ 24, 25, 1566, 0 }; f[1] = (ss_pyframe){ 26, 27, 1790, 0 };
-            f[2] = (ss_pyframe){ 20, 21, 100, 0 };
-        }
+        if (mode == 4) tb_pystack(&b, 1, (const ss_pyframe[]){ { 22, 23, 202, 0 }, { 20, 21, 40, 0 } }, 2);
+        else tb_pystack(&b, 1, (const ss_pyframe[]){ { 24, 25, 1566, 0 }, { 26, 27, 1790, 0 }, { 20, 21, 100, 0 } }, 3);
     }
     tb_create_stream(&b, US(1), 0xA1, 13, 0);
     tb_create_stream(&b, US(2), 0xB1, 14, 0);
@@ -3366,14 +3353,8 @@ static void write_blocking_copy(const char *name, int split)
     tb_string(&b, 11, "<module>");
     tb_string(&b, 12, "/usr/lib/python3/site-packages/torch/nn/modules/module.py");
     tb_string(&b, 13, "_apply");
-    ss_pystack_rec *p = tb_rec(&b, SS_REC_PYSTACK, sizeof *p, 2 * sizeof(ss_pyframe));
-    p->id = 1; p->depth = 2;
-    ss_pyframe *f = (ss_pyframe *)((char *)p + sizeof *p);
-    f[0] = (ss_pyframe){ 12, 13, 900, 0 }; f[1] = (ss_pyframe){ 10, 11, 5, 0 };      /* model.cuda() */
-    p = tb_rec(&b, SS_REC_PYSTACK, sizeof *p, sizeof(ss_pyframe));
-    p->id = 2; p->depth = 1;
-    f = (ss_pyframe *)((char *)p + sizeof *p);
-    f[0] = (ss_pyframe){ 10, 11, 9, 0 };                                            /* y.cpu() */
+    tb_pystack(&b, 1, (const ss_pyframe[]){ { 12, 13, 900, 0 }, { 10, 11, 5, 0 } }, 2);   /* model.cuda() */
+    tb_pystack(&b, 2, (const ss_pyframe[]){ { 10, 11, 9, 0 } }, 1);                         /* y.cpu() */
     CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 1 << 20);
     double t = 1;
     for (int i = 0; i < 5; i++) {   /* the parameters, one copy each */
