@@ -57,7 +57,17 @@ struct ss_hb {
      * stream's clock after its latest launch. */
     ss_u64map gexec_index;     /* exec handle -> index in gexc */
     uint32_t **gexc; uint32_t ngex, capgex;
+    /* Where host threads were, as host synchronization carries it: per
+     * thread, the latest time of each thread it is ordered after (its own:
+     * the time of its latest release), and the same per object.  A stream
+     * clock says what GPU work a thread knows of, not how far another
+     * thread had got: this does (ss_hb_thread_knows).  NULL past
+     * HT_MAX_THREADS threads (nthreads^2 words). */
+    uint64_t *htc;             /* nthreads x nthreads */
+    uint64_t **objt;           /* per object of objc, nthreads wide */
 };
+
+#define HT_MAX_THREADS 512u
 
 #define COVER_RING 16
 
@@ -72,6 +82,20 @@ static uint32_t *TV(const ss_hb *h, uint32_t tid)
 {
     const ss_thread *t = ss_model_thread(h->m, tid);
     return t ? h->tvc + (size_t)(t - h->m->threads) * h->A : NULL;
+}
+
+/* thread tid's row of htc, and its index in it */
+static uint64_t *HT(const ss_hb *h, uint32_t tid, uint32_t *index)
+{
+    const ss_thread *t = h->htc ? ss_model_thread(h->m, tid) : NULL;
+    if (!t) return NULL;
+    *index = (uint32_t)(t - h->m->threads);
+    return h->htc + (size_t)*index * h->m->nthreads;
+}
+
+static void join_t(uint64_t *dst, const uint64_t *src, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) if (src[k] > dst[k]) dst[k] = src[k];
 }
 
 ss_hb *ss_hb_new(const ss_model *m) { return ss_hb_new_ex(m, 0); }
@@ -93,6 +117,8 @@ ss_hb *ss_hb_new_ex(const ss_model *m, unsigned flags)
     h->uw = ss_xcalloc(h->A, sizeof(*h->uw));
     h->nuw = ss_xcalloc(h->A, sizeof(uint32_t));
     h->capuw = ss_xcalloc(h->A, sizeof(uint32_t));
+    if (m->nthreads && m->nthreads <= HT_MAX_THREADS)
+        h->htc = ss_xcalloc((size_t)m->nthreads * m->nthreads, sizeof(uint64_t));
     return h;
 }
 
@@ -103,6 +129,9 @@ void ss_hb_free(ss_hb *h)
     for (uint32_t d = 0; d < SS_HB_MAX_DEVICES; d++) free(h->devbar[d]);
     for (uint32_t i = 0; i < h->nobj; i++) free(h->objc[i]);
     free(h->objc);
+    if (h->objt) for (uint32_t i = 0; i < h->nobj; i++) free(h->objt[i]);
+    free(h->objt);
+    free(h->htc);
     ss_u64map_free(&h->obj_index);
     free(h->cov); free(h->ncov); free(h->lj_off); free(h->lj);
     free(h->evc); free(h->svc); free(h->tvc); free(h->epoch);
@@ -335,16 +364,31 @@ static void host_sync_until(ss_hb *h, uint64_t t)
         uint32_t *tv = TV(h, r->tid);
         if (!tv) continue;
         int64_t oi = ss_u64map_get(&h->obj_index, r->object, -1);
+        uint32_t ti = 0, nt = m->nthreads;
+        uint64_t *ht = HT(h, r->tid, &ti);
         if (r->h.flags == SS_HSYNC_RELEASE) {
             if (oi < 0) {
                 uint32_t *clk = ss_xcalloc(h->A, sizeof(uint32_t));
+                uint32_t cap = h->capobj;
                 SS_PUSH(h->objc, h->nobj, h->capobj, clk);
                 oi = h->nobj - 1;
                 ss_u64map_put(&h->obj_index, r->object, oi);
+                if (h->htc) {   /* objt grows beside objc */
+                    if (h->capobj != cap) {
+                        h->objt = ss_xrealloc(h->objt, h->capobj * sizeof(*h->objt));
+                        memset(h->objt + cap, 0, (h->capobj - cap) * sizeof(*h->objt));
+                    }
+                    h->objt[oi] = ss_xcalloc(nt, sizeof(uint64_t));
+                }
             }
             join(h->objc[oi], tv, h->A);
+            if (ht) {
+                if (r->time > ht[ti]) ht[ti] = r->time;   /* how far this thread had got */
+                join_t(h->objt[oi], ht, nt);
+            }
         } else if (r->h.flags == SS_HSYNC_ACQUIRE && oi >= 0) {
             join(tv, h->objc[oi], h->A);
+            if (ht) join_t(ht, h->objt[oi], nt);
         }
     }
 }
@@ -360,6 +404,14 @@ static void note_covered(ss_hb *h, const uint32_t *before, const uint32_t *tv, u
         ring[h->ncov[k] % COVER_RING] = (struct covered){ t, tv[k], tid };
         h->ncov[k] = (uint8_t)((h->ncov[k] + 1) % (2 * COVER_RING));
     }
+}
+
+int ss_hb_thread_knows(const ss_hb *h, uint32_t reader, uint32_t writer, uint64_t t)
+{
+    uint32_t ri = 0, wi = 0;
+    const uint64_t *row = HT(h, reader, &ri);
+    if (!row || !HT(h, writer, &wi)) return 0;
+    return row[wi] >= t;
 }
 
 int ss_hb_waited_before(const ss_hb *h, int32_t call, uint64_t t, uint32_t *waiter_tid, uint64_t *when)
@@ -393,6 +445,9 @@ static void off_barriers_until(ss_hb *h, uint64_t t)
         uint32_t *g = ss_xcalloc(h->A, sizeof(uint32_t));
         for (uint32_t s = 0; s < m->nstreams; s++) join(g, SV(h, (int32_t)s), h->A);
         for (uint32_t i = 0; i < m->nthreads; i++) join(g, h->tvc + (size_t)i * h->A, h->A);
+        if (h->htc)   /* every thread ordered after everything before the span */
+            for (size_t i = 0; i < (size_t)m->nthreads * m->nthreads; i++)
+                if (h->htc[i] < cap->spans[h->next_off - 1].t_off) h->htc[i] = cap->spans[h->next_off - 1].t_off;
         for (uint32_t s = 0; s < m->nstreams; s++) memcpy(SV(h, (int32_t)s), g, h->A * sizeof(uint32_t));
         for (uint32_t i = 0; i < m->nthreads; i++) memcpy(h->tvc + (size_t)i * h->A, g, h->A * sizeof(uint32_t));
         for (uint32_t e = 0; e < m->nevents; e++) { free(h->evc[e]); h->evc[e] = NULL; }

@@ -89,6 +89,14 @@ int ss_hb_op_before(const ss_hb *h, int32_t op, const uint32_t *vc);
  * not show (futexes, atomics, lock-free queues between threads). */
 int ss_hb_waited_before(const ss_hb *h, int32_t call, uint64_t t, uint32_t *waiter_tid, uint64_t *when);
 
+/* Is host thread `reader` ordered, by the host synchronization applied so
+ * far (a release by `writer` at or after time t, reaching `reader` through
+ * objects it acquired: a mutex, thread creation, a join), after thread
+ * `writer` had got to time t?  0 when not, for an unknown thread, and past
+ * 512 threads (the table is nthreads^2).  A host wait's return is not a
+ * release: what a thread learnt from the GPU is in its stream clock. */
+int ss_hb_thread_knows(const ss_hb *h, uint32_t reader, uint32_t writer, uint64_t t);
+
 /* A host function (cudaLaunchHostFunc, cudaStreamAddCallback) applied so
  * far that runs only after the submission (stream, epoch): the one of them
  * ordered after the most work of that stream, or -1.  What a host function

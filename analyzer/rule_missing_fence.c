@@ -173,10 +173,10 @@ static int staged_copy(const ss_model *m, const access *e)
  *     and the wait then orders the two -- unless the GPU ran them
  *     overlapping, which no wait could have allowed.
  *   - The first access is a synchronous cudaMemcpy from pageable host
- *     memory to the device, and the second was submitted by the same
- *     thread after it returned.  (Another thread's submission after the
- *     return is not known to follow it: the host clocks (hb.h) keep what
- *     threads waited for, not where they were.)  CUDA's synchronization rules let such a
+ *     memory to the device, and the second was submitted after it returned:
+ *     by the same thread, or by a thread that host synchronization orders
+ *     after the return (ss_hb_thread_knows: a worker started, or handed a
+ *     lock, after the main thread uploaded).  CUDA's synchronization rules let such a
  *     copy return once its data is staged, before it lands (so nothing
  *     orders another stream's work after it; measured, copies of up to
  *     16 MB nearly always land after the return: bench/pageable_landing.cu).
@@ -215,12 +215,18 @@ static int unseen_ordering(const fence_state *f, const access *x, const access *
         return 1;
     }
     const ss_call *ce = &m->calls[e->call];
-    if (staged_copy(m, e) && e_end && e_end <= ce->rec->t_exit && rx->tid == re->tid && rx->t_enter >= re->t_exit) {
+    int after_return = rx->tid == re->tid ? rx->t_enter >= re->t_exit
+                                          : ss_hb_thread_knows(f->hb, rx->tid, re->tid, re->t_exit);
+    if (staged_copy(m, e) && e_end && e_end <= ce->rec->t_exit && after_return) {
+        char who[128] = "on the same thread";
+        if (rx->tid != re->tid)
+            snprintf(who, sizeof who, "by thread %u, which host synchronization orders after that return on thread %u",
+                     rx->tid, re->tid);
         snprintf(why, len,
                  " (possible: %s from pageable host memory may return once its data is staged, before the copy "
                  "lands, and then orders nothing on other streams; in this run the copy had landed %.3f ms before "
-                 "the call returned, and the second access was submitted after the return, on the same thread)",
-                 ss_model_call_name(m, ce), (double)(ce->rec->t_exit - e_end) / 1e6);
+                 "the call returned, and the second access was submitted after the return, %s)",
+                 ss_model_call_name(m, ce), (double)(ce->rec->t_exit - e_end) / 1e6, who);
         return 1;
     }
     int32_t uw = ss_hb_unlinked_wait_before(f->hb, ss_hb_stream_clock(f->hb, x->stream), e->stream);

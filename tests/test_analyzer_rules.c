@@ -1301,7 +1301,11 @@ static void test_host_threads(void)
  * possible (warning); 1 the copy landed after the call returned: error; 2
  * the second copy comes from another thread: error; 3 the same copy from
  * pinned memory (it returns when the copy is done): ordered, nothing; 4 as 0
- * with cudaMemcpyAsync (asynchronous: nothing orders it): error. */
+ * with cudaMemcpyAsync (asynchronous: nothing orders it): error; 5 as 2, but
+ * thread 1 releases a mutex after the copy returned and thread 2 takes it
+ * before its copy (a worker handed the buffer): possible, as 0; 6 as 5 with
+ * the release before the copy returned: the handoff does not cover the
+ * return, error. */
 static void write_pageable_sync(const char *name, int mode)
 {
     tb b;
@@ -1316,8 +1320,12 @@ static void write_pageable_sync(const char *name, int mode)
                        .mem_dst = SS_MEM_DEVICE, .mem_src = src);
     tb_memcpy_rec(&b, c1, LEGACY_SID, MS(1.02), MS(mode == 1 ? 3.1 : 3), 1, src, SS_MEM_DEVICE, 16384);
     double t2 = 3.2;
+    if (mode >= 5) {
+        tb_hsync(&b, MS(mode == 5 ? 3.1 : 0.5), TID, SS_HSYNC_RELEASE, 0xABC, 1);
+        tb_hsync(&b, MS(3.15), TID + 1, SS_HSYNC_ACQUIRE, 0xABC, 1);
+    }
     uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(t2), .t1 = MS(t2 + 0.01), .stream = 0xC1,
-                       .tid = mode == 2 ? TID + 1 : TID, .ptr = PINNED_BUF, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2,
+                       .tid = mode == 2 || mode >= 5 ? TID + 1 : TID, .ptr = PINNED_BUF, .ptr2 = DEV_BUF, .bytes = 4096, .arg = 2,
                        .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
     tb_memcpy_rec(&b, c2, 14, MS(t2 + 0.02), MS(t2 + 0.2), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 4096);
     CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(4), .t1 = MS(4.01), .stream = 0xC1);
@@ -1332,6 +1340,8 @@ static void test_pageable_sync_copy(void)
         { "pageable_sync_other_thread", 1, SS_SEV_ERROR, "returns once its data is staged" },
         { "pageable_sync_pinned", 0, 0, NULL },
         { "pageable_async_landed", 1, SS_SEV_ERROR, NULL },
+        { "pageable_sync_handed_over", 1, SS_SEV_WARNING, "which host synchronization orders after that return" },
+        { "pageable_sync_handed_early", 1, SS_SEV_ERROR, "returns once its data is staged" },
     };
     check_fence_cases(cases, (int)(sizeof cases / sizeof cases[0]), write_pageable_sync);
 }
