@@ -307,31 +307,6 @@ static int same_ref(ss_string_ref a, ss_string_ref b)
     return a.len == b.len && (a.s == b.s || (a.s && b.s && !memcmp(a.s, b.s, a.len)));
 }
 
-/* the part of a framework file's path from its package on ("torch/cuda/__init__.py"), and the package */
-static ss_string_ref package_path(ss_string_ref file, ss_string_ref *pkg)
-{
-    static const char *const roots[] = { "/site-packages/", "/dist-packages/" };
-    ss_string_ref r = file;
-    for (size_t k = 0; k < sizeof roots / sizeof roots[0]; k++) {
-        size_t n = strlen(roots[k]);
-        for (size_t i = 0; file.s && i + n <= file.len; i++)
-            if (!memcmp(file.s + i, roots[k], n)) { r.s = file.s + i + n; r.len = file.len - i - n; }
-    }
-    *pkg = r;
-    const char *slash = r.s ? memchr(r.s, '/', r.len) : NULL;
-    if (slash && r.s != file.s) pkg->len = (size_t)(slash - r.s);
-    else { pkg->s = NULL; pkg->len = 0; }   /* no package directory: the file's own path */
-    return r;
-}
-
-static int ref_has(ss_string_ref r, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (size_t i = 0; r.s && i + n <= r.len; i++)
-        if (!memcmp(r.s + i, needle, n)) return 1;
-    return 0;
-}
-
 int ss_call_python_library(const ss_model *m, int32_t call, char *pkg, size_t pkglen, char *where, size_t wlen)
 {
     if (call < 0 || (uint32_t)call >= m->ncalls) return 0;
@@ -361,11 +336,13 @@ int ss_call_python_library(const ss_model *m, int32_t call, char *pkg, size_t pk
         if (!f.s || !f.len || f.s[0] == '<' || same_ref(f, apifile)) continue;
         /* the caller of the API: the user's compiled code (torch.compile's
          * output), or the framework's own machinery */
-        if (ref_has(f, "/torchinductor_")) return 0;
-        ss_string_ref pk, rel = package_path(f, &pk), fn = ss_model_string(m, fr[i].func_id);
-        if (!pk.s) pk = rel;
-        snprintf(pkg, pkglen, "%.*s", (int)(pk.len < 80 ? pk.len : 80), pk.s);
-        snprintf(where, wlen, "%.*s:%u %.*s", (int)(rel.len < 200 ? rel.len : 200), rel.s, fr[i].line,
+        if (ss_pyfile_is_generated(f.s, f.len)) return 0;
+        size_t rn;
+        const char *rel = ss_pyfile_package_path(f.s, f.len, &rn);
+        const char *slash = rel != f.s ? memchr(rel, '/', rn) : NULL;   /* the package: its first directory */
+        ss_string_ref fn = ss_model_string(m, fr[i].func_id);
+        snprintf(pkg, pkglen, "%.*s", (int)(slash ? (size_t)(slash - rel) : rn < 80 ? rn : 80), rel);
+        snprintf(where, wlen, "%.*s:%u %.*s", (int)(rn < 200 ? rn : 200), rel, fr[i].line,
                  (int)(fn.len < 120 ? fn.len : 120), fn.s ? fn.s : "");
         return 1;
     }

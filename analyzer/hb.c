@@ -64,7 +64,7 @@ struct ss_hb {
      * thread had got: this does (ss_hb_thread_knows).  NULL past
      * HT_MAX_THREADS threads (nthreads^2 words). */
     uint64_t *htc;             /* nthreads x nthreads */
-    uint64_t **objt;           /* per object of objc, nthreads wide */
+    uint64_t **objt; uint32_t nobjt, capobjt;   /* per object of objc (same index), nthreads wide */
 };
 
 #define HT_MAX_THREADS 512u
@@ -129,7 +129,7 @@ void ss_hb_free(ss_hb *h)
     for (uint32_t d = 0; d < SS_HB_MAX_DEVICES; d++) free(h->devbar[d]);
     for (uint32_t i = 0; i < h->nobj; i++) free(h->objc[i]);
     free(h->objc);
-    if (h->objt) for (uint32_t i = 0; i < h->nobj; i++) free(h->objt[i]);
+    for (uint32_t i = 0; i < h->nobjt; i++) free(h->objt[i]);
     free(h->objt);
     free(h->htc);
     ss_u64map_free(&h->obj_index);
@@ -369,17 +369,10 @@ static void host_sync_until(ss_hb *h, uint64_t t)
         if (r->h.flags == SS_HSYNC_RELEASE) {
             if (oi < 0) {
                 uint32_t *clk = ss_xcalloc(h->A, sizeof(uint32_t));
-                uint32_t cap = h->capobj;
                 SS_PUSH(h->objc, h->nobj, h->capobj, clk);
                 oi = h->nobj - 1;
                 ss_u64map_put(&h->obj_index, r->object, oi);
-                if (h->htc) {   /* objt grows beside objc */
-                    if (h->capobj != cap) {
-                        h->objt = ss_xrealloc(h->objt, h->capobj * sizeof(*h->objt));
-                        memset(h->objt + cap, 0, (h->capobj - cap) * sizeof(*h->objt));
-                    }
-                    h->objt[oi] = ss_xcalloc(nt, sizeof(uint64_t));
-                }
+                if (h->htc) SS_PUSH(h->objt, h->nobjt, h->capobjt, ss_xcalloc(nt, sizeof(uint64_t)));
             }
             join(h->objc[oi], tv, h->A);
             if (ht) {

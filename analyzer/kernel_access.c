@@ -229,7 +229,7 @@ static void classify(const ss_model *m, struct ss_kaccess *ka, kentry *e)
     if (e->rc != 0) {
         if (!ka->nfailed) snprintf(ka->first_why, sizeof(ka->first_why), "%s", why);
         ka->nfailed++;
-        if (no_disasm && e->rc != 0) {
+        if (no_disasm) {
             if (!ka->nno_disasm) snprintf(ka->first_disasm_why, sizeof(ka->first_disasm_why), "%s", why);
             ka->nno_disasm++;
         }

@@ -103,13 +103,8 @@ static int library_measurement(const ss_model *m, const ss_call *c, char *where,
         if (ss_pyfile_is_user(file.s, file.len)) return 0;
         if (fn.s && fn.len == 12 && !memcmp(fn.s, "elapsed_time", 12)) continue;
         /* the path from the package's root: torch/nn/parallel/distributed.py */
-        const char *s = file.s;
-        size_t n = file.len;
-        for (size_t k = 0; k + 14 <= file.len; k++)
-            if (!memcmp(file.s + k, "site-packages/", 14) || !memcmp(file.s + k, "dist-packages/", 14)) {
-                s = file.s + k + 14;
-                n = file.len - k - 14;
-            }
+        size_t n;
+        const char *s = ss_pyfile_package_path(file.s, file.len, &n);
         snprintf(where, len, "%.*s (%.*s)", (int)(n < 160 ? n : 160), s, (int)(!fn.s ? 0 : fn.len < 80 ? fn.len : 80),
                  fn.s ? fn.s : "");
         return 1;

@@ -45,7 +45,7 @@ static uint64_t min_block_ns(const ss_call *c)
 {
     switch (c->cls) {
     case SS_API_EVENT_CREATE: case SS_API_EVENT_DESTROY: case SS_API_STREAM_DESTROY: case SS_API_OTHER:
-        return c->blocking_copy == SS_BLOCKING_COPY_COPY ? MIN_BLOCK_NS : UNDOCUMENTED_MIN_BLOCK_NS;
+        return UNDOCUMENTED_MIN_BLOCK_NS;
     default:
         return MIN_BLOCK_NS;
     }

@@ -184,7 +184,10 @@ static int staged_copy(const ss_model *m, const access *e)
  *     driver did wait that time: the race is CUDA's letter, not what the run
  *     did (NVIDIA's StreamPriorities sample copies 64 MB inputs so, before
  *     kernels on non-blocking streams read them).
- * An unknown GPU time counts as "may have". */
+ * An unknown GPU time counts as "may have".  Returns which doubt it found
+ * (UNSEEN_*): the staged copy's is told apart, its words already said. */
+enum { UNSEEN_NONE, UNSEEN_OTHER, UNSEEN_STAGED };   /* which doubt unseen_ordering found */
+
 static int unseen_ordering(const fence_state *f, const access *x, const access *e, int unknown_access, char *why,
                            size_t len)
 {
@@ -197,9 +200,9 @@ static int unseen_ordering(const fence_state *f, const access *x, const access *
                  " (possible: thread %u had already waited for the first access %.3f ms before thread %u submitted "
                  "the second, but no host synchronization between the threads was seen)",
                  waiter, (double)(rx->t_enter - when) / 1e6, rx->tid);
-        return 1;
+        return UNSEEN_OTHER;
     }
-    if (unknown_access) return 0;
+    if (unknown_access) return UNSEEN_NONE;
     const ss_gpu_op *eop = access_op(m, e), *xop = access_op(m, x);
     uint64_t e_end = eop ? eop->end : 0, x_start = xop ? xop->start : 0;
     int32_t hf = ss_hb_host_func_after(f->hb, e->stream, e->epoch);
@@ -212,7 +215,7 @@ static int unseen_ordering(const fence_state *f, const access *x, const access *
                  "semaphore the submitting thread waits for, is not seen)",
                  ss_model_call_name(m, hc), ss_stream_describe(m, hc->stream, sh, sizeof sh),
                  ss_trace_ms(m, hc->rec->t_enter));
-        return 1;
+        return UNSEEN_OTHER;
     }
     const ss_call *ce = &m->calls[e->call];
     int after_return = rx->tid == re->tid ? rx->t_enter >= re->t_exit
@@ -227,7 +230,7 @@ static int unseen_ordering(const fence_state *f, const access *x, const access *
                  "lands, and then orders nothing on other streams; in this run the copy had landed %.3f ms before "
                  "the call returned, and the second access was submitted after the return, %s)",
                  ss_model_call_name(m, ce), (double)(ce->rec->t_exit - e_end) / 1e6, who);
-        return 1;
+        return UNSEEN_STAGED;
     }
     int32_t uw = ss_hb_unlinked_wait_before(f->hb, ss_hb_stream_clock(f->hb, x->stream), e->stream);
     if (uw >= 0 && (!e_end || !x_start || e_end <= x_start)) {
@@ -244,9 +247,9 @@ static int unseen_ordering(const fence_state *f, const access *x, const access *
                  "stream memory operations may have written it after the first access)",
                  ss_model_call_name(m, wc), ss_stream_describe(m, wc->stream, sw, sizeof sw),
                  ss_trace_ms(m, wc->rec->t_enter), what);
-        return 1;
+        return UNSEEN_OTHER;
     }
-    return 0;
+    return UNSEEN_NONE;
 }
 
 static ss_byte_range byte_range_of(const access *x)
@@ -269,7 +272,8 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
         snprintf(why, sizeof why, " (%s: whether the kernel reads or writes this argument is not known%s%s)",
                  "possible", lim ? ": " : "", lim ? lim : "");
     }
-    if (unseen_ordering(f, x, e, maybe, why, sizeof why)) maybe = 1;
+    int unseen = unseen_ordering(f, x, e, maybe, why, sizeof why);
+    if (unseen != UNSEEN_NONE) maybe = 1;
     if (!maybe && ss_after_context_event(m, &m->calls[x->call])) {
         maybe = 1;
         snprintf(why, sizeof why, " (possible: " SS_CONTEXT_EVENT_WHY ")");
@@ -313,7 +317,7 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
     int staged = staged_copy(m, e);
     const ss_gpu_op *eop = staged ? access_op(m, e) : NULL;
     const ss_api_rec *re = m->calls[e->call].rec;
-    if (staged && !strstr(why, "pageable")) {
+    if (staged && unseen != UNSEEN_STAGED) {
         /* why a copy the program reads as synchronous orders nothing here */
         char landed[160] = "";
         if (eop && eop->end > re->t_exit)

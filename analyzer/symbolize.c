@@ -420,6 +420,23 @@ int ss_frame_is_user(const ss_frame *f)
     return frame_is_user_in(f, f->module && ss_module_is_user(f->module));
 }
 
+const char *ss_pyfile_package_path(const char *file, size_t len, size_t *n)
+{
+    const char *s = file;
+    *n = len;
+    for (size_t k = 0; file && k + 14 <= len; k++)
+        if (!memcmp(file + k, "site-packages/", 14) || !memcmp(file + k, "dist-packages/", 14)) {
+            s = file + k + 14;
+            *n = len - k - 14;
+        }
+    return s;
+}
+
+int ss_pyfile_is_generated(const char *file, size_t len)
+{
+    return file && contains(file, len, "/torchinductor_");
+}
+
 int ss_pyfile_is_user(const char *file, size_t len)
 {
     if (!file || !len)

@@ -108,6 +108,15 @@ void ss_function_short(const char *fn, char *out, size_t len);
  * PyTorch's or Triton's own Python.  `len` bytes, not NUL-terminated. */
 int ss_pyfile_is_user(const char *file, size_t len);
 
+/* The part of a Python file's path from its package on: after the last
+ * site-packages/ or dist-packages/ ("torch/cuda/__init__.py"), else the
+ * whole path.  Its length in *n. */
+const char *ss_pyfile_package_path(const char *file, size_t len, size_t *n);
+
+/* Python code that torch.compile generated from the user's (the output code
+ * under /tmp/torchinductor_<user>/). */
+int ss_pyfile_is_generated(const char *file, size_t len);
+
 /* ---- stacks as the user sees them ------------------------------------------ */
 
 /* Walk a native stack (return addresses innermost first, as in SS_REC_STACK):
