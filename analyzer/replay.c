@@ -2,8 +2,9 @@
  * What-if replay (replay.h).  The schedule is evaluated in the order the
  * measured run happened: every dependency of an item ended, in the measured
  * run, before the item began, so one pass over call entries, GPU operation
- * starts and call exits, sorted by measured time, sees every dependency
- * already replayed.
+ * starts, marker completions and the exits of calls that wait (a call that
+ * waits for nothing returns with its entry's item: exits_as_items), sorted
+ * by measured time, sees every dependency already replayed.
  *
  * Submission order is a key: call i has key 2i+1; a GPU operation has its
  * submitting call's key, or, when no call was recorded for it (driver-API
@@ -128,6 +129,8 @@ struct ss_replay {
      * what its causes change (see "shortcuts" below): */
     uint32_t *posE, *posX;     /* per call: the positions of its entry and exit in items */
     uint32_t *posS, *posM;     /* per op: of its start; per marker: of its completion */
+    uint64_t *fold_xmax;       /* per 64 items: the latest measured exit of a call whose exit is no item
+                                  (exits_as_items) entered there or before (host_time_from) */
     uint64_t *bval;            /* per item: its replayed time (entry, exit, start, completion) */
     uint32_t *lastread;        /* per value (items, then load barriers' drains): the last item reading it */
     /* the values live at a position (read both before and from it on),
@@ -191,8 +194,9 @@ typedef struct pass {
     int real;                  /* measured times, no replay */
     struct mk_deps *deps;      /* real: the unmeasured markers it reads are listed here (the build's
                                   unmeasured_slice) */
-    uint64_t *E, *X, *S;       /* replayed times (NULL in the real pass); an operation's end is its
-                                  start plus its measured duration, as the replay keeps it */
+    uint64_t *E, *X, *S;       /* replayed times (NULL in the real pass): entries by call, exits that are
+                                  items by cwi, starts by op (an operation's end is its start plus its
+                                  measured duration, as the replay keeps it) */
     uint64_t *M;               /* replayed marker completions */
     uint8_t *cflag;            /* per call: 1 no host wait, 2 narrowed */
     const ss_relax *rx; uint32_t nrx;
@@ -243,7 +247,7 @@ static uint64_t pass_value(const pass *p, iref it)
     case I_MARK: return p->M[it.idx];
     case I_START: return p->S[it.idx];
     case I_ENTER: return p->E[it.idx];
-    default: return p->X[it.idx];
+    default: return p->X[p->r->cwi[it.idx]];
     }
 }
 
@@ -504,13 +508,33 @@ static uint64_t call_enter(const pass *p, int32_t c)
     return value_at(p, pos, p->E, c);
 }
 
+static uint64_t removed_host_time(const pass *p, const ss_call *c, uint64_t a, uint64_t b);
+
+/* The exit of call k, whose exit is no item (exits_as_items), from its
+ * entry e as pass p has it: what replay_item gives the exit of a call that
+ * waits for nothing (its own time, less what p removes of it; a sampled
+ * trace's wait of unknown end keeps its measured end).  In the stretches
+ * where a what-if is the baseline (before p0) or the baseline shifted (a
+ * segment) nothing is removed from it (host_time_from): the baseline's
+ * exit, shifted with its entry. */
+static uint64_t folded_exit(const pass *p, int32_t k, uint64_t e)
+{
+    const ss_replay *r = p->r;
+    uint64_t E = r->ct[k].enter, X = r->ct[k].exit, own = X - E;
+    uint64_t cut = removed_host_time(p, &r->m->calls[k], E, X);
+    uint64_t x = e + (own > cut ? own - cut : 0);
+    if (p->cap && x < X && !ss_capture_wait_known(r->m, k)) x = X;
+    return x;
+}
+
 /* call c's replayed exit; `measured` when it is not replayed yet */
 static uint64_t call_exit(const pass *p, int32_t c, uint64_t measured)
 {
     uint32_t pos = p->r->posX[c];
     if (pos >= p->cur) { note_abs(p); return measured; }
     note_read(p, pos);
-    return value_at(p, pos, p->X, c);
+    if (pos == p->r->posE[c]) return folded_exit(p, c, value_at(p, pos, p->E, c));
+    return value_at(p, pos, p->X, (int32_t)p->r->cwi[c]);
 }
 
 static int32_t last_mark_before(const ss_replay *r, int32_t s, int64_t bound)
@@ -860,7 +884,9 @@ static HOT_INLINE uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
             e = base + (gap > cut ? gap - cut : 0);
         }
         if (p->cap) pin_to_window(m, k, prev, &e, p->bank);
-        return keep(p, i, p->E, k, e);
+        keep(p, i, p->E, k, e);
+        if (r->posX[k] == i) *endv = folded_exit(p, k, e);   /* its exit, made here */
+        return e;
     }
     /* exit (its entry not replayed yet: at the same time, exits go first) */
     uint64_t Ek = call_enter(p, k);
@@ -883,7 +909,7 @@ static HOT_INLINE uint64_t replay_item(pass *p, uint32_t i, uint64_t *endv)
     }
     if (p->cap && x < X && !ss_capture_wait_known(m, k)) x = X;
     *endv = x;
-    return keep(p, i, p->X, k, x);
+    return keep(p, i, p->X, (int32_t)r->cwi[k], x);
 }
 
 /* The baseline's latest exit or operation end among items [a, b). */
@@ -900,6 +926,8 @@ static uint64_t baseline_end_in(const ss_replay *r, uint32_t a, uint32_t b)
         if (it.rank == I_EXIT) e = max_u64(e, r->bval[a]);
         else if (it.rank == I_START)
             e = max_u64(e, r->bval[a] + (r->m->ops[it.idx].end - r->m->ops[it.idx].start));
+        else if (it.rank == I_ENTER && r->posX[it.idx] == a)   /* and its exit (folded_exit) */
+            e = max_u64(e, r->bval[a] + (r->ct[it.idx].exit - r->ct[it.idx].enter));
         a++;
     }
     return e;
@@ -1088,6 +1116,23 @@ static uint32_t first_item_after(const ss_replay *r, uint64_t t)
     return lo;
 }
 
+/* The first item that host time removed from t0 on can change: the first
+ * after t0, or an entry before it whose call had not returned by t0 and
+ * makes its exit (folded_exit), taken at the start of the first block of
+ * items holding one (fold_xmax: a prefix maximum).  Before it every item,
+ * and every exit an entry makes, is the baseline's. */
+static uint32_t host_time_from(const ss_replay *r, uint64_t t0)
+{
+    uint32_t f = first_item_after(r, t0);
+    uint32_t nblk = (r->nitems + 63) / 64, lo = 0, hi = nblk;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->fold_xmax[mid] <= t0) lo = mid + 1; else hi = mid;
+    }
+    if (lo < nblk && (uint64_t)lo * 64 < f) f = lo * 64;
+    return f;
+}
+
 /* The item from which a removed cause can act: its call's exit, its op's
  * start, its load barrier's first drain, the first item after its host
  * time; 0 for a device-wide cause; r->nitems when it acts nowhere.  A
@@ -1111,7 +1156,7 @@ static uint32_t first_acting_item(const ss_replay *r, const ss_relax *x)
     case SS_RELAX_LOAD_BARRIER:
         return x->index >= 0 && (uint32_t)x->index < r->nlb && r->drain_first ? r->drain_first[x->index] : r->nitems;
     case SS_RELAX_HOST_TIME:
-        return x->t1 > x->t0 && r->iidx ? first_item_after(r, x->t0) : r->nitems;
+        return x->t1 > x->t0 && r->iidx ? host_time_from(r, x->t0) : r->nitems;
     default:
         return r->nitems;
     }
@@ -1157,18 +1202,37 @@ static int replays_whole_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
  * them; everything else of the replay is read-only here).  baseline: the
  * baseline is recorded and its shortcuts may be taken; without, the whole
  * run is replayed (the same end: the shortcuts are exact). */
+/* Worker `worker`'s scratch times, made on its first what-if with their
+ * pages touched: 8 bytes a call, op and marker and an exit that is an item
+ * (~80 MB a worker at 10 M records), whose first touches were a tenth of a
+ * first what-if's time.  A
+ * what-if that reads the baseline makes them while it waits for it
+ * (run_job), not after. */
+static void *touched_table(size_t n, size_t sz)
+{
+    volatile char *p = ss_xcalloc(n, sz);   /* volatile: calloc's zeros are no reason to skip a store */
+    for (size_t q = 0; q < n * sz; q += 4096) p[q] = 0;
+    return (void *)p;
+}
+
+static struct scratch *scratch_of(const ss_replay *r, unsigned worker)
+{
+    ss_replay *rw = (ss_replay *)r;
+    struct scratch *sc = &rw->sc[worker];
+    if (!sc->E) {
+        sc->E = touched_table(r->m->ncalls + 1, sizeof(uint64_t));
+        sc->X = touched_table(r->ncws + 1, sizeof(uint64_t));   /* by cwi: exits that are items */
+        sc->S = touched_table(r->m->nops + 1, sizeof(uint64_t));
+        sc->M = touched_table(r->nmk + 1, sizeof(uint64_t));
+    }
+    return sc;
+}
+
 static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, unsigned worker, int baseline)
 {
     const ss_model *m = r->m;
     pass p = { .r = r, .rx = rx, .nrx = n, .with_hw = 1 };
-    ss_replay *rw = (ss_replay *)r;
-    struct scratch *sc = &rw->sc[worker];
-    if (!sc->E) {
-        sc->E = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
-        sc->X = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
-        sc->S = ss_xcalloc(m->nops + 1, sizeof(uint64_t));
-        sc->M = ss_xcalloc(r->nmk + 1, sizeof(uint64_t));
-    }
+    struct scratch *sc = scratch_of(r, worker);
     p.E = sc->E; p.X = sc->X; p.S = sc->S; p.M = sc->M;
     p.drain = ss_xcalloc(r->nlb + 1, sizeof(uint64_t));
     p.proc = ss_xcalloc(r->nitems / 8 + 1, 1);
@@ -1213,7 +1277,7 @@ static uint64_t run_pass(const ss_replay *r, const ss_relax *rx, uint32_t n, uns
             break;
         case SS_RELAX_HOST_TIME:
             if (x->t1 > x->t0 && r->iidx) {
-                uint32_t f = first_item_after(r, x->t0);
+                uint32_t f = host_time_from(r, x->t0);
                 if (f < jump_limit) jump_limit = f;
             }
             break;
@@ -1457,12 +1521,15 @@ static void summary_slice(void *ctx, uint32_t sl, size_t from, size_t to)
         for (uint32_t i = a; i < b; i++) {
             const iref it = item_at(r, i);
             uint64_t v = r->bval[i];
-            uint64_t hi = it.rank == I_START ? v + (m->ops[it.idx].end - m->ops[it.idx].start) : v;
+            /* an entry that makes its call's exit too (folded_exit) ends there */
+            int folded = it.rank == I_ENTER && r->posX[it.idx] == i;
+            uint64_t hi = it.rank == I_START ? v + (m->ops[it.idx].end - m->ops[it.idx].start)
+                        : folded ? v + (r->ct[it.idx].exit - r->ct[it.idx].enter) : v;
             if (v < vmin) vmin = v;
             if (hi > vmax) vmax = hi;
             if (v > hi) vmax = UINT64_MAX;   /* an end before its start wrapped */
             if (j->abs_read[i]) SS_PUSH(j->noninv[sl], j->nnoninv[sl], j->cnoninv[sl], i);
-            uint64_t e = it.rank == I_EXIT || it.rank == I_START ? hi : 0;
+            uint64_t e = it.rank == I_EXIT || it.rank == I_START || folded ? hi : 0;
             if (e > bend) bend = e;
         }
         r->blk_end[blk] = bend;
@@ -1588,9 +1655,36 @@ static void positions_slice(void *ctx, uint32_t sl, size_t from, size_t to)
     }
 }
 
+/* a call whose exit is no item (exits_as_items): its exit's position is its
+ * entry's, where it is made (call_exit tells such a call by that) */
+typedef struct folded_job { ss_replay *r; const uint8_t *exit_item; } folded_job;
+
+static void folded_positions_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    folded_job *j = ctx;
+    for (size_t c = from; c < to; c++)
+        if (!j->exit_item[c]) j->r->posX[c] = j->r->posE[c];
+}
+
+/* per 64 items: the latest measured exit of the folded calls whose entries
+ * are in the block (made prefix maxima after) */
+static void folded_exits_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    ss_replay *r = ctx;
+    for (size_t blk = from; blk < to; blk++) {
+        uint32_t a = (uint32_t)blk * 64, b = a + 64 < r->nitems ? a + 64 : r->nitems;
+        uint64_t x = 0;
+        for (uint32_t i = a; i < b; i++)
+            if (r->irank[i] == I_ENTER && r->posX[r->iidx[i]] == i) x = max_u64(x, r->ct[r->iidx[i]].exit);
+        r->fold_xmax[blk] = x;
+    }
+}
+
 /* Where each value is made in the measured order: every pass reads
  * through these, the whole-run what-ifs too (before the baseline). */
-static void index_positions(ss_replay *r)
+static void index_positions(ss_replay *r, const uint8_t *exit_item)
 {
     const ss_model *m = r->m;
     r->posE = ss_xcalloc(m->ncalls + 1, sizeof(uint32_t));
@@ -1598,6 +1692,12 @@ static void index_positions(ss_replay *r)
     r->posS = ss_xcalloc(m->nops + 1, sizeof(uint32_t));
     r->posM = ss_xcalloc(r->nmk + 1, sizeof(uint32_t));
     ss_parallel_slices(r->nitems, build_slices(r->nitems), positions_slice, r);
+    folded_job fj = { r, exit_item };
+    ss_parallel_slices(m->ncalls, build_slices(m->ncalls), folded_positions_slice, &fj);
+    size_t nblk = (r->nitems + 63) / 64;
+    r->fold_xmax = ss_xcalloc(nblk + 1, sizeof(uint64_t));
+    ss_parallel_slices(nblk, ss_slice_count(nblk, SS_MIN_SLICE / 64, ss_thread_count()), folded_exits_slice, r);
+    for (size_t q = 1; q < nblk; q++) r->fold_xmax[q] = max_u64(r->fold_xmax[q], r->fold_xmax[q - 1]);
     /* each drain's first asker, where the recording pass makes it: the
      * first start of an op behind the barrier (op_hw_ready asks for every op
      * on a stream); UINT32_MAX for none */
@@ -1780,6 +1880,7 @@ static void run_job(void *ctx, uint32_t i, unsigned worker)
     uint32_t j = b->run[i];
     wjob *job = &b->job[j];
     double t0 = ss_seconds();
+    scratch_of(b->w[j].r, worker);
     if (!job->whole) wait_baseline(b->w[j].r);
     double t1 = ss_seconds();
     job->end = run_pass(b->w[j].r, job->u, job->nu, worker, !job->whole);
@@ -1935,54 +2036,25 @@ const ss_load_barrier *ss_replay_load_barriers(const ss_replay *r, uint32_t *n)
 
 /* The items by time, then rank, then index (the order the passes walk),
  * into r->iidx / r->irank.  Entries and operation starts are in that order
- * already (the model sorts calls by entry and operations by start), and so,
- * thread by thread, are exits: a host thread's calls follow one another, so
- * each one's exit comes at or before the next one's, and the threads' exits
- * are merged (by time, then call index) through a heap of the threads.
- * Marker completions are not in order: given in index order, a stable sort
- * of their times (ss_radix_sort16) leaves equal times in that order.  The
- * four sorted runs are then merged, equal times by rank.  Only the markers
- * are sorted (the exits were sorted with them before: 0.6 s of the build on
- * 10 M records, and two 16-byte arrays of every call, the build's peak).  A
- * trace whose calls of one thread overlap (damaged) or whose entries or
- * starts are out of order has those sorted with the markers instead. */
+ * already (the model sorts calls by entry and operations by start).  Marker
+ * completions and the exits that are items are not: given in rank order,
+ * then index order, a stable sort of their times (ss_radix_sort16) leaves
+ * equal times in that order.  Most exits are no items (a call that waits
+ * for nothing: folded into its entry, see exits_as_items), so that sort is
+ * of the markers and a few exits.  The three sorted runs are then merged,
+ * equal times by rank.  A trace whose entries or starts are out of order has
+ * those sorted with the markers instead. */
 _Static_assert(sizeof(item) == 16 && offsetof(item, t) == 0, "ss_radix_sort16 sorts items by t");
 
-static uint64_t exit_time(const ss_call *c)
-{
-    return c->rec->t_exit < c->rec->t_enter ? c->rec->t_enter : c->rec->t_exit;
-}
-
-/* the threads' exit runs: a min-heap of (time, call) of each run's head */
-typedef struct xhead { uint64_t t; int32_t call; uint32_t th, pos; } xhead;
-
-static int xhead_less(const xhead *a, const xhead *b)
-{
-    return a->t != b->t ? a->t < b->t : a->call < b->call;
-}
-
-static void xheap_down(xhead *h, uint32_t n, uint32_t i)
-{
-    for (;;) {
-        uint32_t l = 2 * i + 1, s = i;
-        if (l < n && xhead_less(&h[l], &h[s])) s = l;
-        if (l + 1 < n && xhead_less(&h[l + 1], &h[s])) s = l + 1;
-        if (s == i) return;
-        xhead t = h[i]; h[i] = h[s]; h[s] = t;
-        i = s;
-    }
-}
-
-/* The four runs merge into one order: by time, at one time by rank, then
- * in each run's order (the exits' heap: by call).  So the items of a time
- * interval [lo, hi) are a stretch of it, which starts after every item
- * before lo and which a merge of the runs from their first items at or
- * after lo makes: the stretches of several intervals are merged on threads,
- * each where it falls in the whole. */
+/* The three runs merge into one order: by time, at one time by rank, then
+ * in each run's order.  So the items of a time interval [lo, hi) are a
+ * stretch of it, which starts after every item before lo and which a merge
+ * of the runs from their first items at or after lo makes: the stretches of
+ * several intervals are merged on threads, each where it falls in the
+ * whole. */
 typedef struct merge_job {
     ss_replay *r;
-    const item *a; uint32_t na, nb, nc, nx;   /* as sort_items names them */
-    const uint64_t *xt;                       /* per call: its exit time */
+    const item *a; uint32_t na, nb, nc;       /* as sort_items names them */
     const uint64_t *cut;                      /* slice s holds items of [cut[s], cut[s + 1]) */
     uint32_t slices;
 } merge_job;
@@ -2017,27 +2089,15 @@ static uint32_t starts_below(const ss_model *m, uint32_t n, uint64_t t)
     return lo;
 }
 
-static uint32_t exits_below(const merge_job *j, const ss_thread *th, uint64_t t)
-{
-    uint32_t lo = 0, hi = j->nx ? th->ncalls : 0;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (j->xt[th->calls[mid]] < t) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
 /* the items before time t: where the stretch from t starts, and each
- * run's first item at or after t (pos: per thread) */
-static uint32_t merge_start(const merge_job *j, uint64_t t, uint32_t *i, uint32_t *b, uint32_t *c, uint32_t *pos)
+ * run's first item at or after t */
+static uint32_t merge_start(const merge_job *j, uint64_t t, uint32_t *i, uint32_t *b, uint32_t *c)
 {
     const ss_model *m = j->r->m;
     *i = items_below(j->a, j->na, t);
     *b = j->nb ? entries_below(m, j->nb, t) : 0;
     *c = j->nc ? starts_below(m, j->nc, t) : 0;
-    uint32_t n = *i + *b + *c;
-    for (uint32_t th = 0; th < m->nthreads; th++) n += pos[th] = exits_below(j, &m->threads[th], t);
-    return n;
+    return *i + *b + *c;
 }
 
 static void merge_slice(void *ctx, uint32_t s, unsigned worker)
@@ -2046,42 +2106,21 @@ static void merge_slice(void *ctx, uint32_t s, unsigned worker)
     merge_job *j = ctx;
     ss_replay *r = j->r;
     const ss_model *m = r->m;
-    uint32_t *pos = ss_xcalloc(2 * (size_t)m->nthreads + 1, sizeof(uint32_t));
     uint32_t i, b, c, i1, b1, c1;
-    uint32_t n = merge_start(j, j->cut[s], &i, &b, &c, pos);
-    uint32_t end = s + 1 < j->slices ? merge_start(j, j->cut[s + 1], &i1, &b1, &c1, pos + m->nthreads) : r->nitems;
-    xhead *h = ss_xcalloc(m->nthreads + 1, sizeof(xhead));
-    uint32_t nh = 0;
-    for (uint32_t t = 0; t < m->nthreads && j->nx; t++)
-        if (pos[t] < m->threads[t].ncalls) {
-            int32_t call = m->threads[t].calls[pos[t]];
-            h[nh++] = (xhead){ j->xt[call], call, t, pos[t] };
-        }
-    for (uint32_t k = nh / 2; k-- > 0;) xheap_down(h, nh, k);
+    uint32_t n = merge_start(j, j->cut[s], &i, &b, &c);
+    uint32_t end = s + 1 < j->slices ? merge_start(j, j->cut[s + 1], &i1, &b1, &c1) : r->nitems;
     const item *a = j->a;
     uint32_t na = j->na, nb = j->nb, nc = j->nc;
     while (n < end) {
         uint64_t ta = i < na ? a[i].t : UINT64_MAX;
-        uint64_t tx = nh ? h[0].t : UINT64_MAX;
-        uint64_t tb = b < nb ? m->calls[b].rec->t_enter : UINT64_MAX;
+        uint64_t tb = b < nb ? r->ct[b].enter : UINT64_MAX;
         uint64_t tc = c < nc ? m->ops[c].start : UINT64_MAX;
-        /* ranks: a's (markers; with !runs all of them, sorted) < exit <
+        /* ranks: a's (markers and exits; with !runs all items, sorted) <
          * entry < start; a run that is done is never taken (the others
          * still hold an item) */
-        if (i < na && ta <= tx && ta <= tb && ta <= tc) {
+        if (i < na && ta <= tb && ta <= tc) {
             r->iidx[n] = a[i].idx;
             r->irank[n++] = a[i++].rank;
-        } else if (nh && tx <= tb && tx <= tc) {
-            r->iidx[n] = h[0].call;
-            r->irank[n++] = I_EXIT;
-            const ss_thread *th = &m->threads[h[0].th];
-            if (++h[0].pos < th->ncalls) {
-                h[0].call = th->calls[h[0].pos];
-                h[0].t = j->xt[h[0].call];
-            } else {
-                h[0] = h[--nh];
-            }
-            xheap_down(h, nh, 0);
         } else if (b < nb && (tb <= tc || c >= nc)) {
             r->iidx[n] = (int32_t)b++;
             r->irank[n++] = I_ENTER;
@@ -2090,75 +2129,111 @@ static void merge_slice(void *ctx, uint32_t s, unsigned worker)
             r->irank[n++] = I_START;
         }
     }
-    free(h);
-    free(pos);
 }
 
-/* every call's exit time (the latest in end[s]), and whether the calls'
- * entries are in order (unordered[s]: one is before the call before it) */
-typedef struct exits_job { const ss_model *m; uint64_t *xt; uint64_t *end; uint8_t *unordered; } exits_job;
+/* Which calls' exits are items.  A call that waits for nothing (no cwait)
+ * returns its own measured time after its entry in every pass: no
+ * relaxation makes a call wait, and the host time a HOST_TIME relaxation
+ * removes from it is read from measured times.  So its exit is made with
+ * its entry, by the entry's item (folded_exit), and is no item of its own:
+ * most calls of a trace are launches and records, and their exits were a
+ * third of the items that every pass walks.  Unless the thread's next call
+ * entered before that exit (a damaged trace): it read the measured exit,
+ * which only the exit's own item keeps.  `item` per call: 1 its exit is an
+ * item. */
+typedef struct exits_job { const ss_replay *r; uint8_t *item; uint64_t *end; uint8_t *unordered; } exits_job;
 
-static void exits_slice(void *ctx, uint32_t s, size_t from, size_t to)
+static void exit_waits_slice(void *ctx, uint32_t s, size_t from, size_t to)
 {
     exits_job *j = ctx;
-    const ss_call *calls = j->m->calls;
+    const ss_replay *r = j->r;
     uint64_t e = 0;
     for (size_t c = from; c < to; c++) {
-        e = max_u64(e, j->xt[c] = exit_time(&calls[c]));
-        if (c && calls[c - 1].rec->t_enter > calls[c].rec->t_enter) j->unordered[s] = 1;
+        j->item[c] = r->cwi[c] != NO_WAIT;
+        e = max_u64(e, r->ct[c].exit);
+        if (c && r->ct[c - 1].enter > r->ct[c].enter) j->unordered[s] = 1;
     }
     j->end[s] = e;
 }
 
-static void sort_items(ss_replay *r)
+/* after exit_waits_slice on every call: each call is the previous call of
+ * at most one, so each byte is written by one slice */
+static void exit_overlaps_slice(void *ctx, uint32_t s, size_t from, size_t to)
+{
+    (void)s;
+    exits_job *j = ctx;
+    const ss_replay *r = j->r;
+    for (size_t c = from; c < to; c++) {
+        int32_t p = r->call_prev[c];
+        if (p >= 0 && r->ct[p].exit > r->ct[c].enter) j->item[p] = 1;
+    }
+}
+
+static uint8_t *exits_as_items(ss_replay *r, int *runs)
 {
     const ss_model *m = r->m;
-    /* every call's exit time, read from its record once (on threads) */
-    uint64_t *xt = ss_xcalloc(m->ncalls + 1, sizeof(uint64_t));
+    uint8_t *item = ss_xcalloc(m->ncalls + 1, 1);
     uint64_t ends[SS_MAX_THREADS] = { 0 };
     uint8_t unordered[SS_MAX_THREADS] = { 0 };
-    exits_job ej = { m, xt, ends, unordered };
+    exits_job ej = { r, item, ends, unordered };
     unsigned xs = build_slices(m->ncalls);
-    ss_parallel_slices(m->ncalls, xs, exits_slice, &ej);
-    /* the runs taken as sorted, checked (else sorted with the markers) */
-    int runs = 1;
+    ss_parallel_slices(m->ncalls, xs, exit_waits_slice, &ej);
+    ss_parallel_slices(m->ncalls, xs, exit_overlaps_slice, &ej);
     for (unsigned s = 0; s < xs; s++) {
         r->end = max_u64(r->end, ends[s]);
-        if (unordered[s]) runs = 0;
+        if (unordered[s]) *runs = 0;
     }
+    /* Every exit that is an item has a cwait, the passes' times of exits
+     * being kept by cwi: one that waits for nothing (a call that overlaps
+     * the next) gets one that says so (cwait_of's). */
+    uint32_t extra = 0;
+    for (uint32_t c = 0; c < m->ncalls; c++) extra += item[c] && r->cwi[c] == NO_WAIT;
+    if (extra) {
+        r->cws = ss_xrealloc(r->cws, (r->ncws + extra + 1) * sizeof(cwait));
+        for (uint32_t c = 0; c < m->ncalls; c++)
+            if (item[c] && r->cwi[c] == NO_WAIT) {
+                r->cws[r->ncws] = *cwait_of(r, (int32_t)c);
+                r->cwi[c] = r->ncws++;
+            }
+    }
+    return item;
+}
+
+/* returns which calls' exits are items (exits_as_items) */
+static uint8_t *sort_items(ss_replay *r)
+{
+    const ss_model *m = r->m;
+    /* the runs taken as sorted, checked (else sorted with the markers) */
+    int runs = 1;
+    uint8_t *exit_item = exits_as_items(r, &runs);
     for (uint32_t o = 1; o < m->nops && runs; o++) runs = m->ops[o - 1].start <= m->ops[o].start;
-    uint32_t nthr_calls = 0;
-    for (uint32_t t = 0; t < m->nthreads && runs; t++) {
-        const ss_thread *th = &m->threads[t];
-        nthr_calls += th->ncalls;
-        for (uint32_t i = 1; i < th->ncalls && runs; i++) runs = xt[th->calls[i - 1]] <= xt[th->calls[i]];
-    }
-    if (nthr_calls != m->ncalls) runs = 0;   /* every call in one thread's list */
-    uint32_t na = 0, nb = runs ? m->ncalls : 0, nc = runs ? m->nops : 0, nx = runs ? m->ncalls : 0;
-    item *a = ss_xcalloc((size_t)r->nmk + (runs ? 0 : 2 * (size_t)m->ncalls + m->nops) + 1, sizeof(item));
+    uint32_t nx = 0;
+    for (uint32_t c = 0; c < m->ncalls; c++) nx += exit_item[c];
+    uint32_t na = 0, nb = runs ? m->ncalls : 0, nc = runs ? m->nops : 0;
+    item *a = ss_xcalloc((size_t)r->nmk + nx + (runs ? 0 : (size_t)m->ncalls + m->nops) + 1, sizeof(item));
     for (uint32_t k = 0; k < r->nmk; k++) a[na++] = (item){ r->mk_real[k], I_MARK, (int32_t)k };
-    if (!runs)
-        for (uint32_t c = 0; c < m->ncalls; c++) a[na++] = (item){ xt[c], I_EXIT, (int32_t)c };
+    for (uint32_t c = 0; c < m->ncalls; c++)
+        if (exit_item[c]) a[na++] = (item){ r->ct[c].exit, I_EXIT, (int32_t)c };
     for (uint32_t o = 0; o < m->nops; o++) r->end = max_u64(r->end, m->ops[o].end);
     if (!runs) {
-        for (uint32_t c = 0; c < m->ncalls; c++) a[na++] = (item){ m->calls[c].rec->t_enter, I_ENTER, (int32_t)c };
+        for (uint32_t c = 0; c < m->ncalls; c++) a[na++] = (item){ r->ct[c].enter, I_ENTER, (int32_t)c };
         for (uint32_t o = 0; o < m->nops; o++) a[na++] = (item){ m->ops[o].start, I_START, (int32_t)o };
     }
     ss_radix_sort16_threads(a, na, ss_thread_count());
-    r->nitems = na + nx + nb + nc;
+    r->nitems = na + nb + nc;
     r->iidx = ss_xcalloc(r->nitems + 1, sizeof(int32_t));
     r->irank = ss_xcalloc(r->nitems + 1, 1);
     /* the intervals: cut at calls' entries spread over the run (any times
      * in increasing order would do; equal cuts make empty stretches) */
-    merge_job j = { r, a, na, nb, nc, nx, xt, NULL, build_slices(r->nitems) };
+    merge_job j = { r, a, na, nb, nc, NULL, build_slices(r->nitems) };
     if (!runs || !m->ncalls) j.slices = 1;
     uint64_t *cut = ss_xcalloc(j.slices + 1, sizeof(uint64_t));
-    for (uint32_t s = 1; s < j.slices; s++) cut[s] = m->calls[(uint64_t)m->ncalls * s / j.slices].rec->t_enter;
+    for (uint32_t s = 1; s < j.slices; s++) cut[s] = r->ct[(uint64_t)m->ncalls * s / j.slices].enter;
     j.cut = cut;
     ss_parallel_for(j.slices, j.slices, merge_slice, &j);
     free(cut);
-    free(xt);
     free(a);
+    return exit_item;
 }
 
 static _Thread_local const ss_replay *sort_ctx;   /* the replay being built, on this thread */
@@ -3119,8 +3194,9 @@ static ss_replay *build_structure(const ss_model *m)
     ss_timing("replay.build.waits", t);
     t = ss_seconds();
     /* the measured order of events */
-    sort_items(r);
-    index_positions(r);
+    uint8_t *exit_item = sort_items(r);
+    index_positions(r, exit_item);
+    free(exit_item);
     ss_timing("replay.build.order", t);
     return r;
 }
@@ -3236,7 +3312,7 @@ void ss_replay_free(ss_replay *r)
     free(r->wake); free(r->ct);
     free(r->iidx); free(r->irank); free(r->hwq); free(r->lb); free(r->lb_key);
     free(r->mk); free(r->mk_real); free(r->mk_lat);
-    free(r->posE); free(r->posX); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);
+    free(r->posE); free(r->posX); free(r->fold_xmax); free(r->posS); free(r->posM); free(r->bval); free(r->lastread); free(r->outlives);
     free(r->born_blk); free(r->dborn); free(r->die_off); free(r->die); free(r->noninv); free(r->blk_end);
     free(r->drain_first); free(r->bdrain);
     for (unsigned w = 0; w < SS_MAX_THREADS; w++) {

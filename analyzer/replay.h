@@ -39,7 +39,8 @@ typedef enum ss_relax_kind {
     SS_RELAX_NONE = 0,
     SS_RELAX_HOST_WAIT,       /* `call` returns without waiting for GPU work (made asynchronous, or removed) */
     SS_RELAX_NARROW_WAIT,     /* `call` waits only for the work of `stream` submitted up to it (one
-                                 relaxation per stream the host needed) */
+                                 relaxation per stream the host needed); a call that waits for nothing
+                                 is not made to wait: removing a cause never adds one */
     SS_RELAX_LEGACY_BARRIERS, /* op `index` is not held by the legacy-default-stream barrier; index < 0:
                                  no legacy barriers on `device` at all (non-blocking streams) */
     SS_RELAX_HW_QUEUES,       /* no hardware-queue sharing on `device` (enough connections) */

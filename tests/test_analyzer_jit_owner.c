@@ -18,6 +18,7 @@
 #include "trace_builder.h"
 #include "findings.h"
 #include "model.h"
+#include "replay.h"
 #include "rule.h"
 
 enum { CB_cudaLaunchKernel = 211 };
@@ -45,8 +46,9 @@ static void tb_stack(tb *b, uint32_t id, const uint64_t *pcs, uint32_t depth)
     memcpy((char *)r + sizeof *r, pcs, 8u * depth);
 }
 
-/* maker: 0 the executable, 1 libtorch_cuda.so, 2 no native stack */
-static void write_trace(const char *path, int maker)
+/* maker: 0 the executable, 1 libtorch_cuda.so, 2 no native stack;
+ * kernel_end: when the served kernel ends (its launch returns at 70 ms) */
+static void write_trace(const char *path, int maker, double kernel_end)
 {
     tb b;
     tb_begin(&b, path, api_names, sizeof api_names / sizeof api_names[0], 7);
@@ -65,7 +67,7 @@ static void write_trace(const char *path, int maker)
     r->cbid = CB_cudaLaunchKernel; r->tid = TID; r->t_enter = MS(1); r->t_exit = MS(70); r->corr = b.next_corr++;
     r->stream = 0; r->device = 0; r->flags = SS_API_F_CUPTI_CB; r->stack_id = maker == 2 ? 0 : 1;
     ss_kernel_rec *k = tb_rec(&b, SS_REC_KERNEL, sizeof *k, 0);
-    k->g.start = MS(70.01); k->g.end = MS(70.02); k->g.corr = r->corr; k->g.stream_id = 7; k->g.context_id = 1;
+    k->g.start = MS(kernel_end - 0.01); k->g.end = MS(kernel_end); k->g.corr = r->corr; k->g.stream_id = 7; k->g.context_id = 1;
     k->grid[0] = k->block[0] = 1;
     ss_jit_rec *j = tb_rec(&b, SS_REC_JIT, sizeof *j, 0);
     j->g.start = MS(2); j->g.end = MS(62); j->g.corr = r->corr; j->g.context_id = 1;
@@ -102,7 +104,7 @@ int main(void)
     char path[600], text[4096];
 
     snprintf(path, sizeof path, "%s/torch.sstrace", dir);
-    write_trace(path, 1);
+    write_trace(path, 1, 70.02);
     CHECK(jit_finding(path, text, sizeof text) == 1, "one JIT finding");
     CHECK(strstr(text, "inside libtorch_cuda.so") != NULL, "names the library: %s", text);
     CHECK(strstr(text, "The PTX is libtorch_cuda.so's") != NULL, "a library's fix: %s", text);
@@ -110,16 +112,39 @@ int main(void)
     CHECK(strstr(text, "the executable has") == NULL, "not the executable's: %s", text);
 
     snprintf(path, sizeof path, "%s/app.sstrace", dir);
-    write_trace(path, 0);
+    write_trace(path, 0, 70.02);
     CHECK(jit_finding(path, text, sizeof text) == 1, "one JIT finding");
     CHECK(strstr(text, "the executable has no machine code") != NULL, "the program's own PTX: %s", text);
     CHECK(strstr(text, "-gencode") != NULL, "the nvcc fix: %s", text);
 
     snprintf(path, sizeof path, "%s/nostack.sstrace", dir);
-    write_trace(path, 2);
+    write_trace(path, 2, 70.02);
     CHECK(jit_finding(path, text, sizeof text) == 1, "one JIT finding");
     CHECK(strstr(text, "no native stack of the call says") != NULL, "says it does not know whose: %s", text);
     CHECK(strstr(text, "the executable has") == NULL, "claims no owner: %s", text);
+
+    /* The compilation's saving where the launch's return ends the run (its
+     * kernel ends at 65 ms, the launch returns at 70): without the 60 ms of
+     * JIT the launch returns at 10 ms and the run ends with the kernel, 5 ms
+     * sooner.  The launch waits for nothing, so its exit is made with its
+     * entry (replay.c, folded_exit), before the compilation starts: the
+     * what-if must replay from that entry, not from the first item after
+     * the compilation's start (which found the run's end unchanged). */
+    snprintf(path, sizeof path, "%s/ends_at_return.sstrace", dir);
+    write_trace(path, 0, 65.0);
+    {
+        char err[256];
+        ss_model *m = ss_model_load(path, err, sizeof err);
+        CHECK(m != NULL, "load %s: %s", path, err);
+        if (m) {
+            const ss_replay *rp = ss_replay_of(m);
+            ss_relax rx = { .kind = SS_RELAX_HOST_TIME, .tid = TID, .t0 = MS(2), .t1 = MS(62) };
+            uint64_t saving = ss_replay_saving(rp, &rx, 1);
+            CHECK(saving == 5000000u, "the compilation's saving: %llu ns, not 5 ms",
+                  (unsigned long long)saving);
+            ss_model_free(m);
+        }
+    }
 
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
