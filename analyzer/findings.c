@@ -127,19 +127,26 @@ static int sampled_judgeable(const ss_findings *f, const ss_model *m, const ss_o
     return ss_capture_judgeable(m, f->sampled_need, calls, ops, n);
 }
 
-void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
+/* What an occurrence folds by, and what makes a new finding of it read as
+ * it does (a library's call, one made inside a library the user called). */
+typedef struct occ_key {
+    ss_phase phase;
+    ss_string_ref lib;
+    char inlib[96], infn[160];
+    int inside, internal, pyinside;
+    char *key;
+    uint64_t h;
+} occ_key;
+
+static void occurrence_key(const ss_model *m, const ss_occurrence *o, occ_key *k)
 {
-    if (ss_capture_sampled(m) && !sampled_judgeable(f, m, o)) {
-        f->sampled_left_out++;
-        return;
-    }
-    ss_phase phase = occurrence_phase(m, o);
+    k->phase = occurrence_phase(m, o);
     const ss_call *c = o->nrefs && o->refs[0].call >= 0 ? &m->calls[o->refs[0].call] : NULL;
-    ss_string_ref lib = { NULL, 0 };
+    k->lib = (ss_string_ref){ NULL, 0 };
     /* a call made inside a collective library's own API: the user cannot
      * change that code, so its findings are reported as info, folded apart,
      * and say where they come from */
-    if (c) lib = ss_model_call_library_range(m, c);
+    if (c) k->lib = ss_model_call_library_range(m, c);
     ss_finding x;
     memset(&x, 0, sizeof x);
     x.nrefs = o->nrefs > SS_FINDING_MAX_REFS ? SS_FINDING_MAX_REFS : o->nrefs;
@@ -160,35 +167,78 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
         stack_key = c->rec->pystack_id ? 0x80000000u | c->rec->pystack_id : c->rec->stack_id;
     /* a call that a library made on the user's behalf (cublasDestroy's
      * device synchronization): its own finding, which says so */
-    char inlib[96] = "", infn[160] = "";
-    int inside = 0, internal = 0, pyinside = 0;
-    if (!lib.s && c) {
+    k->inlib[0] = k->infn[0] = '\0';
+    k->inside = k->internal = k->pyinside = 0;
+    if (!k->lib.s && c) {
         /* the whole occurrence the library's own (whoever called it: a
          * Python line, the autograd thread); else, for native code, the
          * library the user's code called that made the call */
-        internal = o->alloc >= 0 &&
-                   ss_call_cuda_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn) &&
-                   library_internal(m, o, inlib);
-        inside = internal || ss_call_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn);
+        k->internal = o->alloc >= 0 &&
+                      ss_call_cuda_library(m, o->refs[0].call, k->inlib, sizeof k->inlib, k->infn, sizeof k->infn) &&
+                      library_internal(m, o, k->inlib);
+        k->inside = k->internal ||
+                    ss_call_library(m, o->refs[0].call, k->inlib, sizeof k->inlib, k->infn, sizeof k->infn);
         /* a Python framework's own machinery (several of its files inside the
          * user's frame), not the API the user's line called */
-        if (!inside) inside = pyinside = ss_call_python_library(m, o->refs[0].call, inlib, sizeof inlib, infn, sizeof infn);
+        if (!k->inside)
+            k->inside = k->pyinside =
+                ss_call_python_library(m, o->refs[0].call, k->inlib, sizeof k->inlib, k->infn, sizeof k->infn);
     }
-    char *key = ss_strdup_printf("%s|%u|%s|%s|%u%s%s%s", o->rule, m->hdr.pid, text,
-                                 o->site_extra ? o->site_extra : "", stack_key, lib.s ? "|lib" : "",
-                                 inside ? "|in:" : "", inlib);
-    uint64_t h = hash_str(key);
-    int64_t *slot = ss_u64map_find(&f->fold->map, h);
-    /* a hash collision between different keys falls back to a new finding */
-    if (slot && !strcmp(f->v[*slot].fold_key, key)) {
-        ss_finding *y = &f->v[*slot];
-        y->count++;
-        y->cost_ms += o->cost_ms;
-        if (phase == SS_PHASE_STEADY) { y->phase = SS_PHASE_STEADY; y->steady_cost_ms += o->cost_ms; y->steady_count++; }
-        for (uint32_t i = 0; i < o->nrelax && i < 4; i++) SS_PUSH(y->relax, y->nrelax, y->crelax, o->relax[i]);
-        free(key);
+    k->key = ss_strdup_printf("%s|%u|%s|%s|%u%s%s%s", o->rule, m->hdr.pid, text,
+                              o->site_extra ? o->site_extra : "", stack_key, k->lib.s ? "|lib" : "",
+                              k->inside ? "|in:" : "", k->inlib);
+    k->h = hash_str(k->key);
+}
+
+/* The occurrence counted in the finding of its key, when there is one: 1
+ * (its key freed), else 0.  A hash collision between different keys falls
+ * back to a new finding. */
+static int fold_into(ss_findings *f, const ss_occurrence *o, occ_key *k)
+{
+    int64_t *slot = ss_u64map_find(&f->fold->map, k->h);
+    if (!slot || strcmp(f->v[*slot].fold_key, k->key)) return 0;
+    ss_finding *y = &f->v[*slot];
+    y->count++;
+    y->cost_ms += o->cost_ms;
+    if (k->phase == SS_PHASE_STEADY) { y->phase = SS_PHASE_STEADY; y->steady_cost_ms += o->cost_ms; y->steady_count++; }
+    for (uint32_t i = 0; i < o->nrelax && i < 4; i++) SS_PUSH(y->relax, y->nrelax, y->crelax, o->relax[i]);
+    free(k->key);
+    return 1;
+}
+
+int ss_findings_fold(ss_findings *f, const ss_model *m, const ss_occurrence *o)
+{
+    if (ss_capture_sampled(m) && !sampled_judgeable(f, m, o)) {
+        f->sampled_left_out++;
+        return 1;
+    }
+    occ_key k;
+    occurrence_key(m, o, &k);
+    if (fold_into(f, o, &k)) return 1;
+    free(k.key);
+    return 0;
+}
+
+void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
+{
+    if (ss_capture_sampled(m) && !sampled_judgeable(f, m, o)) {
+        f->sampled_left_out++;
         return;
     }
+    occ_key k;
+    occurrence_key(m, o, &k);
+    if (fold_into(f, o, &k)) return;
+    int64_t *slot = ss_u64map_find(&f->fold->map, k.h);
+    ss_phase phase = k.phase;
+    const ss_call *c = o->nrefs && o->refs[0].call >= 0 ? &m->calls[o->refs[0].call] : NULL;
+    ss_string_ref lib = k.lib;
+    int inside = k.inside, internal = k.internal, pyinside = k.pyinside;
+    char *inlib = k.inlib, *infn = k.infn, *key = k.key;
+    ss_finding x;
+    memset(&x, 0, sizeof x);
+    x.nrefs = o->nrefs > SS_FINDING_MAX_REFS ? SS_FINDING_MAX_REFS : o->nrefs;
+    memcpy(x.refs, o->refs, sizeof(ss_finding_ref) * x.nrefs);
+    x.model = m;
     x.rule = o->rule;
     x.severity = lib.s || internal ? SS_SEV_INFO : o->severity;
     x.fixed_severity = lib.s || internal || o->fixed_severity;
@@ -239,7 +289,7 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     x.pid = m->hdr.pid;
     for (uint32_t i = 0; i < o->nrelax && i < 4; i++) SS_PUSH(x.relax, x.nrelax, x.crelax, o->relax[i]);
     SS_PUSH(f->v, f->n, f->cap, x);
-    if (!slot) ss_u64map_put(&f->fold->map, h, f->n - 1);
+    if (!slot) ss_u64map_put(&f->fold->map, k.h, f->n - 1);
 }
 
 void ss_findings_absorb(ss_findings *f, ss_findings *from)

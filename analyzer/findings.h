@@ -111,6 +111,12 @@ void ss_findings_free(ss_findings *f);
  * findings never fold together). */
 void ss_findings_absorb(ss_findings *f, ss_findings *from);
 void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o);
+/* The part of ss_findings_add that needs no words: when the occurrence
+ * folds into a finding already made (or a sampled trace leaves it out), it
+ * is counted so and 1 is returned; else 0, and nothing was done.  A rule
+ * with many occurrences at a few sites asks this before it writes an
+ * occurrence's message (only a new finding keeps one), then adds it. */
+int ss_findings_fold(ss_findings *f, const ss_model *m, const ss_occurrence *o);
 /* Severities from cost (warning >= 1 ms or >= 1% of wall_ns); savings from
  * the what-if replay (each finding's causes removed, then all of them).
  * A setup finding that costs time (it names a cause for the replay) while

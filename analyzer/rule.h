@@ -88,6 +88,10 @@ int ss_op_touches_alloc(const ss_model *m, int32_t op, int32_t alloc);
 /* Do two calls (or the calls of two ops) touch a common allocation?  Copies:
  * dst/src, memsets: dst, kernels: pointer params, frees: the freed block. */
 int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b);
+/* Does call a touch any memory that those questions know of?  When not, it
+ * shares memory with no call: a loop asking about one call against many
+ * others asks this once first. */
+int ss_call_has_memory(const ss_model *m, int32_t a);
 /* The same, saying how sure: CERTAIN when bytes both calls certainly touch
  * are written by one of them and both accesses are known; POSSIBLE when the
  * relation rests on a kernel taken as reading and writing (its code not

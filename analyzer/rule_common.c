@@ -360,6 +360,13 @@ static int share_memory(const ss_model *m, int32_t a, int32_t b, int want_certai
     return how;
 }
 
+int ss_call_has_memory(const ss_model *m, int32_t a)
+{
+    uint32_t n = 0;
+    if (a >= 0) cached_ranges(m, a, &n);
+    return n > 0;
+}
+
 int ss_calls_share_memory(const ss_model *m, int32_t a, int32_t b)
 {
     return share_memory(m, a, b, 0) != SS_SHARE_NONE;

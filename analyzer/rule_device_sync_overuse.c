@@ -272,8 +272,10 @@ static void run(const ss_model *m, ss_findings *out)
                 touched[n->stream] = 1;
             /* work on another stream that produced or uses this call's memory:
              * the device sync served as a cross-stream fence for it */
-            /* bounded: the ops closest to the sync (queued, then running) */
-            for (uint32_t k = 0; k < s.nlist && k < FENCE_CHECK_LIMIT; k++) {
+            /* bounded: the ops closest to the sync (queued, then running);
+             * none when the call touches no memory (asked once, not per op) */
+            uint32_t nfence = ss_call_has_memory(m, ni) ? s.nlist : 0;
+            for (uint32_t k = 0; k < nfence && k < FENCE_CHECK_LIMIT; k++) {
                 const ss_gpu_op *op = &m->ops[s.list[k]];
                 int32_t st = ss_op_program_stream(m, op);
                 if (st != n->stream && !touched[st] && op->call >= 0 && ss_calls_share_memory(m, op->call, ni))

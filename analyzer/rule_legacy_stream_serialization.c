@@ -87,23 +87,9 @@ static void apply_op(state *s, int32_t oi, int evaluate)
             uint64_t until = op->start < barrier ? op->start : barrier;
             uint64_t loss = until > explicit_ready ? until - explicit_ready : 0;
             if (loss >= MIN_LOSS_NS) {
-                char a[192], b[192], sa[96], sb[96], msg[1024], basis[512];
-                ss_op_label(m, oi, a, sizeof a);
-                ss_op_label(m, barrier_op, b, sizeof b);
-                snprintf(msg, sizeof msg,
-                         "%s on %s could have started %.3f ms earlier: it was held back by the implicit "
-                         "legacy-default-stream barrier until %s on %s finished, although it does not depend "
-                         "on it (no event, no shared buffer)",
-                         a, ss_stream_describe(m, st, sa, sizeof sa), ss_ms(loss), b,
-                         ss_stream_describe(m, m->ops[barrier_op].stream, sb, sizeof sb));
-                snprintf(basis, sizeof basis,
-                         "GPU start delay: barrier release (%s end) - earliest start allowed by its own stream, "
-                         "stream waits and submission time", b);
                 ss_occurrence o = {
                     .rule = "legacy-stream-serialization",
                     .cost_ms = ss_ms(loss),
-                    .cost_basis = basis,
-                    .message = msg,
                     .fix = "Create your streams with cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) (or "
                            "compile with nvcc --default-stream per-thread) and do not launch work on stream 0; "
                            "where one stream really needs another's result, say so with cudaEventRecord + "
@@ -118,7 +104,25 @@ static void apply_op(state *s, int32_t oi, int evaluate)
                     .nrelax = 1,
                     .alloc = -1,
                 };
-                ss_findings_add(s->out, m, &o);
+                /* a barrier holds back many ops at few sites: the words are
+                 * written for the first occurrence of a site only */
+                if (!ss_findings_fold(s->out, m, &o)) {
+                    char a[192], b[192], sa[96], sb[96], msg[1024], basis[512];
+                    ss_op_label(m, oi, a, sizeof a);
+                    ss_op_label(m, barrier_op, b, sizeof b);
+                    snprintf(msg, sizeof msg,
+                             "%s on %s could have started %.3f ms earlier: it was held back by the implicit "
+                             "legacy-default-stream barrier until %s on %s finished, although it does not depend "
+                             "on it (no event, no shared buffer)",
+                             a, ss_stream_describe(m, st, sa, sizeof sa), ss_ms(loss), b,
+                             ss_stream_describe(m, m->ops[barrier_op].stream, sb, sizeof sb));
+                    snprintf(basis, sizeof basis,
+                             "GPU start delay: barrier release (%s end) - earliest start allowed by its own stream, "
+                             "stream waits and submission time", b);
+                    o.message = msg;
+                    o.cost_basis = basis;
+                    ss_findings_add(s->out, m, &o);
+                }
             }
         }
     }
