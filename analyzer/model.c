@@ -1353,6 +1353,45 @@ static void stream_domains(ss_model *m, const loader *L)
     ss_u64map_free(&dom);
 }
 
+/* Compacting the streams (build_streams_and_joins, step 4) on slices of the
+ * calls and ops: which streams are used (a table per slice, or'ed after:
+ * slices never write one byte), then every index renumbered. */
+typedef struct compact_job {
+    ss_model *m;
+    int32_t *root;             /* per stream: its union-find root */
+    const int32_t *final;      /* per stream: its final index, -1 gone */
+    uint32_t nstreams;
+    uint8_t *used[2 * SS_MAX_THREADS];   /* per slice */
+} compact_job;
+
+static void used_by_calls_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    compact_job *j = ctx;
+    for (size_t i = from; i < to; i++)
+        if (j->m->calls[i].stream >= 0) j->used[sl][j->root[j->m->calls[i].stream]] = 1;
+}
+
+static void used_by_ops_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    compact_job *j = ctx;
+    for (size_t i = from; i < to; i++) j->used[sl][j->root[j->m->ops[i].stream]] = 1;
+}
+
+static void final_calls_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    compact_job *j = ctx;
+    for (size_t i = from; i < to; i++)
+        if (j->m->calls[i].stream >= 0) j->m->calls[i].stream = j->final[j->m->calls[i].stream];
+}
+
+static void final_ops_slice(void *ctx, uint32_t sl, size_t from, size_t to)
+{
+    (void)sl;
+    compact_job *j = ctx;
+    for (size_t i = from; i < to; i++) j->m->ops[i].stream = j->final[j->m->ops[i].stream];
+}
+
 static void build_streams_and_joins(ss_model *m, loader *L)
 {
     /* A stream's device is its context's: the shim's stream records can carry
@@ -1570,26 +1609,38 @@ static void build_streams_and_joins(ss_model *m, loader *L)
      * operation on them, are no streams of the program (they would count
      * as streams sharing hardware queues, or among a device's blocking
      * streams).  The legacy and per-thread default streams stay. */
-    uint8_t *used = ss_xcalloc(m->nstreams ? m->nstreams : 1, 1);
-    for (uint32_t i = 0; i < m->ncalls; i++)
-        if (m->calls[i].stream >= 0) used[sfind(L, m->calls[i].stream)] = 1;
-    for (uint32_t i = 0; i < m->nops; i++) used[sfind(L, m->ops[i].stream)] = 1;
-    int32_t *final = ss_xcalloc(m->nstreams ? m->nstreams : 1, sizeof(int32_t));
+    uint32_t nst = m->nstreams ? m->nstreams : 1;
+    compact_job cj2 = { m, ss_xcalloc(nst, sizeof(int32_t)), NULL, nst, { NULL } };
+    for (uint32_t i = 0; i < m->nstreams; i++) cj2.root[i] = sfind(L, (int32_t)i);   /* the union-find settled */
+    unsigned call_slices = ss_slice_count(m->ncalls, SS_MIN_SLICE, L->threads);
+    unsigned op_slices = ss_slice_count(m->nops, SS_MIN_SLICE, L->threads);
+    for (unsigned sl = 0; sl < call_slices + op_slices; sl++) cj2.used[sl] = ss_xcalloc(nst, 1);
+    ss_parallel_slices(m->ncalls, call_slices, used_by_calls_slice, &cj2);
+    compact_job oj = cj2;
+    for (unsigned sl = 0; sl < op_slices; sl++) oj.used[sl] = cj2.used[call_slices + sl];
+    ss_parallel_slices(m->nops, op_slices, used_by_ops_slice, &oj);
+    uint8_t *used = ss_xcalloc(nst, 1);
+    for (unsigned sl = 0; sl < call_slices + op_slices; sl++) {
+        for (uint32_t i = 0; i < m->nstreams; i++) used[i] |= cj2.used[sl][i];
+        free(cj2.used[sl]);
+    }
+    int32_t *final = ss_xcalloc(nst, sizeof(int32_t));
     uint32_t nfinal = 0;
     for (uint32_t i = 0; i < m->nstreams; i++) {
         const ss_stream *st = &m->streams[i];
         int keep = used[i] || st->handle || st->create_call >= 0 || st->kind == SS_STREAM_LEGACY_NULL ||
                    st->kind == SS_STREAM_PER_THREAD;
-        final[i] = sfind(L, (int32_t)i) == (int32_t)i && keep ? (int32_t)nfinal++ : -1;
+        final[i] = cj2.root[i] == (int32_t)i && keep ? (int32_t)nfinal++ : -1;
     }
     free(used);
-    for (uint32_t i = 0; i < m->nstreams; i++) final[i] = final[sfind(L, (int32_t)i)];
+    for (uint32_t i = 0; i < m->nstreams; i++) final[i] = final[cj2.root[i]];
     ss_stream *streams = ss_xcalloc(nfinal ? nfinal : 1, sizeof(ss_stream));
     for (uint32_t i = 0; i < m->nstreams; i++)
-        if (sfind(L, (int32_t)i) == (int32_t)i && final[i] >= 0) streams[final[i]] = m->streams[i];
-    for (uint32_t i = 0; i < m->ncalls; i++)
-        if (m->calls[i].stream >= 0) m->calls[i].stream = final[m->calls[i].stream];
-    for (uint32_t i = 0; i < m->nops; i++) m->ops[i].stream = final[m->ops[i].stream];
+        if (cj2.root[i] == (int32_t)i && final[i] >= 0) streams[final[i]] = m->streams[i];
+    cj2.final = final;
+    ss_parallel_slices(m->ncalls, call_slices, final_calls_slice, &cj2);
+    ss_parallel_slices(m->nops, op_slices, final_ops_slice, &cj2);
+    free(cj2.root);
     free(final);
     free(m->streams);
     m->streams = streams;
