@@ -563,10 +563,27 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
     case SS_API_EVENT_RECORD:
         if (s >= 0 && c->event >= 0) {
             join(SV(h, s), tv, h->A);
-            legacy_joins(h, s);
             int32_t dev = m->streams[s].device;
             if (dev >= 0 && dev < SS_HB_MAX_DEVICES && h->devbar[dev]) join(SV(h, s), h->devbar[dev], h->A);
-            event_recorded(h, c->event, SV(h, s));
+            /* The record waits behind the legacy barrier: the event completes
+             * after that work (cudaEventSynchronize and cudaStreamWaitEvent
+             * wait for it).  The stream does not carry it on: a host wait on
+             * the stream need not wait for the record (measured on an H200,
+             * driver 580: cudaStreamSynchronize on a blocking stream returned
+             * 30 ms before a cudaEventDisableTiming record held back so
+             * completed; tools/legacy_marker_probe.cu), and the stream's next
+             * operation waits behind the barrier itself. */
+            if (h->flags & SS_HB_RECORD_HOLDS_STREAM) {
+                legacy_joins(h, s);
+                event_recorded(h, c->event, SV(h, s));
+            } else {
+                uint32_t keep_stack[64], *keep = h->A <= 64 ? keep_stack : ss_xcalloc(h->A, sizeof(uint32_t));
+                memcpy(keep, SV(h, s), h->A * sizeof(uint32_t));
+                legacy_joins(h, s);
+                event_recorded(h, c->event, SV(h, s));
+                memcpy(SV(h, s), keep, h->A * sizeof(uint32_t));
+                if (keep != keep_stack) free(keep);
+            }
         }
         return epoch;
     case SS_API_STREAM_WAIT:

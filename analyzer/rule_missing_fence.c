@@ -70,6 +70,12 @@ typedef struct shadow { access *v; uint32_t n, cap; } shadow;
 typedef struct fence_state {
     const ss_model *m;
     ss_hb *hb;
+    /* The same replay where an event record carries the legacy barrier's
+     * work into its stream (SS_HB_RECORD_HOLDS_STREAM): a host wait on a
+     * blocking stream then waits for the record, as an H100 did and an H200
+     * did not.  NULL where no record can be held so (no legacy stream, or no
+     * stream it orders). */
+    ss_hb *held;
     shadow *sh;                /* per allocation */
     ss_findings *out;
 } fence_state;
@@ -262,7 +268,7 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
 {
     const ss_model *m = f->m;
     const ss_alloc *a = &m->allocs[alloc];
-    char lx[320], le[320], sx[96], se[96], msg[3200], extra[400] = "", why[900] = "";
+    char lx[320], le[320], sx[96], se[96], msg[3200], extra[720] = "", why[900] = "";
     access_label(m, x, lx, sizeof lx);
     access_label(m, e, le, sizeof le);
     const char *akind = a->kind == SS_MEM_PINNED ? "pinned host" : a->kind == SS_MEM_MANAGED ? "managed" : "device";
@@ -277,6 +283,29 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
     if (!maybe && ss_after_context_event(m, &m->calls[x->call])) {
         maybe = 1;
         snprintf(why, sizeof why, " (possible: " SS_CONTEXT_EVENT_WHY ")");
+    }
+    /* Ordered only if a host wait on a blocking stream waits for an event
+     * record there that the legacy barrier holds back: CUDA's GPUs differ
+     * (hb.c, EVENT_RECORD).  Where the first access had ended before the
+     * second was submitted, such a wait may have waited for it: possible.
+     * Where it had not, the run shows the wait did not: a race, said why. */
+    char held[600] = "";
+    if (f->held && !unordered(e, ss_hb_stream_clock(f->held, x->stream)) && unseen == UNSEEN_NONE) {
+        const ss_gpu_op *hop = access_op(m, e);
+        uint64_t e_end = hop ? hop->end : 0, x_enter = m->calls[x->call].rec->t_enter;
+        const char *held_why =
+            "the only thing that would order them is a host wait on a blocking stream after an event record that "
+            "the legacy default stream's barrier held back behind the first access; the event completes after it "
+            "(cudaEventSynchronize waits for it), but cudaStreamSynchronize on the stream need not wait for the "
+            "record (on an H200, driver 580, it returned without waiting for a cudaEventDisableTiming record)";
+        if (!maybe && e_end && e_end <= x_enter) {
+            maybe = 1;
+            snprintf(why, sizeof why, " (possible: %s; in this run the first access had ended %.3f ms before the "
+                     "second was submitted)", held_why, (double)(x_enter - e_end) / 1e6);
+        } else if (!maybe) {
+            snprintf(held, sizeof held, "; %s, and in this run the second was submitted %.3f ms before the first "
+                     "access ended", held_why, e_end > x_enter ? (double)(e_end - x_enter) / 1e6 : 0.0);
+        }
     }
     /* A kernel's access is inferred from its pointer argument: the kernel
      * was handed a pointer into these bytes, and its code dereferences it,
@@ -338,6 +367,8 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
         snprintf(extra, sizeof extra,
                  "; the legacy default stream's implicit barrier does not order them: each CUDA context (a "
                  "green context too) has a legacy stream of its own, which orders only that context's streams");
+    else if (held[0])
+        snprintf(extra, sizeof extra, "%s", held);
     snprintf(msg, sizeof msg,
              "%s%s: %s on %s %s buffer 0x%llx (+%llu, %s allocation of %llu bytes made by %s) that %s on %s %s, "
              "and nothing orders the two (no cudaEventRecord + cudaStreamWaitEvent between the streams, no host "
@@ -605,6 +636,7 @@ static void walk_call(fence_state *f, int32_t i, const found *acc, uint32_t nacc
     const ss_model *m = f->m;
     const ss_call *c = &m->calls[i];
     uint32_t epoch = ss_hb_apply(f->hb, i);
+    if (f->held) ss_hb_apply(f->held, i);
     if (epoch)
         for (uint32_t q = 0; q < nacc; q++) {
             access x = acc[q].x;
@@ -624,7 +656,13 @@ static uint32_t batch_size(uint32_t from, uint32_t n) { return n - from < BATCH 
 static void run(const ss_model *m, ss_findings *out)
 {
     if (!m->nstreams || !m->nthreads) return;
-    fence_state f = { m, ss_hb_new(m), NULL, out };
+    fence_state f = { m, ss_hb_new(m), NULL, NULL, out };
+    int legacy = 0, ordered = 0;
+    for (uint32_t s = 0; s < m->nstreams; s++) {
+        legacy |= m->streams[s].kind == SS_STREAM_LEGACY_NULL;
+        ordered |= m->streams[s].kind == SS_STREAM_BLOCKING || m->streams[s].kind == SS_STREAM_PER_THREAD;
+    }
+    if (legacy && ordered) f.held = ss_hb_new_ex(m, SS_HB_RECORD_HOLDS_STREAM);
     f.sh = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(shadow));
     batch bt[2];
     memset(bt, 0, sizeof bt);
@@ -654,6 +692,7 @@ static void run(const ss_model *m, ss_findings *out)
     for (uint32_t i = 0; i < m->nallocs; i++) free(f.sh[i].v);
     free(f.sh);
     ss_hb_free(f.hb);
+    ss_hb_free(f.held);
 }
 
 const ss_rule ss_rule_missing_fence = {

@@ -68,6 +68,9 @@ FIXTURES="$FIXTURES graph_exec_streams graph_exec_streams_racy"
 FIXTURES="$FIXTURES pdl_event_handoff pdl_event_handoff_racy"
 # Memory mapped with cuMemMap (as PyTorch's expandable segments grow): a buffer spanning two mapped chunks.
 FIXTURES="$FIXTURES vmm_race vmm_race_fixed"
+# A host wait for an event record that the legacy barrier holds back, against a wait for its stream (which an
+# H200 does not hold back: tools/legacy_marker_probe.cu).
+FIXTURES="$FIXTURES legacy_record_handoff legacy_record_handoff_racy"
 # Launches through the driver API (recorded from CUPTI's driver callbacks): a
 # driver-only program, CuPy's RawKernel, a torch.compile'd (Triton) reader.
 FIXTURES="$FIXTURES driver_launch_race driver_launch_race_fixed cupy_rawkernel_race cupy_rawkernel_race_fixed"

@@ -76,3 +76,4 @@ $(BUILD)/test_programs/event_timing_gap_fixed $(BUILD)/test_programs/event_timin
 $(BUILD)/test_programs/omp_chunked_streams_fixed $(BUILD)/test_programs/omp_chunked_streams_fixed_ptds: \
 	test_programs/omp_chunked_streams.cu
 $(BUILD)/test_programs/pthread_handoff_racy: test_programs/pthread_handoff.cu
+$(BUILD)/test_programs/legacy_record_handoff_racy: test_programs/legacy_record_handoff.cu

@@ -1694,6 +1694,74 @@ static void test_relies_on_legacy(void)
     done(&r);
 }
 
+/* A host wait for an event record that the legacy barrier holds back.  A
+ * copy on the legacy stream writes DEV_BUF (GPU 1.02..5 ms); an event is
+ * recorded on a blocking stream after it; the host then waits, and a copy
+ * on a non-blocking stream reads DEV_BUF.
+ *   mode 0: cudaStreamSynchronize(blocking) returns at once (an H200: it
+ *           does not wait for the held-back record): a race;
+ *   mode 1: cudaStreamSynchronize(blocking) returns after the writer ended
+ *           (an H100 waited for the record): possible, and said why;
+ *   mode 2: cudaEventSynchronize(event): the event completes after the
+ *           writer: ordered (test_programs/legacy_record_handoff*.cu). */
+static void write_held_record(const char *name, int mode)
+{
+    tb b;
+    tb_open(&b, name);
+    tb_create_stream(&b, US(1), 0xA1, 13, 0);   /* blocking */
+    tb_create_stream(&b, US(2), 0xB1, 14, 1);   /* non-blocking */
+    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE1);
+    CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
+    CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 16384);
+    uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0,
+                       .ptr = DEV_BUF, .ptr2 = PINNED_BUF, .bytes = 16384, .arg = 1,
+                       .mem_dst = SS_MEM_DEVICE, .mem_src = SS_MEM_PINNED);
+    tb_memcpy_rec(&b, c1, LEGACY_SID, MS(1.02), MS(5), 1, SS_MEM_PINNED, SS_MEM_DEVICE, 16384);
+    CALL(&b, .cbid = CB_cudaEventRecord, .t0 = MS(1.03), .t1 = MS(1.04), .stream = 0xA1, .event = 0xE1);
+    double back = mode == 0 ? 1.06 : 5.01;   /* when the host wait returned */
+    if (mode == 2) CALL(&b, .cbid = CB_cudaEventSynchronize, .t0 = MS(1.05), .t1 = MS(back), .event = 0xE1);
+    else CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(1.05), .t1 = MS(back), .stream = 0xA1);
+    uint32_t c2 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(back + 0.01), .t1 = MS(back + 0.02), .stream = 0xB1,
+                       .ptr = PINNED_BUF, .ptr2 = DEV_BUF, .bytes = 16384, .arg = 2,
+                       .mem_dst = SS_MEM_PINNED, .mem_src = SS_MEM_DEVICE);
+    tb_memcpy_rec(&b, c2, 14, MS(back + 0.03), MS(back + 0.5), 2, SS_MEM_DEVICE, SS_MEM_PINNED, 16384);
+    CALL(&b, .cbid = CB_cudaDeviceSynchronize, .t0 = MS(7), .t1 = MS(7.1));
+    tb_close(&b);
+}
+
+static void test_held_record(void)
+{
+    static const char *names[] = { "held_record_race", "held_record_waited", "held_record_event" };
+    for (int mode = 0; mode < 3; mode++) {
+        write_held_record(names[mode], mode);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, names[mode]);
+        result r = analyze(path, &ss_rule_missing_fence);
+        if (mode == 2) {
+            CHECK(r.f.n == 0, "%s: the event completes after the writer: %u findings (%s)", names[mode], r.f.n,
+                  r.f.n ? r.f.v[0].message : "");
+        } else {
+            CHECK(r.f.n == 1, "%s: %u missing-fence findings", names[mode], r.f.n);
+            if (r.f.n) {
+                const ss_finding *x = &r.f.v[0];
+                CHECK(strstr(x->message, "held back behind the first access") != NULL, "%s: says why: %s",
+                      names[mode], x->message);
+                if (mode == 0)
+                    CHECK(x->severity == SS_SEV_ERROR && strstr(x->message, "possible") == NULL &&
+                              strstr(x->message, "submitted 3.9") != NULL,
+                          "%s: a race in this run (the reader submitted 3.93 ms before the writer ended): %s",
+                          names[mode], x->message);
+                else
+                    CHECK(x->severity == SS_SEV_WARNING && strstr(x->message, "possible data race (possible: ") &&
+                              strstr(x->message, "had ended 0.0") != NULL,
+                          "%s: possible (the host wait returned after the writer ended): %s", names[mode],
+                          x->message);
+            }
+        }
+        done(&r);
+    }
+}
+
 /* A --default-stream per-thread build: CUPTI reports the per-thread stream as
  * a plain blocking stream; the _ptsz calls know better.  And a stream record
  * written with the thread's current device (0) belongs to its context's (1). */
@@ -3535,6 +3603,7 @@ int main(int argc, char **argv)
     test_huge_device_number();
     test_stream_memops();
     test_relies_on_legacy();
+    test_held_record();
     test_stream_identity();
     test_context_streams();
     test_graph_pageable();
