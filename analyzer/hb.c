@@ -68,6 +68,7 @@ struct ss_hb {
 };
 
 #define HT_MAX_THREADS 512u
+#define EVENT_DISABLE_TIMING 0x2u   /* cudaEventDisableTiming, CU_EVENT_DISABLE_TIMING */
 
 #define COVER_RING 16
 
@@ -567,13 +568,14 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
             if (dev >= 0 && dev < SS_HB_MAX_DEVICES && h->devbar[dev]) join(SV(h, s), h->devbar[dev], h->A);
             /* The record waits behind the legacy barrier: the event completes
              * after that work (cudaEventSynchronize and cudaStreamWaitEvent
-             * wait for it).  The stream does not carry it on: a host wait on
-             * the stream need not wait for the record (measured on an H200,
-             * driver 580: cudaStreamSynchronize on a blocking stream returned
-             * 30 ms before a cudaEventDisableTiming record held back so
-             * completed; tools/legacy_marker_probe.cu), and the stream's next
-             * operation waits behind the barrier itself. */
-            if (h->flags & SS_HB_RECORD_HOLDS_STREAM) {
+             * wait for it).  The stream carries it on only for a timing event
+             * (or one whose flags are not known): a host wait on the stream
+             * need not wait for a cudaEventDisableTiming record (measured on
+             * an H200, driver 580: cudaStreamSynchronize on a blocking stream
+             * returned 30 ms before such a record held back so completed, and
+             * waited for a timing event's; tools/legacy_marker_probe.cu).
+             * The stream's next operation waits behind the barrier itself. */
+            if ((h->flags & SS_HB_RECORD_HOLDS_STREAM) || !(m->events[c->event].flags & EVENT_DISABLE_TIMING)) {
                 legacy_joins(h, s);
                 event_recorded(h, c->event, SV(h, s));
             } else {

@@ -26,8 +26,9 @@
  *   - the legacy default stream is ordered with the device's blocking and
  *     per-thread default streams, both ways; an event recorded on such a
  *     stream covers the legacy work the barrier holds the record behind,
- *     the stream's own clock does not (a host wait on the stream need not
- *     wait for the record: SS_HB_RECORD_HOLDS_STREAM below);
+ *     the stream's own clock only for a timing event (a host wait on the
+ *     stream need not wait for a cudaEventDisableTiming record:
+ *     SS_HB_RECORD_HOLDS_STREAM below);
  *   - launches of one executable graph: cudaGraphLaunch (cuGraphLaunch) is
  *     ordered after the previous launch of the same cudaGraphExec_t, on
  *     whichever stream (CUDA runs one instance of an exec at a time), as if
@@ -57,11 +58,12 @@ ss_hb *ss_hb_new(const ss_model *m);
 /* The same without the legacy default stream's implicit ordering: what the
  * program would get with non-blocking or per-thread default streams. */
 enum { SS_HB_NO_LEGACY_BARRIER = 1u << 0,
-       /* An event record on a blocking stream carries the legacy barrier's
-        * work into the stream's clock, so that a host wait on the stream
-        * waits for it, as the H100 of 2026-11-23 did (the default does not:
-        * an H200 did not, see EVENT_RECORD in hb.c).  What such a wait
-        * would have ordered, for a finding to tell apart. */
+       /* Every event record on a blocking stream carries the legacy
+        * barrier's work into the stream's clock, so that a host wait on the
+        * stream waits for it, as the H100 of 2026-11-23 did (by default a
+        * cudaEventDisableTiming record does not: an H200 did not wait for
+        * one, see EVENT_RECORD in hb.c).  What such a wait would have
+        * ordered, for a finding to tell apart. */
        SS_HB_RECORD_HOLDS_STREAM = 1u << 1 };
 ss_hb *ss_hb_new_ex(const ss_model *m, unsigned flags);
 void ss_hb_free(ss_hb *h);

@@ -28,7 +28,7 @@
 enum {
     CB_cudaMalloc = 20, CB_cudaFree = 22, CB_cudaMallocHost = 25, CB_cudaFreeHost = 26, CB_cudaMemcpy = 31,
     CB_cudaMemcpyAsync = 41, CB_cudaMemsetAsync = 51, CB_cudaStreamCreate = 129, CB_cudaStreamSynchronize = 131,
-    CB_cudaEventCreate = 133, CB_cudaEventRecord = 135, CB_cudaEventSynchronize = 137,
+    CB_cudaEventCreate = 133, CB_cudaEventCreateWithFlags = 134, CB_cudaEventRecord = 135, CB_cudaEventSynchronize = 137,
     CB_cudaStreamWaitEvent = 147, CB_cudaDeviceSynchronize = 165, CB_cudaStreamCreateWithFlags = 198,
     CB_cudaLaunchKernel = 211, CB_cudaFreeAsync = 375, CB_cudaGraphLaunch = 311, CB_cudaStreamBeginCapture = 315,
     CB_cudaStreamEndCapture = 319, CB_cudaStreamCreateWithPriority = 200,
@@ -51,6 +51,7 @@ static const tb_api_name api_names[] = {
     { CB_cudaFreeHost, "cudaFreeHost" }, { CB_cudaMemcpy, "cudaMemcpy" }, { CB_cudaMemcpyAsync, "cudaMemcpyAsync" },
     { CB_cudaMemsetAsync, "cudaMemsetAsync" }, { CB_cudaMemset, "cudaMemset" }, { CB_cudaStreamCreate, "cudaStreamCreate" },
     { CB_cudaStreamSynchronize, "cudaStreamSynchronize" }, { CB_cudaEventCreate, "cudaEventCreate" },
+    { CB_cudaEventCreateWithFlags, "cudaEventCreateWithFlags" },
     { CB_cudaEventRecord, "cudaEventRecord" }, { CB_cudaEventSynchronize, "cudaEventSynchronize" },
     { CB_cudaStreamWaitEvent, "cudaStreamWaitEvent" }, { CB_cudaDeviceSynchronize, "cudaDeviceSynchronize" },
     { CB_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags" }, { CB_cudaLaunchKernel, "cudaLaunchKernel" },
@@ -1703,14 +1704,19 @@ static void test_relies_on_legacy(void)
  *   mode 1: cudaStreamSynchronize(blocking) returns after the writer ended
  *           (an H100 waited for the record): possible, and said why;
  *   mode 2: cudaEventSynchronize(event): the event completes after the
- *           writer: ordered (test_programs/legacy_record_handoff*.cu). */
+ *           writer: ordered (test_programs/legacy_record_handoff*.cu);
+ *   mode 3: a timing event and cudaStreamSynchronize(blocking) returning
+ *           after the writer: ordered (an H200 waits for such a record). */
 static void write_held_record(const char *name, int mode)
 {
     tb b;
     tb_open(&b, name);
     tb_create_stream(&b, US(1), 0xA1, 13, 0);   /* blocking */
     tb_create_stream(&b, US(2), 0xB1, 14, 1);   /* non-blocking */
-    CALL(&b, .cbid = CB_cudaEventCreate, .t0 = US(3), .t1 = US(4), .event = 0xE1);
+    /* cudaEventDisableTiming (mode 3: a timing event, whose record a host
+     * wait on its stream waited for on both GPUs measured) */
+    CALL(&b, .cbid = mode == 3 ? CB_cudaEventCreate : CB_cudaEventCreateWithFlags, .t0 = US(3), .t1 = US(4),
+         .event = 0xE1, .arg = mode == 3 ? 0 : 2);
     CALL(&b, .cbid = CB_cudaMalloc, .t0 = US(10), .t1 = US(20), .ptr = DEV_BUF, .bytes = 16384);
     CALL(&b, .cbid = CB_cudaMallocHost, .t0 = US(30), .t1 = US(40), .ptr = PINNED_BUF, .bytes = 16384);
     uint32_t c1 = CALL(&b, .cbid = CB_cudaMemcpyAsync, .t0 = MS(1), .t1 = MS(1.01), .stream = 0,
@@ -1731,15 +1737,15 @@ static void write_held_record(const char *name, int mode)
 
 static void test_held_record(void)
 {
-    static const char *names[] = { "held_record_race", "held_record_waited", "held_record_event" };
-    for (int mode = 0; mode < 3; mode++) {
+    static const char *names[] = { "held_record_race", "held_record_waited", "held_record_event", "held_record_timing" };
+    for (int mode = 0; mode < 4; mode++) {
         write_held_record(names[mode], mode);
         char path[600];
         snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, names[mode]);
         result r = analyze(path, &ss_rule_missing_fence);
-        if (mode == 2) {
-            CHECK(r.f.n == 0, "%s: the event completes after the writer: %u findings (%s)", names[mode], r.f.n,
-                  r.f.n ? r.f.v[0].message : "");
+        if (mode >= 2) {
+            CHECK(r.f.n == 0, "%s: the event completes after the writer, and the stream waits for a timing "
+                  "event's record: %u findings (%s)", names[mode], r.f.n, r.f.n ? r.f.v[0].message : "");
         } else {
             CHECK(r.f.n == 1, "%s: %u missing-fence findings", names[mode], r.f.n);
             if (r.f.n) {
