@@ -653,16 +653,42 @@ static void walk_call(fence_state *f, int32_t i, const found *acc, uint32_t nacc
 
 static uint32_t batch_size(uint32_t from, uint32_t n) { return n - from < BATCH ? n - from : BATCH; }
 
+/* Does the replay that carries held-back records into their streams
+ * (fence_state.held) ever order more than the default one?  Only through a
+ * host wait on a blocking (or per-thread default) stream whose latest call
+ * before it was a cudaEventDisableTiming record, with no work submitted
+ * since (which would wait behind the barrier itself), while the stream's
+ * device has a legacy stream.  Most programs never do so: the second replay
+ * is made only for those that do. */
+static int held_record_waited(const ss_model *m)
+{
+    int legacy = 0;
+    for (uint32_t s = 0; s < m->nstreams; s++) legacy |= m->streams[s].kind == SS_STREAM_LEGACY_NULL;
+    if (!legacy) return 0;
+    uint8_t *held = ss_xcalloc(m->nstreams ? m->nstreams : 1, 1);
+    int found = 0;
+    for (uint32_t i = 0; i < m->ncalls && !found; i++) {
+        const ss_call *c = &m->calls[i];
+        int32_t s = c->stream;
+        if (s < 0 || c->rec->ret != 0 || c->captured) continue;
+        uint32_t kind = m->streams[s].kind;
+        if (kind != SS_STREAM_BLOCKING && kind != SS_STREAM_PER_THREAD) continue;
+        if (c->cls == SS_API_EVENT_RECORD && c->event >= 0 && (m->events[c->event].flags & 0x2u))
+            held[s] = 1;   /* cudaEventDisableTiming: hb.c's EVENT_RECORD */
+        else if (ss_class_submits_work(c->cls))
+            held[s] = 0;
+        ss_host_wait w = ss_call_host_wait(m, c);
+        if (held[s] && (w == SS_WAIT_STREAM || w == SS_WAIT_STREAM_PRIOR || w == SS_WAIT_QUERY)) found = 1;
+    }
+    free(held);
+    return found;
+}
+
 static void run(const ss_model *m, ss_findings *out)
 {
     if (!m->nstreams || !m->nthreads) return;
     fence_state f = { m, ss_hb_new(m), NULL, NULL, out };
-    int legacy = 0, ordered = 0;
-    for (uint32_t s = 0; s < m->nstreams; s++) {
-        legacy |= m->streams[s].kind == SS_STREAM_LEGACY_NULL;
-        ordered |= m->streams[s].kind == SS_STREAM_BLOCKING || m->streams[s].kind == SS_STREAM_PER_THREAD;
-    }
-    if (legacy && ordered) f.held = ss_hb_new_ex(m, SS_HB_RECORD_HOLDS_STREAM);
+    if (held_record_waited(m)) f.held = ss_hb_new_ex(m, SS_HB_RECORD_HOLDS_STREAM);
     f.sh = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(shadow));
     batch bt[2];
     memset(bt, 0, sizeof bt);
