@@ -47,8 +47,8 @@ static void report(const ss_model *m, ss_findings *out, int32_t ci, int32_t dep,
         snprintf(more, sizeof more, " (and %u more operations on %u streams)", ndeps - 1, nstreams);
     snprintf(msg, sizeof msg,
              "%s on %s %s %s on %s%s (%s), and the only thing that orders "
-             "them is the legacy default stream's implicit barrier: no event, no stream wait, no host "
-             "synchronization in between. %s",
+             "them is the legacy default stream's implicit barrier: no event, stream wait or host "
+             "synchronization between them that does not itself wait behind it. %s",
              lx, ss_stream_describe(m, c->stream, sx, sizeof sx), certain ? "depends on" : "possibly depends on", ld,
              ss_stream_describe(m, m->calls[dep].stream, sd, sizeof sd), more,
              certain ? "common memory, one of them writes"
