@@ -1205,9 +1205,8 @@ static int replays_whole_run(const ss_replay *r, const ss_relax *rx, uint32_t n)
 /* Worker `worker`'s scratch times, made on its first what-if with their
  * pages touched: 8 bytes a call, op and marker and an exit that is an item
  * (~80 MB a worker at 10 M records), whose first touches were a tenth of a
- * first what-if's time.  A
- * what-if that reads the baseline makes them while it waits for it
- * (run_job), not after. */
+ * first what-if's time.  A what-if that reads the baseline makes them while
+ * it waits for it (run_job), not after. */
 static void *touched_table(size_t n, size_t sz)
 {
     volatile char *p = ss_xcalloc(n, sz);   /* volatile: calloc's zeros are no reason to skip a store */
@@ -2041,7 +2040,8 @@ const ss_load_barrier *ss_replay_load_barriers(const ss_replay *r, uint32_t *n)
  * then index order, a stable sort of their times (ss_radix_sort16) leaves
  * equal times in that order.  Most exits are no items (a call that waits
  * for nothing: folded into its entry, see exits_as_items), so that sort is
- * of the markers and a few exits.  The three sorted runs are then merged,
+ * of the markers and a few exits (as many exits as calls where every call
+ * waits: CUDA_LAUNCH_BLOCKING=1).  The three sorted runs are then merged,
  * equal times by rank.  A trace whose entries or starts are out of order has
  * those sorted with the markers instead. */
 _Static_assert(sizeof(item) == 16 && offsetof(item, t) == 0, "ss_radix_sort16 sorts items by t");
