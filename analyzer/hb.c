@@ -68,7 +68,6 @@ struct ss_hb {
 };
 
 #define HT_MAX_THREADS 512u
-#define EVENT_DISABLE_TIMING 0x2u   /* cudaEventDisableTiming, CU_EVENT_DISABLE_TIMING */
 
 #define COVER_RING 16
 
@@ -575,7 +574,7 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
              * returned 30 ms before such a record held back so completed, and
              * waited for a timing event's; tools/legacy_marker_probe.cu).
              * The stream's next operation waits behind the barrier itself. */
-            if ((h->flags & SS_HB_RECORD_HOLDS_STREAM) || !(m->events[c->event].flags & EVENT_DISABLE_TIMING)) {
+            if ((h->flags & SS_HB_RECORD_HOLDS_STREAM) || !(m->events[c->event].flags & SS_EVENT_DISABLE_TIMING)) {
                 legacy_joins(h, s);
                 event_recorded(h, c->event, SV(h, s));
             } else {

@@ -211,6 +211,11 @@ typedef struct ss_alloc {
     int32_t  alloc_call, free_call;
 } ss_alloc;
 
+/* cudaEventDisableTiming (CU_EVENT_DISABLE_TIMING) in ss_event.flags: a host
+ * wait on a blocking stream need not wait for such a record held back by the
+ * legacy barrier (hb.c, EVENT_RECORD) */
+#define SS_EVENT_DISABLE_TIMING 0x2u
+
 typedef struct ss_event {       /* one lifetime of an event handle */
     uint64_t handle;
     int32_t  create_call;       /* -1 when created before the trace */
@@ -219,7 +224,7 @@ typedef struct ss_event {       /* one lifetime of an event handle */
     int32_t  first_run_record;  /* the first call after which the event is recorded when work runs: a record
                                    call neither captured nor a node, or a launch of a graph that records it
                                    (a record node, an External record captured); -1 */
-    uint32_t flags;
+    uint32_t flags;             /* creation flags: SS_EVENT_DISABLE_TIMING, ... */
     uint8_t  from_ipc;          /* opened from another process's handle (cudaIpcOpenEventHandle):
                                    recorded there, so never "unrecorded" here */
     uint8_t  by_context;        /* recorded by cuCtxRecordEvent / cuGreenCtxRecordEvent: all of a

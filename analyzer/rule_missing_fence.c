@@ -673,8 +673,8 @@ static int held_record_waited(const ss_model *m)
         if (s < 0 || c->rec->ret != 0 || c->captured) continue;
         uint32_t kind = m->streams[s].kind;
         if (kind != SS_STREAM_BLOCKING && kind != SS_STREAM_PER_THREAD) continue;
-        if (c->cls == SS_API_EVENT_RECORD && c->event >= 0 && (m->events[c->event].flags & 0x2u))
-            held[s] = 1;   /* cudaEventDisableTiming: hb.c's EVENT_RECORD */
+        if (c->cls == SS_API_EVENT_RECORD && c->event >= 0 && (m->events[c->event].flags & SS_EVENT_DISABLE_TIMING))
+            held[s] = 1;   /* hb.c's EVENT_RECORD */
         else if (ss_class_submits_work(c->cls))
             held[s] = 0;
         ss_host_wait w = ss_call_host_wait(m, c);
