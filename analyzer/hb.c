@@ -1,4 +1,5 @@
 /* Happens-before over streams and host threads: see hb.h. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hb.h"
@@ -622,4 +623,135 @@ uint32_t ss_hb_apply(ss_hb *h, int32_t ci)
         if (before != before_stack) free(before);
     }
     return epoch;
+}
+
+/* ---- a replay beside the walk (ss_hb_feed) ------------------------------ */
+
+#define FEED_CHUNKS 4u               /* chunks in the ring */
+#define FEED_CHUNK_BYTES (1u << 20)  /* clocks a chunk holds, in bytes */
+
+struct ss_hb_feed {
+    const ss_model *m;
+    ss_hb *h;
+    uint32_t A, rows;                /* clock width; clocks a chunk */
+    int threaded;
+    /* the ring: chunk k % FEED_CHUNKS holds clocks [k * rows, ...) */
+    uint32_t *clk;                   /* [FEED_CHUNKS][rows][A] */
+    uint32_t count[FEED_CHUNKS];     /* clocks in a published chunk */
+    uint64_t produced, consumed;     /* chunks published, chunks handed back */
+    int done, stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t tid;
+    uint32_t next_call;              /* inline: the next call to apply */
+    uint64_t cur;                    /* the chunk being read */
+    uint32_t at;                     /* its next clock */
+    int have;
+};
+
+static void feed_publish(ss_hb_feed *f, uint32_t n)
+{
+    pthread_mutex_lock(&f->mu);
+    f->count[f->produced % FEED_CHUNKS] = n;
+    f->produced++;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void *feed_main(void *arg)
+{
+    ss_hb_feed *f = arg;
+    const ss_model *m = f->m;
+    uint32_t n = 0, *chunk = NULL;
+    for (uint32_t i = 0; i < m->ncalls; i++) {
+        if (!ss_hb_apply(f->h, (int32_t)i)) continue;
+        if (!chunk) {   /* wait for a free chunk */
+            pthread_mutex_lock(&f->mu);
+            while (f->produced - f->consumed >= FEED_CHUNKS && !f->stop) pthread_cond_wait(&f->cv, &f->mu);
+            int stop = f->stop;
+            pthread_mutex_unlock(&f->mu);
+            if (stop) break;
+            chunk = f->clk + (size_t)(f->produced % FEED_CHUNKS) * f->rows * f->A;
+        }
+        memcpy(chunk + (size_t)n * f->A, SV(f->h, m->calls[i].stream), f->A * sizeof(uint32_t));
+        if (++n == f->rows) {
+            feed_publish(f, n);
+            n = 0;
+            chunk = NULL;
+        }
+    }
+    if (n) feed_publish(f, n);
+    pthread_mutex_lock(&f->mu);
+    f->done = 1;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+ss_hb_feed *ss_hb_feed_start(const ss_model *m, unsigned flags, uint32_t chunk_clocks)
+{
+    ss_hb_feed *f = ss_xcalloc(1, sizeof *f);
+    f->m = m;
+    f->h = ss_hb_new_ex(m, flags);
+    f->A = f->h->A;
+    if (ss_thread_count() < 2) return f;
+    f->rows = chunk_clocks ? chunk_clocks : FEED_CHUNK_BYTES / (f->A * (uint32_t)sizeof(uint32_t));
+    if (!f->rows) f->rows = 1;
+    f->clk = ss_xcalloc((size_t)FEED_CHUNKS * f->rows * f->A, sizeof(uint32_t));
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    f->threaded = pthread_create(&f->tid, NULL, feed_main, f) == 0;
+    if (!f->threaded) {   /* no thread to be had: advanced by the asks */
+        pthread_mutex_destroy(&f->mu);
+        pthread_cond_destroy(&f->cv);
+        free(f->clk);
+        f->clk = NULL;
+    }
+    return f;
+}
+
+const uint32_t *ss_hb_feed_next(ss_hb_feed *f)
+{
+    if (!f->threaded) {
+        while (f->next_call < f->m->ncalls) {
+            int32_t i = (int32_t)f->next_call++;
+            if (ss_hb_apply(f->h, i)) return SV(f->h, f->m->calls[i].stream);
+        }
+        return NULL;   /* asked more often than there are submissions */
+    }
+    if (f->have && f->at == f->count[f->cur % FEED_CHUNKS]) {   /* hand the chunk back */
+        pthread_mutex_lock(&f->mu);
+        f->consumed++;
+        pthread_cond_broadcast(&f->cv);
+        pthread_mutex_unlock(&f->mu);
+        f->cur++;
+        f->have = 0;
+    }
+    if (!f->have) {
+        pthread_mutex_lock(&f->mu);
+        while (f->produced <= f->cur && !f->done) pthread_cond_wait(&f->cv, &f->mu);
+        int ok = f->produced > f->cur;
+        pthread_mutex_unlock(&f->mu);
+        if (!ok) return NULL;
+        f->have = 1;
+        f->at = 0;
+    }
+    return f->clk + ((size_t)(f->cur % FEED_CHUNKS) * f->rows + f->at++) * f->A;
+}
+
+void ss_hb_feed_free(ss_hb_feed *f)
+{
+    if (!f) return;
+    if (f->threaded) {
+        pthread_mutex_lock(&f->mu);
+        f->stop = 1;   /* a walk that ended early: the replay need not go on */
+        pthread_cond_broadcast(&f->cv);
+        pthread_mutex_unlock(&f->mu);
+        pthread_join(f->tid, NULL);
+        pthread_mutex_destroy(&f->mu);
+        pthread_cond_destroy(&f->cv);
+    }
+    free(f->clk);
+    ss_hb_free(f->h);
+    free(f);
 }

@@ -129,4 +129,22 @@ int32_t ss_hb_unlinked_wait_before(const ss_hb *h, const uint32_t *vc, int32_t s
 /* Clock width (number of streams). */
 uint32_t ss_hb_width(const ss_hb *h);
 
+/* A second replay (other flags) beside a rule's own, on a thread of its
+ * own: a rule that walks two replays in lockstep (with and without the
+ * legacy barrier, say) reads of the second only the submitting stream's
+ * clock at each submission, so the second runs ahead of the walk and hands
+ * those clocks over in order, a bounded ring of chunks at a time.  The
+ * walk asks ss_hb_feed_next once for each call its own replay gave an epoch
+ * (the same calls in either replay: flags change what is ordered, never
+ * what is a submission) and gets the clock of that call's stream after it
+ * in the second replay; valid until the next ask.  On one thread
+ * (SYNCSIGHT_THREADS=1, or no thread to be had) the second replay is
+ * advanced by the asks themselves: the same clocks. */
+typedef struct ss_hb_feed ss_hb_feed;
+/* chunk_clocks: clocks a chunk of the ring holds; 0 for 1 MiB of them (a
+ * test passes a few, to make the ring wrap and both sides wait) */
+ss_hb_feed *ss_hb_feed_start(const ss_model *m, unsigned flags, uint32_t chunk_clocks);
+const uint32_t *ss_hb_feed_next(ss_hb_feed *f);
+void ss_hb_feed_free(ss_hb_feed *f);
+
 #endif

@@ -169,6 +169,9 @@ static void wait_baseline(const ss_replay *r);
 /* the slices of a loop over n records (calls, ops, items) on the threads */
 static unsigned build_slices(size_t n) { return ss_slice_count(n, SS_MIN_SLICE, ss_thread_count()); }
 
+/* what-ifs replayed at once, at most (their scratch is per worker) */
+#define WHATIF_THREADS 8u
+
 /* item i's measured time, the key it was sorted by */
 static uint64_t item_time(const ss_replay *r, uint32_t i)
 {
@@ -1971,7 +1974,10 @@ static uint32_t replay_savings_locked(ss_whatif *w, uint32_t n)
     for (uint32_t i = 0; i < nrun; i++) b.run[i] = order[i].job;
     b.nrun = nrun;
     free(order);
+    /* at most WHATIF_THREADS at once: each worker keeps scratch times the
+     * size of the run (sc), which bounds the memory they take together */
     unsigned threads = nrun > 1 ? ss_thread_count() : 1;
+    if (threads > WHATIF_THREADS) threads = WHATIF_THREADS;
     ss_parallel_for(nrun, threads, run_job, &b);
     for (uint32_t i = 0; i < n; i++) {
         wjob *j = &b.job[i];

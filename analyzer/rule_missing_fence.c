@@ -74,8 +74,11 @@ typedef struct fence_state {
      * work into its stream (SS_HB_RECORD_HOLDS_STREAM): a host wait on a
      * blocking stream then waits for the record, as an H100 did and an H200
      * did not.  NULL where no record can be held so (no legacy stream, or no
-     * stream it orders). */
-    ss_hb *held;
+     * stream it orders).  Replayed beside the walk (ss_hb_feed): of it the
+     * walk reads only the submitting stream's clock, held_clock, at each
+     * submission. */
+    ss_hb_feed *held;
+    const uint32_t *held_clock;
     shadow *sh;                /* per allocation */
     ss_findings *out;
 } fence_state;
@@ -290,7 +293,7 @@ static void report(fence_state *f, int32_t alloc, const access *x, const access 
      * second was submitted, such a wait may have waited for it: possible.
      * Where it had not, the run shows the wait did not: a race, said why. */
     char held[600] = "";
-    if (f->held && !unordered(e, ss_hb_stream_clock(f->held, x->stream)) && unseen == UNSEEN_NONE) {
+    if (f->held_clock && !unordered(e, f->held_clock) && unseen == UNSEEN_NONE) {
         const ss_gpu_op *hop = access_op(m, e);
         uint64_t e_end = hop ? hop->end : 0, x_enter = m->calls[x->call].rec->t_enter;
         const char *held_why =
@@ -636,7 +639,7 @@ static void walk_call(fence_state *f, int32_t i, const found *acc, uint32_t nacc
     const ss_model *m = f->m;
     const ss_call *c = &m->calls[i];
     uint32_t epoch = ss_hb_apply(f->hb, i);
-    if (f->held) ss_hb_apply(f->held, i);
+    f->held_clock = f->held && epoch ? ss_hb_feed_next(f->held) : NULL;   /* of c->stream: every access's */
     if (epoch)
         for (uint32_t q = 0; q < nacc; q++) {
             access x = acc[q].x;
@@ -687,8 +690,8 @@ static int held_record_waited(const ss_model *m)
 static void run(const ss_model *m, ss_findings *out)
 {
     if (!m->nstreams || !m->nthreads) return;
-    fence_state f = { m, ss_hb_new(m), NULL, NULL, out };
-    if (held_record_waited(m)) f.held = ss_hb_new_ex(m, SS_HB_RECORD_HOLDS_STREAM);
+    fence_state f = { m, ss_hb_new(m), NULL, NULL, NULL, out };
+    if (held_record_waited(m)) f.held = ss_hb_feed_start(m, SS_HB_RECORD_HOLDS_STREAM, 0);
     f.sh = ss_xcalloc(m->nallocs ? m->nallocs : 1, sizeof(shadow));
     batch bt[2];
     memset(bt, 0, sizeof bt);
@@ -718,7 +721,7 @@ static void run(const ss_model *m, ss_findings *out)
     for (uint32_t i = 0; i < m->nallocs; i++) free(f.sh[i].v);
     free(f.sh);
     ss_hb_free(f.hb);
-    ss_hb_free(f.held);
+    ss_hb_feed_free(f.held);
 }
 
 const ss_rule ss_rule_missing_fence = {

@@ -9,8 +9,9 @@
  * (nvcc --default-stream per-thread) turns it into a data race.  Info, cost 0.
  *
  * Judged by replaying happens-before twice in lockstep (hb.h): as CUDA runs
- * it, and without the legacy barrier.  Where a submission's stream clock
- * differs between the two, the barrier ordered something: the submissions
+ * it, and without the legacy barrier (on a thread of its own: ss_hb_feed).
+ * Where a submission's stream clock differs between the two, the barrier
+ * ordered something: the submissions
  * of another stream k with epochs between the two replays' k components are
  * ordered before it by the barrier only; those that may share memory with it
  * (the generous "may depend" of ss_calls_share_memory) are what it relies on.
@@ -174,7 +175,8 @@ static void run(const ss_model *m, ss_findings *out)
     int has_legacy = 0;
     for (uint32_t i = 0; i < m->nstreams; i++) has_legacy |= m->streams[i].kind == SS_STREAM_LEGACY_NULL;
     if (!has_legacy) return;
-    ss_hb *full = ss_hb_new(m), *bare = ss_hb_new_ex(m, SS_HB_NO_LEGACY_BARRIER);
+    ss_hb *full = ss_hb_new(m);
+    ss_hb_feed *bare = ss_hb_feed_start(m, SS_HB_NO_LEGACY_BARRIER, 0);   /* beside the walk */
     uint32_t A = ss_hb_width(full);
     epoch_calls *by_epoch = ss_xcalloc(A, sizeof(epoch_calls));
     /* Per (consumer stream s, producer stream k): submissions of k up to
@@ -192,15 +194,15 @@ static void run(const ss_model *m, ss_findings *out)
     batch *b = &bt[0];   /* being gathered; the other one may be being compared */
     for (uint32_t i = 0; i < m->ncalls; i++) {
         uint32_t epoch = ss_hb_apply(full, (int32_t)i);
-        ss_hb_apply(bare, (int32_t)i);
         const ss_call *c = &m->calls[i];
         if (!epoch) continue;
+        const uint32_t *vb = ss_hb_feed_next(bare);   /* stream s's clock after it, without the barrier */
         int32_t s = c->stream;
         epoch_calls *ec = &by_epoch[s];
         while (ec->n + 1 < epoch) SS_PUSH(ec->v, ec->n, ec->cap, -1);   /* epochs of uncounted work */
         SS_PUSH(ec->v, ec->n, ec->cap, (int32_t)i);
         if (!is_work(c->cls)) continue;
-        const uint32_t *vf = ss_hb_stream_clock(full, s), *vb = ss_hb_stream_clock(bare, s);
+        const uint32_t *vf = ss_hb_stream_clock(full, s);
         int32_t dev = ss_model_call_device(m, c);
         uint32_t checks = 0, q = b->off[b->n];
         for (uint32_t k = 0; k < A; k++) {
@@ -242,7 +244,7 @@ static void run(const ss_model *m, ss_findings *out)
     for (uint32_t k = 0; k < A; k++) free(by_epoch[k].v);
     free(by_epoch); free(retired); free(frontier); free(passes);
     ss_hb_free(full);
-    ss_hb_free(bare);
+    ss_hb_feed_free(bare);
 }
 
 const ss_rule ss_rule_relies_on_legacy_sync = {

@@ -47,9 +47,10 @@ static inline void *ss_xcalloc(size_t n, size_t sz)
  * SYNCSIGHT_THREADS environment variable when it is a number >= 1, else the
  * online CPUs; at most SS_MAX_THREADS.  1 runs every job on the calling
  * thread. */
-#ifndef SS_MAX_THREADS   /* settable at build time to measure more: 12 or 16 threads on the
-                            16-core machine ended no sooner (docs/performance.md, 2026-11-25) */
-#define SS_MAX_THREADS 8
+#ifndef SS_MAX_THREADS   /* settable at build time to measure others.  16 threads on a 16-core
+                            machine end as soon as 8 (docs/performance.md, 2026-11-25), and
+                            sooner than 8 on a 32-core one (2026-11-30) */
+#define SS_MAX_THREADS 16
 #endif
 unsigned ss_thread_count(void);
 
