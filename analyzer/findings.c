@@ -99,14 +99,34 @@ void ss_finding_site(const ss_finding *x, ss_site *site)
     else ss_call_site(x->model, -1, site);
 }
 
-/* The phase of an occurrence: where its first call entered, else its first op started. */
+/* The time of an occurrence: where its first call entered, else its first
+ * op started; 0 none. */
+static uint64_t occurrence_time(const ss_model *m, const ss_occurrence *o)
+{
+    if (!o->nrefs) return 0;
+    if (o->refs[0].call >= 0) return m->calls[o->refs[0].call].rec->t_enter;
+    if (o->refs[0].op >= 0) return m->ops[o->refs[0].op].start;
+    return 0;
+}
+
+/* The phase of an occurrence, from its time. */
 static ss_phase occurrence_phase(const ss_model *m, const ss_occurrence *o)
 {
     const ss_iterations *it = ss_iterations_of(m);
-    if (!it->found || !o->nrefs) return SS_PHASE_STEADY;
-    if (o->refs[0].call >= 0) return ss_phase_at(it, m->calls[o->refs[0].call].rec->t_enter);
-    if (o->refs[0].op >= 0) return ss_phase_at(it, m->ops[o->refs[0].op].start);
-    return SS_PHASE_STEADY;
+    uint64_t t = occurrence_time(m, o);
+    if (!it->found || !t) return SS_PHASE_STEADY;
+    return ss_phase_at(it, t);
+}
+
+/* A one-time cost's occurrence in the steady state: the iteration it fell
+ * in counted among its finding's distinct ones (the first few are enough). */
+static void note_recurrence(ss_finding *y, const ss_model *m, const ss_occurrence *o)
+{
+    int32_t k = ss_iteration_index(ss_iterations_of(m), occurrence_time(m, o));
+    if (k < 0 || y->nrecur >= SS_MIN_ITERATIONS) return;
+    for (uint32_t i = 0; i < y->nrecur; i++)
+        if (y->recur[i] == k) return;
+    y->recur[y->nrecur++] = k;
 }
 
 double ss_finding_cost_per_iteration(const ss_finding *x)
@@ -200,7 +220,12 @@ static int fold_into(ss_findings *f, const ss_occurrence *o, occ_key *k)
     ss_finding *y = &f->v[*slot];
     y->count++;
     y->cost_ms += o->cost_ms;
-    if (k->phase == SS_PHASE_STEADY) { y->phase = SS_PHASE_STEADY; y->steady_cost_ms += o->cost_ms; y->steady_count++; }
+    if (k->phase == SS_PHASE_STEADY) {
+        y->phase = SS_PHASE_STEADY;
+        y->steady_cost_ms += o->cost_ms;
+        y->steady_count++;
+        if (y->once) note_recurrence(y, y->model, o);
+    }
     for (uint32_t i = 0; i < o->nrelax && i < 4; i++) SS_PUSH(y->relax, y->nrelax, y->crelax, o->relax[i]);
     free(k->key);
     return 1;
@@ -279,7 +304,12 @@ void ss_findings_add(ss_findings *f, const ss_model *m, const ss_occurrence *o)
     }
     x.count = 1;
     x.phase = phase;
-    if (phase == SS_PHASE_STEADY) { x.steady_cost_ms = o->cost_ms; x.steady_count = 1; }
+    x.once = o->once;
+    if (phase == SS_PHASE_STEADY) {
+        x.steady_cost_ms = o->cost_ms;
+        x.steady_count = 1;
+        if (x.once) note_recurrence(&x, m, o);
+    }
     x.fold_key = key;
     x.stack_id = c ? (int32_t)c->rec->stack_id : 0;
     x.pystack_id = c ? (int32_t)c->rec->pystack_id : 0;
@@ -408,6 +438,18 @@ void ss_findings_finish(ss_findings *f, uint64_t wall_ns)
         if (x->fixed_severity) continue;
         x->severity = (x->cost_ms >= 1.0 || (wall_ms > 0 && x->cost_ms >= 0.01 * wall_ms))
                       ? SS_SEV_WARNING : SS_SEV_INFO;
+    }
+    /* A one-time cost in the steady state that does not recur there (a
+     * module loaded at the first step that took a new code path, the first
+     * evaluation's new shapes) is paid once: setup, not a cost every
+     * iteration pays (ss_occurrence.once). */
+    for (uint32_t i = 0; i < f->n; i++) {
+        ss_finding *x = &f->v[i];
+        if (!x->once || x->phase != SS_PHASE_STEADY || !ss_iterations_of(x->model)->found) continue;
+        if (x->nrecur >= SS_MIN_ITERATIONS) continue;
+        x->phase = SS_PHASE_SETUP;
+        x->steady_cost_ms = 0;
+        x->steady_count = 0;
     }
     /* setup paid once: one line, unless setup is most of the run */
     for (uint32_t i = 0; i < f->n; i++) {

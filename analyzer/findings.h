@@ -63,9 +63,14 @@ typedef struct ss_finding {
     char *fold_key;          /* rule, process, site, ...: what folds occurrences (private) */
     /* Setup and steady state (iterations.h), from the time of each
      * occurrence (its first call's entry, else its first op's start): */
-    ss_phase phase;          /* STEADY when any occurrence was in the steady state */
+    ss_phase phase;          /* STEADY when any occurrence was in the steady state (a one-time
+                                cost's: in at least SS_MIN_ITERATIONS of its iterations) */
     double steady_cost_ms;   /* cost of the steady occurrences */
     uint32_t steady_count;
+    int once;                /* a one-time cost (ss_occurrence.once) */
+    int32_t recur[SS_MIN_ITERATIONS];   /* once: the steady iterations its occurrences fell in,
+                                           the first SS_MIN_ITERATIONS distinct ones */
+    uint32_t nrecur;
     int folded;              /* a setup time cost while setup does not dominate the run:
                                 counted as info, shown as one line (ss_findings_finish) */
     ss_severity cost_severity;   /* the severity its cost gives, before folding */
@@ -101,6 +106,13 @@ typedef struct ss_occurrence {
     uint32_t nrelax;
     int tag;                  /* kept in the finding for the rule to tell its kinds of findings
                                  apart when it revisits them (ss_findings_keep_if); 0 */
+    /* 1: a cost the run pays once whenever it comes, not once an iteration
+     * (a kernel loaded or compiled at its first launch): its finding is
+     * steady only if its occurrences fall in at least SS_MIN_ITERATIONS of
+     * the steady iterations (a recompilation every step); one that falls
+     * in the steady state once is setup, paid once, like the first
+     * iterations' (ss_findings_finish). */
+    int once;
 } ss_occurrence;
 
 void ss_findings_init(ss_findings *f);

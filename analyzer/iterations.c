@@ -366,3 +366,10 @@ ss_phase ss_phase_at(const ss_iterations *it, uint64_t t)
     if (!it->found) return SS_PHASE_STEADY;
     return t >= it->t_start && t <= it->t_end ? SS_PHASE_STEADY : SS_PHASE_SETUP;
 }
+
+int32_t ss_iteration_index(const ss_iterations *it, uint64_t t)
+{
+    if (!it->found || !it->count || t < it->t_start || t > it->t_end || it->t_end <= it->t_start) return -1;
+    uint32_t k = (uint32_t)((double)(t - it->t_start) / (double)(it->t_end - it->t_start) * it->count);
+    return (int32_t)(k < it->count ? k : it->count - 1);
+}

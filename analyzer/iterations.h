@@ -54,6 +54,9 @@ typedef struct ss_iterations {
 const ss_iterations *ss_iterations_of(const ss_model *m);
 /* The phase of a trace time. */
 ss_phase ss_phase_at(const ss_iterations *it, uint64_t t);
+/* Which of the steady state's `count` equal parts a trace time falls in
+ * (about which steady iteration), -1 outside it or without iterations. */
+int32_t ss_iteration_index(const ss_iterations *it, uint64_t t);
 
 /* The period of a key sequence: the lag p such that keys[i] == keys[i+p]
  * over the longest stretch covering at least SS_MIN_ITERATIONS periods

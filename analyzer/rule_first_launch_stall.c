@@ -8,6 +8,9 @@
  *   - PTX JIT: the executable has no machine code for this GPU, so the
  *     driver compiles PTX on the host thread at first use (SS_REC_JIT).
  * Cost: the what-if saving with the barrier, or the compilation, gone.
+ * Either is paid once (ss_occurrence.once): a stall inside the steady state
+ * is that state's cost only when stalls recur in its iterations (a
+ * recompilation every step), else it is setup, wherever it fell.
  */
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +70,7 @@ static void run(const ss_model *m, ss_findings *out)
             .site_extra = "lazy",
             .relax = { rx },
             .nrelax = 1,
+            .once = 1,   /* a module loads once: steady only if loads recur every step */
         };
         ss_findings_add(out, m, &o);
     }
@@ -126,6 +130,7 @@ static void run(const ss_model *m, ss_findings *out)
             .site_extra = "jit",
             .relax = { rx },
             .nrelax = 1,
+            .once = 1,   /* compiled once: steady only if compilations recur every step */
         };
         ss_findings_add(out, m, &o);
     }

@@ -3368,6 +3368,69 @@ static void test_stream_create(void)
     done(&r);
 }
 
+/* A one-time cost inside the steady state (ss_occurrence.once): a loop of
+ * 12 steps, each an NVTX "step" range with a launch and a sync; the driver
+ * JIT-compiles PTX at a launch (first-launch-stall) either once, at step 6
+ * (a kernel first used there: the first evaluation's new shapes, the first
+ * step down a new code path), or at every step (a recompilation each step).
+ * Once is paid once: setup, though it fell among the steady iterations (a
+ * 2-rank DDP run on the H200, 2026-11-30, showed a lazy load inside the
+ * steady state as a steady finding, costed per iteration).  Every step is
+ * the steady state's own cost. */
+static void write_jit_steps(const char *name, int every_step)
+{
+    tb b;
+    tb_open(&b, name);
+    ss_thread_rec *th = tb_rec(&b, SS_REC_THREAD, sizeof *th, 4);
+    th->tid = TID; th->len = 4; th->pthread_self = 0;
+    memcpy((char *)th + sizeof *th, "main", 4);
+    tb_string(&b, 21, "step");
+    double t = 1;
+    for (int i = 0; i < 12; i++) {
+        ss_nvtx_rec *n = tb_rec(&b, SS_REC_NVTX, sizeof *n, 0);
+        n->start = MS(t); n->end = MS(t + 9.9); n->tid = TID; n->name_id = 21;
+        uint32_t corr = tb_launch(&b, MS(t + 0.1), 0, LEGACY_SID, MS(t + 0.2), MS(t + 6), NULL, 0);
+        if (every_step || i == 5) {
+            ss_jit_rec *j = tb_rec(&b, SS_REC_JIT, sizeof *j, 0);
+            j->g.start = MS(t + 0.1) + 1000; j->g.end = MS(t + 0.1) + 4000; j->g.corr = corr; j->g.context_id = 1;
+            j->entry_type = SS_JIT_ENTRY_PTX_TO_CUBIN; j->op_type = SS_JIT_OP_COMPILE; j->tid = TID;
+        }
+        CALL(&b, .cbid = CB_cudaStreamSynchronize, .t0 = MS(t + 0.4), .t1 = MS(t + 6.2), .stream = 0);
+        t += 10;
+    }
+    tb_close(&b);
+}
+
+static void test_one_time_phase(void)
+{
+    for (int every = 0; every < 2; every++) {
+        const char *name = every ? "jit_every_step" : "jit_once_in_steady";
+        write_jit_steps(name, every);
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.sstrace", out_dir, name);
+        result r = analyze(path, &ss_rule_first_launch_stall);
+        const ss_iterations *it = ss_iterations_of(r.m);
+        CHECK(it->found && it->from_nvtx && it->count >= 10, "%s: %s, %u iterations", name, it->what, it->count);
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < r.f.n; i++) {
+            const ss_finding *x = &r.f.v[i];
+            if (strcmp(x->rule, "first-launch-stall")) continue;
+            n++;
+            CHECK(x->count == (every ? 12u : 1u), "%s: %u compilations", name, x->count);
+            if (every)
+                CHECK(x->phase == SS_PHASE_STEADY && x->steady_count >= 10 && ss_finding_cost_per_iteration(x) >= 0,
+                      "%s: a compilation every step is the steady state's cost (phase %s, %u steady)", name,
+                      ss_phase_name(x->phase), x->steady_count);
+            else
+                CHECK(x->phase == SS_PHASE_SETUP && x->steady_count == 0 && ss_finding_cost_per_iteration(x) < 0,
+                      "%s: one compilation at step 6 is paid once: setup (phase %s, %u steady)", name,
+                      ss_phase_name(x->phase), x->steady_count);
+        }
+        CHECK(n == 1, "%s: %u first-launch-stall findings", name, n);
+        done(&r);
+    }
+}
+
 /* Every rule on every trace: each positive trace has findings of its own
  * rule only, each fixed twin none at all. */
 /* ------------------------------------------------ iterations and NVTX */
@@ -3590,6 +3653,7 @@ int main(int argc, char **argv)
     test_py_framework_sync();
     test_blocking_copy();
     test_library_ranges();
+    test_one_time_phase();
     test_pageable();
     test_legacy();
     test_legacy_sync_skips_marker();
