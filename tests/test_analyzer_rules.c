@@ -3373,10 +3373,10 @@ static void test_stream_create(void)
  * JIT-compiles PTX at a launch (first-launch-stall) either once, at step 6
  * (a kernel first used there: the first evaluation's new shapes, the first
  * step down a new code path), or at every step (a recompilation each step).
- * Once is paid once: setup, though it fell among the steady iterations (a
- * 2-rank DDP run on the H200, 2026-11-30, showed a lazy load inside the
- * steady state as a steady finding, costed per iteration).  Every step is
- * the steady state's own cost. */
+ * Once is paid once: setup, though it fell among the steady iterations (the
+ * recorded sample_thrust_streams_fixed has two such lazy loads among its 20
+ * steady iterations, steady findings costed per iteration before).  Every
+ * step is the steady state's own cost. */
 static void write_jit_steps(const char *name, int every_step)
 {
     tb b;

@@ -80,6 +80,18 @@ expect_rc 1 "phase differs" "{\"findings\":[$STEADY,$SETUP_INFO]}" "implicit-syn
 phase implicit-sync steady"
 expect_rc 2 "phase: bad value" '{"findings":[]}' "implicit-sync any
 phase implicit-sync warmup"
+# A process without a repeated iteration has no setup / steady split: its
+# findings are all "steady" by definition, and a phase line does not judge
+# them; a process with one is judged as before.
+NOSPLIT='{"rule":"first-launch-stall","severity":"info","phase":"steady","process":7,"site":"train.py:44 forward"}'
+SPLIT='{"rule":"first-launch-stall","severity":"info","phase":"steady","process":8,"site":"train.py:44 forward"}'
+expect_rc 0 "phase: a process without iterations is not judged" \
+    "{\"traces\":[{\"pid\":7,\"iterations\":null}],\"findings\":[$NOSPLIT]}" "first-launch-stall any
+phase first-launch-stall setup"
+expect_rc 1 "phase: a process with iterations is judged" \
+    "{\"traces\":[{\"pid\":7,\"iterations\":null},{\"pid\":8,\"iterations\":{\"count\":5}}],\"findings\":[$NOSPLIT,$SPLIT]}" \
+    "first-launch-stall any
+phase first-launch-stall setup"
 
 # severity / message / nomessage / nosite.
 RACE='{"rule":"missing-fence","severity":"error","message":"data race: k on stream 0x0 (per-thread default) reads what k2 on stream 0x5 (non-blocking) wrote","site":"prog.cu:2 main"}'
