@@ -643,7 +643,7 @@ struct ss_hb_feed {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t tid;
-    uint32_t next_call;              /* inline: the next call to apply */
+    uint32_t next_call;              /* the replay's next call to apply (advance) */
     uint64_t cur;                    /* the chunk being read */
     uint32_t at;                     /* its next clock */
     int have;
@@ -658,13 +658,22 @@ static void feed_publish(ss_hb_feed *f, uint32_t n)
     pthread_mutex_unlock(&f->mu);
 }
 
+/* The feed's replay up to its next submission: that stream's clock after
+ * it, or NULL at the trace's end.  The thread and the inline asks alike. */
+static const uint32_t *advance(ss_hb_feed *f)
+{
+    while (f->next_call < f->m->ncalls) {
+        int32_t i = (int32_t)f->next_call++;
+        if (ss_hb_apply(f->h, i)) return SV(f->h, f->m->calls[i].stream);
+    }
+    return NULL;
+}
+
 static void *feed_main(void *arg)
 {
     ss_hb_feed *f = arg;
-    const ss_model *m = f->m;
     uint32_t n = 0, *chunk = NULL;
-    for (uint32_t i = 0; i < m->ncalls; i++) {
-        if (!ss_hb_apply(f->h, (int32_t)i)) continue;
+    for (const uint32_t *clock; (clock = advance(f)); ) {
         if (!chunk) {   /* wait for a free chunk */
             pthread_mutex_lock(&f->mu);
             while (f->produced - f->consumed >= FEED_CHUNKS && !f->stop) pthread_cond_wait(&f->cv, &f->mu);
@@ -673,7 +682,7 @@ static void *feed_main(void *arg)
             if (stop) break;
             chunk = f->clk + (size_t)(f->produced % FEED_CHUNKS) * f->rows * f->A;
         }
-        memcpy(chunk + (size_t)n * f->A, SV(f->h, m->calls[i].stream), f->A * sizeof(uint32_t));
+        memcpy(chunk + (size_t)n * f->A, clock, f->A * sizeof(uint32_t));
         if (++n == f->rows) {
             feed_publish(f, n);
             n = 0;
@@ -700,6 +709,9 @@ ss_hb_feed *ss_hb_feed_start(const ss_model *m, unsigned flags, uint32_t chunk_c
     f->clk = ss_xcalloc((size_t)FEED_CHUNKS * f->rows * f->A, sizeof(uint32_t));
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
+    /* a thread of its own, not ss_beside_start: that runs the job at once
+     * when no thread starts, and this one would wait on a full ring for
+     * asks that never come */
     f->threaded = pthread_create(&f->tid, NULL, feed_main, f) == 0;
     if (!f->threaded) {   /* no thread to be had: advanced by the asks */
         pthread_mutex_destroy(&f->mu);
@@ -712,13 +724,7 @@ ss_hb_feed *ss_hb_feed_start(const ss_model *m, unsigned flags, uint32_t chunk_c
 
 const uint32_t *ss_hb_feed_next(ss_hb_feed *f)
 {
-    if (!f->threaded) {
-        while (f->next_call < f->m->ncalls) {
-            int32_t i = (int32_t)f->next_call++;
-            if (ss_hb_apply(f->h, i)) return SV(f->h, f->m->calls[i].stream);
-        }
-        return NULL;   /* asked more often than there are submissions */
-    }
+    if (!f->threaded) return advance(f);   /* NULL: asked more often than there are submissions */
     if (f->have && f->at == f->count[f->cur % FEED_CHUNKS]) {   /* hand the chunk back */
         pthread_mutex_lock(&f->mu);
         f->consumed++;

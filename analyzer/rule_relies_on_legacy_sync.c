@@ -11,10 +11,10 @@
  * Judged by replaying happens-before twice in lockstep (hb.h): as CUDA runs
  * it, and without the legacy barrier (on a thread of its own: ss_hb_feed).
  * Where a submission's stream clock differs between the two, the barrier
- * ordered something: the submissions
- * of another stream k with epochs between the two replays' k components are
- * ordered before it by the barrier only; those that may share memory with it
- * (the generous "may depend" of ss_calls_share_memory) are what it relies on.
+ * ordered something: the submissions of another stream k with epochs
+ * between the two replays' k components are ordered before it by the
+ * barrier only; those that may share memory with it (the generous "may
+ * depend" of ss_calls_share_memory) are what it relies on.
  * Each earlier submission is compared with a bounded number of consumers
  * per stream, so the cost stays linear in the trace.
  */
