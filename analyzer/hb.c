@@ -647,6 +647,7 @@ struct ss_hb_feed {
     uint64_t cur;                    /* the chunk being read */
     uint32_t at;                     /* its next clock */
     int have;
+    double waited;                   /* ss_hb_feed_waited */
 };
 
 static void feed_publish(ss_hb_feed *f, uint32_t n)
@@ -735,7 +736,9 @@ const uint32_t *ss_hb_feed_next(ss_hb_feed *f)
     }
     if (!f->have) {
         pthread_mutex_lock(&f->mu);
+        double t0 = f->produced <= f->cur && !f->done && ss_timings_on() ? ss_seconds() : 0;
         while (f->produced <= f->cur && !f->done) pthread_cond_wait(&f->cv, &f->mu);
+        if (t0 > 0) f->waited += ss_seconds() - t0;
         int ok = f->produced > f->cur;
         pthread_mutex_unlock(&f->mu);
         if (!ok) return NULL;
@@ -744,6 +747,8 @@ const uint32_t *ss_hb_feed_next(ss_hb_feed *f)
     }
     return f->clk + ((size_t)(f->cur % FEED_CHUNKS) * f->rows + f->at++) * f->A;
 }
+
+double ss_hb_feed_waited(const ss_hb_feed *f) { return f ? f->waited : 0; }
 
 void ss_hb_feed_free(ss_hb_feed *f)
 {

@@ -146,5 +146,9 @@ typedef struct ss_hb_feed ss_hb_feed;
 ss_hb_feed *ss_hb_feed_start(const ss_model *m, unsigned flags, uint32_t chunk_clocks);
 const uint32_t *ss_hb_feed_next(ss_hb_feed *f);
 void ss_hb_feed_free(ss_hb_feed *f);
+/* Seconds the walk has waited in ss_hb_feed_next for the replay beside it
+ * (measured under SYNCSIGHT_TIMINGS=1 only, else 0): a walk that waits is
+ * bound by the second replay, not by its own work. */
+double ss_hb_feed_waited(const ss_hb_feed *f);
 
 #endif

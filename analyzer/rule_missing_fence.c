@@ -713,6 +713,9 @@ static void run(const ss_model *m, ss_findings *out)
             }
         }
     }
+    if (ss_timings_on())   /* a walk that waits is bound by what it waits for, not by its own work */
+        fprintf(stderr, "syncsight: waits: missing-fence waited %.3f s for its accesses, %.3f s for the "
+                "held replay\n", bt[0].job.waited + bt[1].job.waited, ss_hb_feed_waited(f.held));
     for (int k = 0; k < 2; k++) {
         ss_beside_join(&bt[k].job);
         free(bt[k].off);

@@ -239,6 +239,9 @@ static void run(const ss_model *m, ss_findings *out)
     batch_report(other, out);
     batch_start(b);
     batch_report(b, out);
+    if (ss_timings_on())   /* a walk that waits is bound by what it waits for, not by its own work */
+        fprintf(stderr, "syncsight: waits: relies-on-legacy-sync waited %.3f s for its memory questions, "
+                "%.3f s for the bare replay\n", bt[0].job.waited + bt[1].job.waited, ss_hb_feed_waited(bare));
     batch_free(&bt[0]);
     batch_free(&bt[1]);
     for (uint32_t k = 0; k < A; k++) free(by_epoch[k].v);

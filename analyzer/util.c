@@ -138,7 +138,11 @@ void ss_beside_start(ss_beside *j, void (*fn)(void *ctx), void *ctx)
 
 void ss_beside_join(ss_beside *j)
 {
-    if (j->running) pthread_join(j->tid, NULL);
+    if (j->running) {
+        double t0 = ss_timings_on() ? ss_seconds() : 0;
+        pthread_join(j->tid, NULL);
+        if (t0 > 0) j->waited += ss_seconds() - t0;
+    }
     j->running = 0;
 }
 

@@ -90,6 +90,7 @@ typedef struct ss_beside {
     int running;
     void (*fn)(void *ctx);
     void *ctx;
+    double waited;   /* seconds ss_beside_join has waited, summed (measured under SYNCSIGHT_TIMINGS=1 only) */
 } ss_beside;
 void ss_beside_start(ss_beside *j, void (*fn)(void *ctx), void *ctx);
 void ss_beside_join(ss_beside *j);

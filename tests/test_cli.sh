@@ -211,6 +211,11 @@ for step in load.read load rules.prepare rule.missing-fence replay.build.record 
     grep -Eq "^syncsight: timing: $step +[0-9]+\.[0-9]{3} s  \(ended at [0-9]+\.[0-9]{3} s\)$" "$T/timed.err" ||
         fail "no timing line for $step"
 done
+# the two long walks say what they waited for
+for rule in missing-fence relies-on-legacy-sync; do
+    grep -Eq "^syncsight: waits: $rule waited [0-9]+\.[0-9]{3} s for its [a-z ]+, [0-9]+\.[0-9]{3} s for the [a-z]+ replay$" \
+        "$T/timed.err" || fail "no waits line for $rule"
+done
 # the end times say which of the steps run side by side ended last: never before the step began
 awk '/^syncsight: timing: /{ d = $4; e = $8 + 0; if (e + 0.0005 < d) bad = 1 } END { exit bad }' "$T/timed.err" ||
     fail "a step ended before its own duration had passed"
