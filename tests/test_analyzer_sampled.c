@@ -18,6 +18,7 @@
 #include "trace_builder.h"
 #include "capture_windows.h"
 #include "export.h"
+#include "report.h"
 #include "findings.h"
 #include "hb.h"
 #include "model.h"
@@ -484,6 +485,54 @@ static void test_unrecorded_work(void)
     ss_model_free(m);
 }
 
+/* A run that ended inside its head: two launches, nothing repeats.  The
+ * text report says where it searched and what would find the iterations:
+ * in a sampled trace, the recorded hot calls and recording more of the run;
+ * in either, an NVTX range around each step. */
+static void write_short(int sampled)
+{
+    tb b;
+    tb_open(&b, "short", sampled);
+    tb_stream(&b, MS(0.1), 0xA1, 13);
+    tb_launch(&b, MS(1), 0xA1, 13, MS(1.01), MS(2), NULL, 0);
+    tb_launch(&b, MS(3), 0xA1, 13, MS(3.01), MS(4), NULL, 0);
+    tb_capture(&b, 0, MS(5), 2, SS_CAPTURE_HEAD_DONE, 0);          /* the head ends; the run before any window */
+    tb_call(&b, CB_cudaMalloc, MS(6), MS(6.1), 0, 0, NULL, 0);     /* structural: recorded while OFF */
+    tb_close(&b);
+}
+
+static char *text_of(const char *path)
+{
+    ss_process_result p = { path, load(path), { 0 }, 0 };
+    ss_findings_init(&p.findings);
+    ss_rules_run_all(p.model, &p.findings);
+    ss_findings_finish(&p.findings, p.model->t_last - p.model->t_first);
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    ss_report_text(f, &p, 1, 0, 0);
+    fclose(f);
+    ss_findings_free(&p.findings);
+    ss_model_free(p.model);
+    return s;
+}
+
+static void test_no_iteration_text(void)
+{
+    char full[600], cut[600];
+    write_pair(write_short, "short", full, cut);
+    char *a = text_of(full), *b = text_of(cut);
+    CHECK(strstr(a, "no repeated iteration found (no NVTX range or pattern of calls repeats 3 times)") &&
+              strstr(a, "an NVTX range around each step"),
+          "unsampled: no hint of an NVTX step range in:\n%s", a);
+    CHECK(!strstr(a, "SYNCSIGHT_SAMPLE=off"), "unsampled: told to record more of a run recorded whole");
+    CHECK(strstr(b, "no repeated iteration found in the 2 recorded hot calls") && strstr(b, "SYNCSIGHT_SAMPLE=off") &&
+              strstr(b, "an NVTX range around each step"),
+          "sampled: not told where it searched and how to find the iterations:\n%s", b);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
@@ -493,6 +542,7 @@ int main(void)
     test_kernelless();
     test_unrecorded_work();
     test_export();
+    test_no_iteration_text();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (!getenv("KEEP") && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
