@@ -416,26 +416,28 @@ static void on_access(fence_state *f, int32_t alloc, access x)
 {
     shadow *sh = &f->sh[alloc];
     const uint32_t *vc = ss_hb_stream_clock(f->hb, x.stream);
-    for (uint32_t i = sh->n; i-- > 0; ) {   /* latest first: the most direct conflict */
-        const access *e = &sh->v[i];
-        if (e->stream == x.stream || e->lo >= x.hi || x.lo >= e->hi) continue;
-        if (!writes(e->kind) && !writes(x.kind)) continue;
-        if (!unordered(e, vc)) continue;
-        report(f, alloc, &x, e);
-        break;   /* one report per access */
-    }
-    /* drop what this access supersedes: earlier accesses it is ordered after
-     * and that it certainly overwrites whole, and its own stream's identical reads */
+    /* One pass over the shadow (the walk's costliest step: about 3.5 M
+     * accesses at 10 M records, each against about 7 earlier ones) finds the
+     * latest earlier access x conflicts with and drops what x supersedes:
+     * earlier accesses it is ordered after and that it certainly overwrites
+     * whole, and its own stream's identical reads.  A conflict is on another
+     * stream and unordered, so it is never dropped; and what is dropped is
+     * on x's stream or ordered before it, which reach_writers() would pass
+     * over: the report is the one of a conflict found first and a drop after. */
+    int x_writes = writes(x.kind);
+    int overwrites = (x.kind == ACC_WRITE || x.kind == ACC_RW) && !x.inferred && !x.hull;
     uint32_t w = 0;
+    int32_t hit = -1;   /* where the latest conflict is kept */
     for (uint32_t i = 0; i < sh->n; i++) {
-        const access *e = &sh->v[i];
-        int ordered = e->stream == x.stream || !unordered(e, vc);
-        int drop = (x.kind == ACC_WRITE || x.kind == ACC_RW) && !x.inferred && !x.hull
-                       ? (ordered && e->lo >= x.lo && e->hi <= x.hi)
-                       : (e->stream == x.stream && e->kind == x.kind && e->lo == x.lo && e->hi == x.hi);
-        if (!drop) sh->v[w++] = *e;
+        access e = sh->v[i];
+        int other = e.stream != x.stream, unord = unordered(&e, vc);
+        if (other && unord && e.lo < x.hi && x.lo < e.hi && (x_writes || writes(e.kind))) hit = (int32_t)w;
+        int drop = overwrites ? (!other || !unord) && e.lo >= x.lo && e.hi <= x.hi
+                              : !other && e.kind == x.kind && e.lo == x.lo && e.hi == x.hi;
+        if (!drop) sh->v[w++] = e;
     }
     sh->n = w;
+    if (hit >= 0) report(f, alloc, &x, &sh->v[hit]);   /* one report per access: the most direct conflict */
     if (sh->n == SHADOW_MAX) { memmove(sh->v, sh->v + 1, (SHADOW_MAX - 1) * sizeof(access)); sh->n--; }
     SS_PUSH(sh->v, sh->n, sh->cap, x);
 }
