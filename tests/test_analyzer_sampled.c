@@ -5,7 +5,9 @@
  * until work submitted in the window ends or a host wait covers it, and the
  * rules staying silent where the recorded part cannot support a finding (a
  * launch whose kernel record never came among them);
- * and the Perfetto and HTML exports' recorded and unrecorded stretches.
+ * the Perfetto and HTML exports' recorded and unrecorded stretches; and what
+ * the text report tells of a run that ended inside its head with no repeated
+ * iteration found.
  * Each case also analyzes the same records without CAPTURE records, where
  * the rule does speak: the mechanism, not the trace, keeps it silent.
  */
@@ -348,7 +350,11 @@ static void write_export(int sampled)
     tb_close(&b);
 }
 
-static char *export_of(const char *path, int html)
+enum { AS_PERFETTO, AS_HTML, AS_TEXT };
+
+/* The trace analyzed and rendered as the Perfetto or HTML export, or the
+ * text report. */
+static char *rendered(const char *path, int as)
 {
     ss_process_result p = { path, load(path), { 0 }, 0 };
     ss_findings_init(&p.findings);
@@ -357,7 +363,8 @@ static char *export_of(const char *path, int html)
     char *s = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&s, &len);
-    CHECK((html ? ss_export_html(f, &p) : ss_export_perfetto(f, &p)) == 0, "export failed");
+    if (as == AS_TEXT) ss_report_text(f, &p, 1, 0, 0);
+    else CHECK((as == AS_HTML ? ss_export_html(f, &p) : ss_export_perfetto(f, &p)) == 0, "export failed");
     fclose(f);
     ss_findings_free(&p.findings);
     ss_model_free(p.model);
@@ -386,7 +393,7 @@ static void test_export(void)
         { "not recorded (sampled)", 45000, 5100, -1, -1, 0 },   /* to the run's end; the calls made then are unknown */
     };
     const size_t nwant = sizeof want / sizeof want[0];
-    char *pf = export_of(cut, 0);
+    char *pf = rendered(cut, AS_PERFETTO);
     size_t n = 0;
     for (char *line = strtok(pf, "\n"); line; line = strtok(NULL, "\n")) {
         if (!strstr(line, "\"cat\":\"syncsight.capture\"")) continue;
@@ -409,21 +416,21 @@ static void test_export(void)
     }
     CHECK(n == nwant, "%zu recording slices, expected %zu", n, nwant);
     free(pf);
-    pf = export_of(cut, 0);
+    pf = rendered(cut, AS_PERFETTO);
     CHECK(strstr(pf, "\"name\":\"syncsight recording\"") != NULL, "the recording track is named");
     free(pf);
 
     /* HTML: the unrecorded stretches in ms, and the script that shades them */
-    char *html = export_of(cut, 1);
+    char *html = rendered(cut, AS_HTML);
     CHECK(strstr(html, "\"gaps\":[[10,10],[30,10],[45,5.1]]") != NULL, "HTML gaps: %.80s", strstr(html, "\"gaps\"") ? strstr(html, "\"gaps\"") : "none");
     CHECK(strstr(html, "shadeGaps(w)") && strstr(html, "not recorded (sampled)"), "the page shades the gaps, with a legend line");
     free(html);
 
     /* the same records recorded in full: no recording track, nothing shaded */
-    pf = export_of(full, 0);
+    pf = rendered(full, AS_PERFETTO);
     CHECK(!strstr(pf, "syncsight.capture") && !strstr(pf, "syncsight recording"), "a full trace has no recording track");
     free(pf);
-    html = export_of(full, 1);
+    html = rendered(full, AS_HTML);
     CHECK(!strstr(html, "\"gaps\"") && !strstr(html, "shadeGaps") && !strstr(html, "not recorded"), "a full trace's page shades nothing");
     free(html);
 }
@@ -501,27 +508,11 @@ static void write_short(int sampled)
     tb_close(&b);
 }
 
-static char *text_of(const char *path)
-{
-    ss_process_result p = { path, load(path), { 0 }, 0 };
-    ss_findings_init(&p.findings);
-    ss_rules_run_all(p.model, &p.findings);
-    ss_findings_finish(&p.findings, p.model->t_last - p.model->t_first);
-    char *s = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&s, &len);
-    ss_report_text(f, &p, 1, 0, 0);
-    fclose(f);
-    ss_findings_free(&p.findings);
-    ss_model_free(p.model);
-    return s;
-}
-
 static void test_no_iteration_text(void)
 {
     char full[600], cut[600];
     write_pair(write_short, "short", full, cut);
-    char *a = text_of(full), *b = text_of(cut);
+    char *a = rendered(full, AS_TEXT), *b = rendered(cut, AS_TEXT);
     CHECK(strstr(a, "no repeated iteration found (no NVTX range or pattern of calls repeats 3 times)") &&
               strstr(a, "an NVTX range around each step"),
           "unsampled: no hint of an NVTX step range in:\n%s", a);
