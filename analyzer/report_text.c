@@ -97,20 +97,19 @@ static void print_summary(FILE *out, const ss_process_result *p)
                 ss_rel_ms(m, it->t_start), ss_rel_ms(m, it->t_end), it->steady_ns / 1e6 / it->count,
                 it->setup_ns / 1e6, it->setup_busy_ns / 1e6, it->steady_ns / 1e6, it->steady_busy_ns / 1e6,
                 it->setup_dominates ? ": setup dominates the run, its findings are shown and counted" : "");
-    } else if (ss_capture_sampled(m)) {
-        /* What a user can do about it: the recorded part is what was
-         * searched (a short run may end inside its head: one DDP rank of a
-         * 64-step run held about 6 steps there), and a step range needs no
-         * search at all. */
-        fprintf(out, "  steady state: no repeated iteration found in the %" PRIu64 " recorded hot calls (no NVTX range "
-                "or pattern of calls repeats %d times there): the whole run is judged as one; recording more of it "
-                "(SYNCSIGHT_SAMPLE=off, or a run long enough to reach recording windows) or an NVTX range around "
-                "each step (torch.cuda.nvtx.range, nvtxRangePush) lets syncsight find its iterations\n",
-                ss_capture_of(m)->recorded_hot_calls, SS_MIN_ITERATIONS);
     } else {
-        fprintf(out, "  steady state: no repeated iteration found (no NVTX range or pattern of calls repeats %d "
-                "times): the whole run is judged as one; an NVTX range around each step (torch.cuda.nvtx.range, "
-                "nvtxRangePush) names its iterations\n", SS_MIN_ITERATIONS);
+        /* What a user can do about it: a step range needs no search at all;
+         * in a sampled trace the recorded part is what was searched (a short
+         * run may end inside its head: one DDP rank of a 64-step run held
+         * about 6 steps there), and recording more of the run helps too. */
+        int sampled = ss_capture_sampled(m);
+        fputs("  steady state: no repeated iteration found", out);
+        if (sampled) fprintf(out, " in the %" PRIu64 " recorded hot calls", ss_capture_of(m)->recorded_hot_calls);
+        fprintf(out, " (no NVTX range or pattern of calls repeats %d times%s): the whole run is judged as one; ",
+                SS_MIN_ITERATIONS, sampled ? " there" : "");
+        if (sampled) fputs("recording more of it (SYNCSIGHT_SAMPLE=off, or a run long enough to reach recording "
+                           "windows) or ", out);
+        fputs("an NVTX range around each step (torch.cuda.nvtx.range, nvtxRangePush) lets syncsight find its iterations\n", out);
     }
     for (uint32_t t = 0; t < m->nthreads; t++) {
         const ss_thread *th = &m->threads[t];
