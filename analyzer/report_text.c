@@ -109,7 +109,8 @@ static void print_summary(FILE *out, const ss_process_result *p)
                 SS_MIN_ITERATIONS, sampled ? " there" : "");
         if (sampled) fputs("recording more of it (SYNCSIGHT_SAMPLE=off, or a run long enough to reach recording "
                            "windows) or ", out);
-        fputs("an NVTX range around each step (torch.cuda.nvtx.range, nvtxRangePush) lets syncsight find its iterations\n", out);
+        fputs("an NVTX range around each step (torch.cuda.nvtx.range, nvtxRangePush) lets syncsight find its "
+              "iterations\n", out);
     }
     for (uint32_t t = 0; t < m->nthreads; t++) {
         const ss_thread *th = &m->threads[t];
