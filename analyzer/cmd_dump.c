@@ -439,14 +439,21 @@ int ss_cmd_dump(int argc, char **argv)
     }
     if (!path) { fputs("syncsight: dump: no trace given (see syncsight dump --help)\n", stderr); return SS_EXIT_USAGE; }
     char err[256] = "";
-    ss_reader *r = ss_reader_open(path, err, sizeof err);
-    if (!r) {
+    int rc = ss_dump_file(stdout, stderr, path, json, err, sizeof err);
+    if (rc) {
         fputs("syncsight: ", stderr); ss_escape_term(stderr, path, strlen(path)); fprintf(stderr, ": %s\n", err);
-        return SS_EXIT_USAGE;
+        return rc;
     }
+    return fflush(stdout) != 0 ? SS_EXIT_USAGE : 0;
+}
+
+int ss_dump_file(FILE *out, FILE *warn, const char *path, int json, char *err, size_t errlen)
+{
+    ss_reader *r = ss_reader_open(path, err, errlen);
+    if (!r) return SS_EXIT_USAGE;
     dumper d;
     memset(&d, 0, sizeof d);
-    d.out = stdout;
+    d.out = out;
     d.json = json;
     d.start_ns = ss_reader_header(r)->start_ns;
     /* pass 1: names and strings, which may follow their first use */
@@ -462,9 +469,9 @@ int ss_cmd_dump(int argc, char **argv)
         }
     }
     /* pass 2 on a second reader: the first one's mapping keeps the texts */
-    ss_reader *r2 = ss_reader_open(path, err, sizeof err);
+    ss_reader *r2 = ss_reader_open(path, err, errlen);
     int rc = 0;
-    if (!r2) { fputs("syncsight: cannot reopen the trace\n", stderr); rc = SS_EXIT_USAGE; }
+    if (!r2) { snprintf(err, errlen, "cannot reopen the trace"); rc = SS_EXIT_USAGE; }
     else {
         const ss_file_header *fh = ss_reader_header(r2);
         d.minor = fh->version_major == SS_TRACE_VERSION_MAJOR ? fh->version_minor : 0;
@@ -477,12 +484,11 @@ int ss_cmd_dump(int argc, char **argv)
         end(&d);
         while ((st = ss_reader_next(r2, &h)) == SS_READ_OK) dump_record(&d, h);
         if (st == SS_READ_TRUNCATED) {
-            fputs("syncsight: ", stderr); ss_escape_term(stderr, path, strlen(path));
-            fprintf(stderr, ": warning: truncated trace (%s); dumped up to its last complete block\n", ss_reader_error(r2));
+            fputs("syncsight: ", warn); ss_escape_term(warn, path, strlen(path));
+            fprintf(warn, ": warning: truncated trace (%s); dumped up to its last complete block\n", ss_reader_error(r2));
         }
         ss_reader_close(r2);
     }
-    if (fflush(stdout) != 0) rc = SS_EXIT_USAGE;
     ss_u64map_free(&d.names); ss_u64map_free(&d.strings);
     free(d.texts); free(d.lens);
     ss_reader_close(r);

@@ -11,6 +11,10 @@ enum { SS_EXIT_OK = 0, SS_EXIT_FINDINGS = 1, SS_EXIT_USAGE = 2 };
 int ss_cmd_run(int argc, char **argv);
 int ss_cmd_report(int argc, char **argv);
 int ss_cmd_dump(int argc, char **argv);
+/* dump's work: every record of the trace at `path` into out (text, or JSON
+ * Lines with json), a truncation's warning into warn.  0, or SS_EXIT_USAGE
+ * with a one-line reason in err (the caller names the file). */
+int ss_dump_file(FILE *out, FILE *warn, const char *path, int json, char *err, size_t errlen);
 int ss_cmd_export(int argc, char **argv);
 
 /* What --format names: the reports (`report`, `run`) and the exports. */

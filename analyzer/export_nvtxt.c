@@ -142,9 +142,13 @@ int ss_export_nvtxt(FILE *out, ss_process_result *res, const ss_nvtxt_opts *o, c
         char here[256] = "";
         gethostname(here, sizeof here - 1);
         if (strcmp(here, host)) {
-            snprintf(err, errlen, "nvtxt: the trace was recorded on another host (%.64s, this is %.64s): the "
+            /* the trace's hostname is the trace's bytes: escaped for the terminal */
+            char shown[4 * 64 + 1], shown_here[4 * 64 + 1];
+            ss_escape_term_buf(shown, sizeof shown, host, strlen(host));
+            ss_escape_term_buf(shown_here, sizeof shown_here, here, strnlen(here, 64));
+            snprintf(err, errlen, "nvtxt: the trace was recorded on another host (%s, this is %s): the "
                      "CLOCK_MONOTONIC -> CLOCK_MONOTONIC_RAW offset of that machine is unknown; give it with "
-                     "--raw-offset-ns N or use --time-base manual", host, here);
+                     "--raw-offset-ns N or use --time-base manual", shown, shown_here);
             return -1;
         }
         if (m->t_last > clock_ns(CLOCK_MONOTONIC)) {

@@ -11,12 +11,10 @@
  * recomputed, so that mutated records get past the block check.
  */
 #include "fuzz_common.h"
+#include "fuzz_judge.h"
 
 #include "callsite.h"
-#include "findings.h"
-#include "model.h"
 #include "report.h"
-#include "rule.h"
 
 static void frame_sink(void *ctx, uint32_t i, const ss_frame *shown, int is_user)
 {
@@ -34,26 +32,21 @@ static void pyframe_sink(void *ctx, uint32_t i, ss_string_ref file, uint32_t lin
 
 static void analyze(const char *path)
 {
-    char err[256];
-    err[0] = '\0';
-    ss_model *m = ss_model_load(path, err, sizeof err);
-    if (!m) {
-        if (!err[0]) {
-            fprintf(stderr, "fuzz_analyzer: ss_model_load failed without a reason\n");
-            abort();
-        }
-        return;
+    ss_process_result proc;
+    const char *why = fuzz_judge(path, &proc);
+    if (why) {
+        fprintf(stderr, "fuzz_analyzer: promise broken: %s\n", why);
+        abort();
     }
+    if (!proc.model)
+        return;
+    ss_model *m = proc.model;
     static FILE *devnull;
     if (!devnull && !(devnull = fopen("/dev/null", "w"))) {
         perror("/dev/null");
         abort();
     }
-    ss_process_result proc = { .path = path, .model = m };
     ss_findings *f = &proc.findings;
-    ss_findings_init(f);
-    ss_rules_run_all(m, f);
-    ss_findings_finish(f, m->t_last > m->t_first ? m->t_last - m->t_first : 0);
     ss_report_json(devnull, &proc, 1);
     ss_report_text(devnull, &proc, 1, 1, 0);
     ss_report_text(devnull, &proc, 1, 0, 1);   /* --setup: the folded setup findings in full */
@@ -68,8 +61,7 @@ static void analyze(const char *path)
         if (x->pystack_id > 0)
             ss_model_pystack_walk(m, (uint32_t)x->pystack_id, pyframe_sink, &total);
     }
-    ss_findings_free(f);
-    ss_model_free(m);
+    fuzz_unjudge(&proc);
 }
 
 /* The analyzer runs no external program on fuzzed cubins: what nvdisasm
@@ -84,16 +76,5 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const char *path = fuzz_store(data, size);
-    if (!path)
-        return 0;
-    analyze(path);
-    uint8_t *fixed = fuzz_fix_blocks(data, size);
-    if (fixed) {
-        path = fuzz_store(fixed, size);
-        if (path)
-            analyze(path);
-        free(fixed);
-    }
-    return 0;
+    return fuzz_both_forms(data, size, analyze);
 }

@@ -89,4 +89,22 @@ static uint8_t *fuzz_fix_blocks(const uint8_t *data, size_t size)
     return copy;
 }
 
+/* Every target's body: fn on the input as it is, then (when that changes
+ * anything) on the input with its blocks fixed (fuzz_fix_blocks). */
+static int fuzz_both_forms(const uint8_t *data, size_t size, void (*fn)(const char *path))
+{
+    const char *path = fuzz_store(data, size);
+    if (!path)
+        return 0;
+    fn(path);
+    uint8_t *fixed = fuzz_fix_blocks(data, size);
+    if (fixed) {
+        path = fuzz_store(fixed, size);
+        if (path)
+            fn(path);
+        free(fixed);
+    }
+    return 0;
+}
+
 #endif /* SYNCSIGHT_FUZZ_COMMON_H */

@@ -100,16 +100,5 @@ static void read_all(const char *path)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const char *path = fuzz_store(data, size);
-    if (!path)
-        return 0;
-    read_all(path);
-    uint8_t *fixed = fuzz_fix_blocks(data, size);
-    if (fixed) {
-        path = fuzz_store(fixed, size);
-        if (path)
-            read_all(path);
-        free(fixed);
-    }
-    return 0;
+    return fuzz_both_forms(data, size, read_all);
 }

@@ -14,7 +14,14 @@
  * "</script>" and no "<!--"), the text outside the data is exactly the page
  * template (one <script type="application/json"> and one code <script>), the
  * NVTXT messages have no '"' inside their quotes and stay on one line, and
- * SARIF/Perfetto output carries the strings only in escaped form.
+ * SARIF/Perfetto output carries the strings only in escaped form.  The same
+ * trace with a host name that holds an ESC sequence: NVTXT's refusal of a
+ * trace from another host prints it escaped.
+ *
+ * Then every output of this trace and of every committed fixture is held to
+ * what it promises (fuzz/export_promises.h, which fuzz_export checks on
+ * arbitrary files): JSON that a strict parser takes, text with no control
+ * character, the HTML page's two script elements.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -22,10 +29,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <glob.h>
 
 #include "syncsight/trace_io.h"
-#include "export.h"
-#include "rule.h"
+#include "../fuzz/export_promises.h"
 
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
@@ -36,6 +43,7 @@ static int failures;
 
 static const char *const KERNEL_NAME = "</script><script>document.body.dataset.pwned=1</script><!--\"\\\xe2\x80\xa8\xff";
 static const char *const NVTX_NAME = "</SCRIPT ><img src=x id=pwned>&amp;\x1b[31m\"";
+static const char *const HOST_NAME = "gpu\x1b]0;pwned\x07-01";   /* sets a terminal's title */
 
 static uint8_t buf[1 << 16];
 static uint32_t used, count;
@@ -76,14 +84,16 @@ static uint32_t put_call(uint32_t cbid, uint64_t t0, uint64_t t1, uint64_t strea
 /* A small program: a 40 ms kernel named KERNEL_NAME inside an NVTX range
  * named NVTX_NAME, an event recorded after it and waited for by another
  * stream (a flow), and a cudaFree that blocks until the kernel ends (an
- * implicit-sync finding). */
-static void write_trace(const char *path)
+ * implicit-sync finding).  host: the header's host name, NULL for this
+ * machine's. */
+static void write_trace(const char *path, const char *host)
 {
     unlink(path);
     ss_writer w;
     ss_file_header h;
     ss_file_header_init(&h, T0, 0);
     h.pid = 777;
+    if (host) snprintf(h.hostname, sizeof h.hostname, "%s", host);
     CHECK(ss_writer_open(&w, path, &h) == 0, "open %s", path);
     used = count = 0;
     /* cbids as in cupti_runtime_cbid.h (CUDA 13) */
@@ -151,7 +161,7 @@ int main(int argc, char **argv)
     else if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     char path[600];
     snprintf(path, sizeof path, "%s/injection.sstrace", out_dir ? out_dir : dir);
-    write_trace(path);
+    write_trace(path, NULL);
 
     char err[256] = "";
     ss_process_result p = { path, ss_model_load(path, err, sizeof err), { 0 }, 0 };
@@ -206,8 +216,61 @@ int main(int argc, char **argv)
     CHECK(strstr(pf, "\"ph\":\"s\"") && strstr(pf, "\"ph\":\"f\""), "the event record -> wait flow is missing");
     free(pf);
 
+    const char *broken = check_every_output((ss_process_result[2]){ p });
+    CHECK(!broken, "%s: %s", path, broken);
+    broken = check_dump(path);
+    CHECK(!broken, "%s: %s", path, broken);
+
     ss_findings_free(&p.findings);
     ss_model_free(p.model);
+
+    /* NVTXT's refusal of the same trace from another host (whose host name
+     * is an ESC sequence) and without a clock record: the name is the
+     * trace's bytes.  Not when only writing the trace for the export
+     * scripts, which export it with --time-base raw. */
+    if (!out_dir) {
+        char hpath[600];
+        snprintf(hpath, sizeof hpath, "%s/host.sstrace", dir);
+        write_trace(hpath, HOST_NAME);
+        ss_process_result hp[2];
+        broken = fuzz_judge(hpath, hp);
+        CHECK(!broken && hp[0].model, "%s: %s", hpath, broken ? broken : "not loaded");
+        if (hp[0].model) {
+            char why[256] = "";
+            ss_nvtxt_opts raw = { SS_NVTXT_TIME_RAW, 0, 0 };
+            FILE *f = fopen("/dev/null", "w");
+            CHECK(f && ss_export_nvtxt(f, &hp[0], &raw, why, sizeof why) != 0, "a trace from another host was not refused");
+            if (f) fclose(f);
+            CHECK(strstr(why, "gpu\\x1b]0;pwned\\x07-01") != NULL && !strchr(why, '\x1b'),
+                  "the host name is not escaped in: %s", why);
+            broken = check_every_output(hp);
+            CHECK(!broken, "%s: %s", hpath, broken);
+        }
+        fuzz_unjudge(&hp[0]);
+        unlink(hpath);
+    }
+
+    /* every committed fixture (one process, and the job's processes); not
+     * when only writing the trace for the export scripts */
+    glob_t g = { 0 };
+    int n = 0;
+    if (!out_dir && glob("tests/fixtures/*.sstrace", 0, NULL, &g) == 0 &&
+        glob("tests/fixtures/*/*.sstrace", GLOB_APPEND, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++, n++) {
+            ss_process_result procs[2];
+            const char *why = fuzz_judge(g.gl_pathv[i], procs);
+            CHECK(!why && procs[0].model, "%s: %s", g.gl_pathv[i], why ? why : "not loaded");
+            if (procs[0].model) {
+                why = check_every_output(procs);
+                CHECK(!why, "%s: %s", g.gl_pathv[i], why);
+            }
+            why = check_dump(g.gl_pathv[i]);
+            CHECK(!why, "%s: %s", g.gl_pathv[i], why);
+            fuzz_unjudge(&procs[0]);
+        }
+    }
+    globfree(&g);
+    CHECK(out_dir || n > 100, "%d fixtures found (run from the repository root)", n);
     if (!out_dir) { unlink(path); rmdir(dir); }
     if (failures) { fprintf(stderr, "%d check(s) failed\n", failures); return 1; }
     puts("export checks passed");
