@@ -10,8 +10,9 @@
  *                character but newline (C0, DEL and C1: ESC would let a
  *                kernel name drive the terminal)
  *   oc_html      the HTML page: its script elements are the template's
- *                two, and the data element holds valid JSON with no raw
- *                '<', '>' or '&' (a name cannot close the element)
+ *                two, the data element holds valid JSON with no raw '<',
+ *                '>' or '&' (a name cannot close the element), and outside
+ *                the scripts there is no markup the template does not write
  *
  * Each returns NULL when the promise holds, else a short reason with the
  * offset (static storage: the caller prints it before the next call).
@@ -210,6 +211,24 @@ static inline size_t oc_count_ci(const char *s, size_t n, const char *pat)
 
 #define OC_HTML_DATA_OPEN "<script type=\"application/json\" id=\"syncsight-data\">"
 
+/* The elements export_html.c's template writes: outside the two scripts'
+ * contents, a '<' that opens anything else came from a string. */
+static inline int oc_html_tag_known(const char *s, size_t n)
+{
+    static const char *const known[] = { "!DOCTYPE", "html", "head", "meta", "title", "style", "body", "div", "span",
+                                         "button", "canvas", "select", "option", "h2", "b", "script" };
+    size_t i = 0;
+    if (i < n && s[i] == '/') i++;
+    size_t a = i;
+    while (i < n && (s[i] == '!' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                     (s[i] >= '0' && s[i] <= '9')))
+        i++;
+    if (i == n || (s[i] != '>' && s[i] != ' ' && s[i] != '\n')) return 0;
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        if (strlen(known[k]) == i - a && !strncasecmp(s + a, known[k], i - a)) return 1;
+    return 0;
+}
+
 static inline const char *oc_html(const char *s, size_t n)
 {
     /* export_html.c's template: the data element and the page's code */
@@ -222,6 +241,14 @@ static inline const char *oc_html(const char *s, size_t n)
     if (!end) return oc_fail("HTML: data element not closed", (size_t)(data - s));
     for (const char *p = data; p < end; p++)
         if (*p == '<' || *p == '>' || *p == '&') return oc_fail("HTML: raw '<', '>' or '&' in the data", (size_t)(p - s));
+    /* the markup outside the scripts' contents: the template's elements only */
+    for (size_t i = 0, in_script = 0; i < n; i++) {
+        if (s[i] != '<') continue;
+        if (in_script && strncasecmp(s + i, "</script", 8)) continue;   /* the code's own '<' */
+        if (!oc_html_tag_known(s + i + 1, n - i - 1)) return oc_fail("HTML: markup the template does not write", i);
+        if (!strncasecmp(s + i, "<script", 7)) in_script = 1;
+        else if (!strncasecmp(s + i, "</script", 8)) in_script = 0;
+    }
     const char *why = oc_json(data, (size_t)(end - data));
     if (why) {
         char inner[sizeof oc_why];

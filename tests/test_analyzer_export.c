@@ -153,8 +153,41 @@ static size_t count_substr(const char *s, const char *needle)
     return n;
 }
 
+/* The checkers themselves (fuzz/output_checks.h): each takes what it should
+ * and refuses what breaks its promise, so that a pass means something. */
+static void check_the_checkers(void)
+{
+#define OC_OK(fn, text) CHECK(!fn(text, sizeof text - 1), #fn " refused %s: %s", #text, oc_why)
+#define OC_BAD(fn, text) CHECK(fn(text, sizeof text - 1) != NULL, #fn " took %s", #text)
+    OC_OK(oc_json, "{\"a\": [1, -2.5e3, true, null, \"\\u00e9\\ud83d\\ude00\\n\"]}");
+    OC_OK(oc_json, "\"\xc3\xa9\"");
+    OC_BAD(oc_json, "{\"a\": NaN}");
+    OC_BAD(oc_json, "[1, Infinity]");
+    OC_BAD(oc_json, "\"tab\there\"");
+    OC_BAD(oc_json, "\"\xff\"");
+    OC_BAD(oc_json, "\"\\ud800\"");
+    OC_BAD(oc_json, "\"\\x41\"");
+    OC_BAD(oc_json, "{\"a\": 1,}");
+    OC_BAD(oc_json, "[01]");
+    OC_BAD(oc_json, "{} {}");
+    OC_OK(oc_terminal, "kernel<float> \xe2\x80\x94 ok\n");
+    OC_BAD(oc_terminal, "a\x1b[31mred");
+    OC_BAD(oc_terminal, "a\rb");
+    OC_BAD(oc_terminal, "\xc2\x9b");   /* C1 CSI */
+    OC_BAD(oc_terminal, "\xc0\xaf");   /* overlong */
+    OC_OK(oc_html, "<!DOCTYPE html><html><body><div>x</div>" OC_HTML_DATA_OPEN "{\"k\": \"\\u003c\"}</script>"
+                   "<script>if (a < b) x();</script></body></html>");
+    OC_BAD(oc_html, "<html><body><img src=x>" OC_HTML_DATA_OPEN "{}</script><script></script></body></html>");
+    OC_BAD(oc_html, "<html>" OC_HTML_DATA_OPEN "{\"k\": \"<\"}</script><script></script></html>");
+    OC_BAD(oc_html, "<html>" OC_HTML_DATA_OPEN "{}</script><script></script><script></script></html>");
+    OC_BAD(oc_html, "<html>" OC_HTML_DATA_OPEN "{\"k\": NaN}</script><script></script></html>");
+#undef OC_OK
+#undef OC_BAD
+}
+
 int main(int argc, char **argv)
 {
+    check_the_checkers();
     char dir[] = "/tmp/ss_export_XXXXXX";
     const char *out_dir = argc == 3 && !strcmp(argv[1], "--write-traces") ? argv[2] : NULL;
     if (out_dir) mkdir(out_dir, 0700);

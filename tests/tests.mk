@@ -25,6 +25,9 @@ $(BUILD)/tests/test_analyzer_%: tests/test_analyzer_%.c $(COMMON_SRCS) $(ANALYZE
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(SYMBOLIZE_CFLAGS) -o $@ $< $(COMMON_SRCS) $(ANALYZER_LIB_SRCS) $(SYMBOLIZE_LIBS) $(TEST_LIBS)
 
+# test_analyzer_export holds the outputs to fuzz_export's promises
+$(BUILD)/tests/test_analyzer_export: $(wildcard fuzz/*.h)
+
 $(BUILD)/tests/test_symbolize%: tests/test_symbolize%.c $(COMMON_SRCS) $(ANALYZER_LIB_SRCS) $(wildcard include/syncsight/*.h analyzer/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(SYMBOLIZE_CFLAGS) -o $@ $< $(COMMON_SRCS) $(ANALYZER_LIB_SRCS) $(SYMBOLIZE_LIBS) $(TEST_LIBS)
