@@ -38,18 +38,18 @@ static inline const char *oc_close(oc_out *o, const char *output, const char *(*
     fclose(o->f);
     const char *why = check ? check(o->buf, o->len) : NULL;
     if (why) {
-        char inner[sizeof oc_why], near[64];
-        snprintf(inner, sizeof inner, "%s", why);
-        const char *p = strstr(inner, "at byte ");
+        char where[160], near[64];
+        const char *p = strstr(why, "at byte ");
         size_t at = p ? strtoul(p + 8, NULL, 10) : 0, k = 0;
         for (size_t i = at > 12 ? at - 12 : 0; i < o->len && i < at + 12 && k + 5 < sizeof near; i++) {
             unsigned char c = (unsigned char)o->buf[i];
             k += (size_t)snprintf(near + k, sizeof near - k, c >= 0x20 && c < 0x7f && c != '\\' ? "%c" : "\\x%02x", c);
         }
-        snprintf(oc_why, sizeof oc_why, "%.40s: %.100s near \"%.63s\"", output, inner, near);
+        snprintf(where, sizeof where, "%.40s, near \"%.63s\": ", output, near);
+        why = oc_prefixed(where, why);
     }
     free(o->buf);
-    return why ? oc_why : NULL;
+    return why;
 }
 
 /* one JSON value per line (dump --json) */
@@ -61,10 +61,9 @@ static inline const char *oc_json_lines(const char *s, size_t n)
         if (e > i) {
             const char *why = oc_json(s + i, e - i);
             if (why) {
-                char inner[sizeof oc_why];
-                snprintf(inner, sizeof inner, "%s", why);
-                snprintf(oc_why, sizeof oc_why, "line at byte %zu: %.150s", i, inner);
-                return oc_why;
+                char where[48];
+                snprintf(where, sizeof where, "line at byte %zu: ", i);
+                return oc_prefixed(where, why);
             }
         }
         i = e + 1;

@@ -5,7 +5,7 @@
 #   make fuzz-ci                                  a bounded pass (~FUZZ_CI_SECONDS in all)
 #
 # Targets: fuzz_reader (common/trace_io.c), fuzz_analyzer (the analyzer's
-# load + report path, in process) and fuzz_export (every output format, held
+# load + analysis path, in process) and fuzz_export (every output format, held
 # to what it promises: fuzz/output_checks.h).  libFuzzer needs clang.
 
 FUZZ_CC         ?= clang
@@ -20,9 +20,8 @@ $(BUILD)/fuzz/fuzz_reader: fuzz/fuzz_reader.c fuzz/fuzz_common.h $(COMMON_SRCS) 
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_reader.c $(COMMON_SRCS)
 
-# The harness calls the model, the rules, the findings and the two report
-# renderers itself: the subcommands (cmd_*.c) and the exporters (export_*.c)
-# are not linked in.
+# The harness calls the model, the rules and the findings itself: the
+# subcommands (cmd_*.c) and the exporters (export_*.c) are not linked in.
 FUZZ_ANALYZER_SRCS := $(filter-out analyzer/cmd_%.c analyzer/export%.c,$(ANALYZER_LIB_SRCS))
 
 $(BUILD)/fuzz/fuzz_analyzer: fuzz/fuzz_analyzer.c fuzz/fuzz_common.h fuzz/fuzz_judge.h fuzz/output_checks.h $(COMMON_SRCS) $(FUZZ_ANALYZER_SRCS) $(wildcard analyzer/*.h)

@@ -1,11 +1,11 @@
 /*
- * libFuzzer target: the analyzer's load + analysis + report path, in
- * process, on arbitrary files: ss_model_load, every rule, finding
- * folding/severities (which symbolize call sites from the trace's own module
- * and stack records), the JSON and the text report (rendered into /dev/null:
- * what is checked is that rendering survives, escaping included), and each
- * finding's site and stacks (SYNCSIGHT_SASS=0: see LLVMFuzzerInitialize).  A crash, an ASan/UBSan report,
- * a leak or a hang is a bug: the analyzer must survive any input.
+ * libFuzzer target: the analyzer's load + analysis path, in process, on
+ * arbitrary files: ss_model_load, every rule, finding folding/severities
+ * (which symbolize call sites from the trace's own module and stack records),
+ * and each finding's site and stacks (SYNCSIGHT_SASS=0: see
+ * LLVMFuzzerInitialize).  The reports and exports of the same findings are
+ * fuzz_export's.  A crash, an ASan/UBSan report, a leak or a hang is a bug:
+ * the analyzer must survive any input.
  *
  * Like fuzz_reader, every input is tried as it is and with its blocks' CRCs
  * recomputed, so that mutated records get past the block check.
@@ -14,7 +14,6 @@
 #include "fuzz_judge.h"
 
 #include "callsite.h"
-#include "report.h"
 
 static void frame_sink(void *ctx, uint32_t i, const ss_frame *shown, int is_user)
 {
@@ -41,15 +40,7 @@ static void analyze(const char *path)
     if (!proc.model)
         return;
     ss_model *m = proc.model;
-    static FILE *devnull;
-    if (!devnull && !(devnull = fopen("/dev/null", "w"))) {
-        perror("/dev/null");
-        abort();
-    }
     ss_findings *f = &proc.findings;
-    ss_report_json(devnull, &proc, 1);
-    ss_report_text(devnull, &proc, 1, 1, 0);
-    ss_report_text(devnull, &proc, 1, 0, 1);   /* --setup: the folded setup findings in full */
     size_t total = 0;
     for (uint32_t i = 0; i < f->n; i++) {
         const ss_finding *x = &f->v[i];

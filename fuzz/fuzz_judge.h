@@ -20,10 +20,9 @@ static inline const char *judge_reason_safe(const char *what, const char *s)
 {
     const char *why = oc_terminal(s, strlen(s));
     if (!why) return NULL;
-    char inner[sizeof oc_why];
-    snprintf(inner, sizeof inner, "%s", why);   /* why is oc_why itself */
-    snprintf(oc_why, sizeof oc_why, "%.40s is not terminal-safe: %.100s", what, inner);
-    return oc_why;
+    char where[80];
+    snprintf(where, sizeof where, "%.50s is not terminal-safe: ", what);
+    return oc_prefixed(where, why);
 }
 
 /* proc->model set (free with fuzz_unjudge) when the file is a trace, NULL

@@ -33,6 +33,15 @@ static inline const char *oc_fail(const char *what, size_t at)
     return oc_why;
 }
 
+/* why (often oc_why itself) behind a prefix saying where, in oc_why */
+static inline const char *oc_prefixed(const char *where, const char *why)
+{
+    char inner[sizeof oc_why];
+    snprintf(inner, sizeof inner, "%s", why);
+    snprintf(oc_why, sizeof oc_why, "%.80s%.160s", where, inner);
+    return oc_why;
+}
+
 /* Length of the well-formed UTF-8 sequence at s (1..4), 0 if none; *cp its
  * code point.  Independent of analyzer/escape.c on purpose: the check must
  * not share the code it checks. */
@@ -250,13 +259,7 @@ static inline const char *oc_html(const char *s, size_t n)
         else if (!strncasecmp(s + i, "</script", 8)) in_script = 0;
     }
     const char *why = oc_json(data, (size_t)(end - data));
-    if (why) {
-        char inner[sizeof oc_why];
-        snprintf(inner, sizeof inner, "%s", why);   /* why is oc_why itself */
-        snprintf(oc_why, sizeof oc_why, "HTML data: %.120s", inner);
-        return oc_why;
-    }
-    return NULL;
+    return why ? oc_prefixed("HTML data: ", why) : NULL;
 }
 
 #endif
